@@ -1,0 +1,59 @@
+"""The ``attnlab`` command: a thin front end that parses options and renders.
+
+Subcommands live in :mod:`attnlab.commands` (one module each) and are discovered at start-up.
+No attention is computed here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Annotated
+
+import typer
+
+from attnlab import commands
+from attnlab.commands._common import fail
+from attnlab.i18n import resolve_lang
+
+app = typer.Typer(
+    name="attnlab",
+    help="Week 7 attention lab: trace, audit, check, plot, benchmark and quiz causal "
+    "self-attention. Learner output is Chinese by default; use --lang en for English.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.callback()
+def _main(
+    ctx: typer.Context,
+    lang: Annotated[
+        str | None,
+        typer.Option("--lang", help="Output language: zh (default) or en. Also ATTNLAB_LANG."),
+    ] = None,
+) -> None:
+    try:
+        ctx.obj = {"lang": resolve_lang(lang)}
+    except ValueError as exc:
+        fail(str(exc))
+
+
+def _register_commands() -> None:
+    found = []
+    for info in pkgutil.iter_modules(commands.__path__):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"attnlab.commands.{info.name}")
+        found.append((getattr(module, "ORDER", 100), info.name, module))
+    for _, _, module in sorted(found, key=lambda item: (item[0], item[1])):
+        module.register(app)
+
+
+_register_commands()
+
+
+def main() -> None:
+    """Entry point of the ``attnlab`` console script."""
+    app()

@@ -1,0 +1,35 @@
+"""Pieces every subcommand shares: the language option and the one-line error exit."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, NoReturn
+
+import typer
+
+from attnlab.i18n import resolve_lang
+
+LangOption = Annotated[
+    str | None,
+    typer.Option(
+        "--lang",
+        help="Output language: zh (default) or en. Also ATTNLAB_LANG.",
+        show_default=False,
+    ),
+]
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Print ``attnlab: error: message`` as one line on stderr and exit with ``code``."""
+    one_line = " ".join(str(message).split())
+    print(f"attnlab: error: {one_line}", file=sys.stderr)
+    raise typer.Exit(code)
+
+
+def lang_of(ctx: typer.Context, local: str | None = None) -> str:
+    """The language for this command: its own ``--lang``, the global one, or the default."""
+    global_lang = (ctx.obj or {}).get("lang") if ctx is not None else None
+    try:
+        return resolve_lang(local or global_lang)
+    except ValueError as exc:
+        fail(str(exc))

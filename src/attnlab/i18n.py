@@ -1,0 +1,24 @@
+"""Language selection: Chinese by default, English with ``--lang en`` or ``ATTNLAB_LANG=en``."""
+
+from __future__ import annotations
+
+import os
+
+from attnlab.example import LANGS
+
+ENV_VAR = "ATTNLAB_LANG"
+DEFAULT_LANG = "zh"
+
+
+def resolve_lang(lang: str | None = None) -> str:
+    """The language to use: ``lang`` if given, else ``$ATTNLAB_LANG``, else ``"zh"``."""
+    chosen = lang or os.environ.get(ENV_VAR) or DEFAULT_LANG
+    if chosen not in LANGS:
+        source = "--lang" if lang else ENV_VAR
+        raise ValueError(f"{source} must be one of {', '.join(LANGS)}, got {chosen!r}")
+    return chosen
+
+
+def pick(lang: str, zh: str, en: str) -> str:
+    """The Chinese or English text, by ``lang``."""
+    return zh if lang == "zh" else en
