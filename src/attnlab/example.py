@@ -84,10 +84,20 @@ EXPERIMENT_PARAM: tuple[int, int] = (1, 0)
 EXPERIMENT_LR = 0.01
 #: The row [0.2, future] that section 11 uses to compare a 0 fill with a −∞ fill.
 MASK_DEMO_ROW: tuple[float, float] = (0.2, 0.9)
-#: Section 9's extra shape check.
-SHAPE_CHECK = {"batch": 1, "tokens": 3, "embed": 4, "heads": 2}
-#: Section 17's cost table.
-COST_CHECK = {"batch": 2, "heads": 2, "tokens": (2, 1000)}
+#: Section 9's extra shape check (keyword arguments of ``attnlab.shapes.measure_shapes``).
+SHAPE_CHECK: dict[str, int] = {"batch": 1, "tokens": 3, "embed": 4, "heads": 2}
+
+
+@dataclass(frozen=True)
+class CostCheck:
+    """Section 17's cost table: B, n_head and the sequence lengths compared."""
+
+    batch: int = 2
+    heads: int = 2
+    tokens: tuple[int, ...] = (2, 1000)
+
+
+COST_CHECK = CostCheck()
 
 DEFAULT_DTYPE = torch.float64
 

@@ -19,7 +19,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attnlab.pipeline import attend, causal_mask, check_embeddings, check_positive, merge_heads
+from attnlab.pipeline import (
+    MultiHeadStages,
+    attend,
+    causal_mask,
+    check_embeddings,
+    check_positive,
+    merge_heads,
+)
 
 Output = torch.Tensor | tuple[torch.Tensor, torch.Tensor]
 
@@ -200,19 +207,30 @@ class CausalSelfAttention(nn.Module):
             raise ValueError(f"backend must be one of {', '.join(sorted(BACKENDS))}, got {name!r}")
         self._backend = name
 
-    def forward(self, x: torch.Tensor, return_weights: bool = False) -> Output:
+    def _project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         check_embeddings(x, self.embed_dim)
         _check_length(x, self.context_length)
         B, T, C = x.shape
         d_head = C // self.num_heads
         qkv = self.qkv(x).view(B, T, 3, self.num_heads, d_head)  # [B, T, 3, n_head, d_head]
         q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)  # each [B, n_head, T, d_head]
-        weights = None
-        if return_weights:
-            stages = attend(q, k, v)
-            out, weights = stages.output, stages.weights  # [B, n_head, T, d_head], [B,n_head,T,T]
-        else:
-            out = BACKENDS[self.backend](q, k, v)  # [B, n_head, T, d_head]
-        concat = merge_heads(out)  # [B, T, C]
+        return q, k, v
+
+    def stages(self, x: torch.Tensor) -> MultiHeadStages:
+        """Every stage of this module on ``x`` through the explicit path (for tracing shapes)."""
+        q, k, v = self._project(x)
+        s = attend(q, k, v)
+        concat = merge_heads(s.output)  # [B, T, C]
         output = self.output_projection(concat)  # [B, T, C]
-        return (output, weights) if weights is not None else output
+        return MultiHeadStages(
+            x, q, k, v, s.raw_scores, s.scaled_scores, s.causal_mask, s.masked_scores,
+            s.weights, s.output, concat, output,
+        )  # fmt: skip
+
+    def forward(self, x: torch.Tensor, return_weights: bool = False) -> Output:
+        if return_weights:
+            stages = self.stages(x)
+            return stages.output, stages.weights  # [B, T, C], [B, n_head, T, T]
+        q, k, v = self._project(x)
+        out = BACKENDS[self.backend](q, k, v)  # [B, n_head, T, d_head]
+        return self.output_projection(merge_heads(out))  # [B, T, C]

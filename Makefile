@@ -1,0 +1,34 @@
+# attnlab: `make run` walks the lesson, `make test` runs every check. Both set up .venv first.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint bench serve clean
+
+# Reinstall only when the project's install files change.
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]'
+	@touch $(STAMP)
+
+run: $(STAMP)
+	$(PY) week07_attention.py
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m mypy src/attnlab
+
+test: lint
+	$(PY) -m pytest -n 2 --timeout=300
+
+bench: $(STAMP)
+	$(VENV)/bin/attnlab bench
+
+serve: $(STAMP)
+	$(VENV)/bin/attnlab serve
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

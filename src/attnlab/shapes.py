@@ -1,0 +1,42 @@
+"""Section 9: the shape of every stage, measured by running tensors through the fused module."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from attnlab.modules import CausalSelfAttention
+
+#: (stage key, attribute of MultiHeadStages, axis names).
+_ROWS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("input", "x", ("B", "T", "C")),
+    ("qkv", "q", ("B", "n_head", "T", "d_head")),
+    ("scores", "raw_scores", ("B", "n_head", "T_query", "T_key")),
+    ("weights", "weights", ("B", "n_head", "T_query", "T_key")),
+    ("head_outputs", "head_outputs", ("B", "n_head", "T", "d_head")),
+    ("merged", "concat", ("B", "T", "C")),
+    ("output", "output", ("B", "T", "C")),
+)
+
+
+@dataclass(frozen=True)
+class ShapeRow:
+    """A stage, its measured shape and the names of its axes."""
+
+    stage: str
+    shape: tuple[int, ...]
+    axes: tuple[str, ...]
+
+
+def measure_shapes(
+    batch: int, tokens: int, embed: int, heads: int, seed: int = 0
+) -> list[ShapeRow]:
+    """Run random ``[batch, tokens, embed]`` input through ``CausalSelfAttention`` and record
+    the shape of each stage."""
+    torch.manual_seed(seed)
+    attn = CausalSelfAttention(embed, heads, context_length=tokens)
+    x = torch.randn(batch, tokens, embed)  # [B, T, C]
+    with torch.no_grad():
+        stages = attn.stages(x)
+    return [ShapeRow(key, tuple(getattr(stages, attr).shape), axes) for key, attr, axes in _ROWS]

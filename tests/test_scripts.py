@@ -1,0 +1,123 @@
+"""The two lesson scripts, run as a learner runs them, and their --json documents."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LESSON = ROOT / "week07_attention.py"
+GRAD = ROOT / "course_examples" / "week07_attention.py"
+
+
+def _run(script: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(script), *args], capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.fixture(scope="module")
+def lesson_json() -> dict:
+    proc = _run(LESSON, "--json")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_lesson_text_zh_shows_the_published_numbers() -> None:
+    proc = _run(LESSON)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    for needle in [
+        "[0.5987, 0.4013]",
+        "[0.4256, 0.5744]",
+        "1.1314",
+        "-∞",
+        "[0.550, 0.450]",
+        "4,000,000",
+        "250,000",
+        "[1, 2, 3, 3]",
+        "3.7174",
+        "喜欢",
+        "行和",
+    ]:
+        assert needle in out, f"{needle!r} missing from the lesson walk"
+
+
+def test_lesson_text_en_uses_english_vocabulary() -> None:
+    proc = _run(LESSON, "--lang", "en", "--precision", "3")
+    assert proc.returncode == 0, proc.stderr
+    assert "t=1 like" in proc.stdout and "喜欢" not in proc.stdout
+    assert "[0.599, 0.401]" in proc.stdout
+
+
+def test_grad_script_reports_section_16() -> None:
+    proc = _run(GRAD, "--lang", "en")
+    assert proc.returncode == 0, proc.stderr
+    for needle in [
+        "0.416424",
+        "0.876051",
+        "0.172455",
+        "1.757621",
+        "1.316836",
+        "-0.076159",
+        "1.000762",
+        "1.316778",
+        "0.172453",
+        "[0.8q, 0.2q+0.2]",
+        "[0.1, 0.2q+0.2]",
+    ]:
+        assert needle in proc.stdout, f"{needle!r} missing"
+
+
+def test_json_document_has_every_stage(lesson_json: dict) -> None:
+    names = [
+        "x",
+        "q",
+        "k",
+        "v",
+        "raw_scores",
+        "scaled_scores",
+        "causal_mask",
+        "masked_scores",
+        "weights",
+        "output",
+    ]
+    for prompt in ("A", "B"):
+        assert list(lesson_json["stages"][prompt]) == names
+    assert lesson_json["stages"]["A"]["masked_scores"][0][1] == "-inf"
+    assert abs(lesson_json["stages"]["B"]["weights"][1][0] - 0.4256) < 5e-5
+
+
+def test_json_experiment_keys(lesson_json: dict) -> None:
+    e = lesson_json["experiment"]
+    assert abs(e["loss_mean"] - 1.316836) < 5e-7
+    assert abs(e["grad_wq_1_0"] - -0.076159) < 5e-7
+    assert abs(e["q_new"] - 1.000762) < 5e-7
+    assert abs(e["loss_mean_after"] - 1.316778) < 5e-7
+    assert e["target_probabilities"][1] > e["target_probabilities_after"][1]
+
+
+def test_both_scripts_write_the_same_document(lesson_json: dict) -> None:
+    proc = _run(GRAD, "--json")
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout) == lesson_json
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--lang", "fr"], "argument --lang: invalid choice: 'fr'"),
+        (["--precision", "x"], "argument --precision: expected an integer 0-12, got 'x'"),
+        (["--precision", "40"], "expected an integer 0-12, got 40"),
+    ],
+)
+def test_bad_options_give_one_line(args, message) -> None:
+    proc = _run(LESSON, *args)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr
