@@ -1,0 +1,227 @@
+"""A learner's own numbers: load and validate an ``--input`` file (JSON or TOML).
+
+Fields (the lesson's formula convention)::
+
+    x          [B][T][C]  input vectors (not token IDs)
+    w_q, w_k   [C][d]     query and key projections (same d)
+    w_v        [C][d_v]   value projection
+    num_heads  int        optional; then w_q, w_k, w_v are [C][C], split into heads in order
+    w_o        [C][C]     optional output projection (only with num_heads)
+    tokens     [B][T]     optional labels for the positions
+
+Other keys are ignored, so a document written by ``attnlab trace --format json`` is a valid input.
+Every problem raises :class:`attnlab.errors.InputError` with one line naming the field, what was
+expected and what was found.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from attnlab import example
+from attnlab.errors import InputError
+from attnlab.pipeline import AttentionStages, MultiHeadStages, attention_stages, multi_head_stages
+
+MAX_NUMBERS = 1_000_000
+MAX_FILE_BYTES = 64 * 1024 * 1024
+#: Largest sizes shown as text or Markdown tables; JSON has no limit but MAX_NUMBERS.
+DISPLAY_LIMITS = {"B": 8, "T": 16, "C": 16}
+
+
+@dataclass(frozen=True)
+class LabInput:
+    """Validated input tensors (float64) and position labels."""
+
+    x: torch.Tensor  # [B, T, C]
+    w_q: torch.Tensor  # [C, d_head] (or [C, C] with num_heads)
+    w_k: torch.Tensor
+    w_v: torch.Tensor
+    tokens: list[list[str]]  # [B][T]
+    num_heads: int | None = None
+    w_o: torch.Tensor | None = None  # [C, C]
+    source: str = "lesson"
+
+    def stages(self) -> AttentionStages | MultiHeadStages:
+        """Run the one attention pipeline on these numbers."""
+        if self.num_heads is None:
+            return attention_stages(self.x, self.w_q, self.w_k, self.w_v)
+        return multi_head_stages(self.x, self.w_q, self.w_k, self.w_v, self.num_heads, self.w_o)
+
+    def check_display(self, what: str = "text tables") -> None:
+        """Raise unless every size fits :data:`DISPLAY_LIMITS` (for text/Markdown/figures)."""
+        B, T, C = self.x.shape
+        for axis, size in (("B", B), ("T", T), ("C", C)):
+            limit = DISPLAY_LIMITS[axis]
+            if size > limit:
+                raise InputError(
+                    f"x: {axis}={size} exceeds the display limit {axis} <= {limit} for {what}; "
+                    "use --format json for large inputs"
+                )
+
+
+def lesson_input(lang: str = "zh") -> LabInput:
+    """The lesson's fixed example as a :class:`LabInput`."""
+    return LabInput(
+        example.lesson_x(),
+        example.lesson_w_q(),
+        example.lesson_w_k(),
+        example.lesson_w_v(),
+        example.prompt_tokens(lang),
+    )
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return f"a string ({value[:20]!r})"
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "an object"
+    return "a list" if isinstance(value, list) else type(value).__name__
+
+
+class _Counter:
+    def __init__(self) -> None:
+        self.n = 0
+
+    def add(self, k: int) -> None:
+        self.n += k
+        if self.n > MAX_NUMBERS:
+            raise InputError(
+                f"input: more than {MAX_NUMBERS:,} numbers in total; the limit keeps the "
+                "lab responsive"
+            )
+
+
+def _array(value: Any, field: str, ndim: int, counter: _Counter) -> list[Any]:
+    """Check ``value`` is a non-ragged ``ndim``-deep list of finite numbers."""
+    if ndim == 0:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InputError(f"{field}: expected a number but found {_kind(value)}")
+        if not math.isfinite(value):
+            raise InputError(f"{field}: expected a finite number but found {value}")
+        return value  # type: ignore[no-any-return]
+    if not isinstance(value, list):
+        raise InputError(f"{field}: expected a list ({ndim}-deep) but found {_kind(value)}")
+    if not value:
+        raise InputError(f"{field}: expected a non-empty list but found []")
+    if ndim == 1:
+        counter.add(len(value))
+    items = [_array(v, f"{field}[{i}]", ndim - 1, counter) for i, v in enumerate(value)]
+    if ndim > 1:
+        first = len(items[0])
+        for i, item in enumerate(items):
+            if len(item) != first:
+                raise InputError(
+                    f"{field}: ragged nested lists: {field}[{i}] has {len(item)} entries "
+                    f"but {field}[0] has {first}"
+                )
+    return items
+
+
+def _read(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        raise InputError(f"--input: file not found: {path}")
+    if path.is_dir():
+        raise InputError(f"--input: expected a file but {path} is a directory")
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise InputError(f"--input: {path} is larger than {MAX_FILE_BYTES // 2**20} MiB")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"--input: expected UTF-8 text but {path} has byte 0x{raw[exc.start]:02x} "
+            f"at offset {exc.start}"
+        ) from None
+    suffix = path.suffix.lower()
+    if suffix not in (".json", ".toml"):
+        raise InputError(f"--input: expected a .json or .toml file, found {path.name!r}")
+    try:
+        data = json.loads(text) if suffix == ".json" else tomllib.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"--input: {path} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"--input: {path} is not valid TOML: {exc}") from None
+    if not isinstance(data, dict):
+        raise InputError(
+            f"--input: expected an object with keys x, w_q, w_k, w_v, found {_kind(data)}"
+        )
+    return data
+
+
+def _tensor(data: dict[str, Any], key: str, ndim: int, counter: _Counter) -> torch.Tensor:
+    if key not in data:
+        shape = "[B][T][C]" if key == "x" else "[C][d]"
+        raise InputError(f"{key}: missing (expected {shape} numbers)")
+    return torch.tensor(_array(data[key], key, ndim, counter), dtype=torch.float64)
+
+
+def _check_rows(name: str, w: torch.Tensor, C: int, cols: int | None, why: str = "") -> None:
+    if w.size(0) != C:
+        raise InputError(f"{name}: expected {C} rows (C from x) but found {w.size(0)}")
+    if cols is not None and w.size(1) != cols:
+        raise InputError(f"{name}: expected {cols} columns{why} but found {w.size(1)}")
+
+
+def _num_heads(data: dict[str, Any], C: int) -> int | None:
+    n = data.get("num_heads")
+    if n is None:
+        return None
+    if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+        raise InputError(f"num_heads: expected a positive integer but found {_kind(n)} {n!r}")
+    if C % n != 0:
+        raise InputError(f"num_heads: expected a divisor of C={C} but found {n}")
+    return n
+
+
+def _tokens(data: dict[str, Any], B: int, T: int) -> list[list[str]]:
+    tokens = data.get("tokens")
+    if tokens is None:
+        return [[str(t) for t in range(T)] for _ in range(B)]
+    if not isinstance(tokens, list) or len(tokens) != B:
+        raise InputError(f"tokens: expected {B} rows (B from x) but found {_kind(tokens)}")
+    for b, row in enumerate(tokens):
+        if not isinstance(row, list) or len(row) != T:
+            raise InputError(f"tokens[{b}]: expected {T} labels (T from x) but found {_kind(row)}")
+        for t, label in enumerate(row):
+            if not isinstance(label, str):
+                raise InputError(f"tokens[{b}][{t}]: expected a string but found {_kind(label)}")
+    return [[label[:24] for label in row] for row in tokens]
+
+
+def parse_input(data: dict[str, Any], source: str = "input") -> LabInput:
+    """Validate an already-parsed input object (from a file or the web explorer)."""
+    counter = _Counter()
+    x = _tensor(data, "x", 3, counter)
+    B, T, C = x.shape
+    w_q, w_k, w_v = (_tensor(data, k, 2, counter) for k in ("w_q", "w_k", "w_v"))
+    num_heads = _num_heads(data, C)
+    width = C if num_heads else None
+    _check_rows("w_q", w_q, C, width, " (C, with num_heads)")
+    _check_rows("w_k", w_k, C, w_q.size(1), " (d from w_q)")
+    _check_rows("w_v", w_v, C, width, " (C, with num_heads)")
+    w_o = None
+    if "w_o" in data:
+        if num_heads is None:
+            raise InputError("w_o: given without num_heads; add num_heads (1 or more)")
+        w_o = _tensor(data, "w_o", 2, counter)
+        _check_rows("w_o", w_o, C, C, " (C)")
+    return LabInput(x, w_q, w_k, w_v, _tokens(data, B, T), num_heads, w_o, source)
+
+
+def load_input(path: str | Path) -> LabInput:
+    """Read and validate an ``--input`` file; raises :class:`InputError` with one line."""
+    path = Path(path)
+    return parse_input(_read(path), source=str(path))
