@@ -1,0 +1,140 @@
+"""Load a learner's file and build the module to audit, turning every failure into a
+:class:`LearnerError` with one clear bilingual line (the runner reports it, exit code 2)."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import inspect
+import io
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from torch import nn
+
+#: Constructor arguments the lesson uses, by kind (the third is always ``context_length``).
+SIGNATURES: dict[str, tuple[str, str, str]] = {
+    "head": ("embed_dim", "head_size", "context_length"),
+    "multihead": ("embed_dim", "num_heads", "context_length"),
+}
+
+
+class LearnerError(Exception):
+    """The learner's code could not be audited: it raised, exited or has the wrong shape.
+
+    Args:
+        zh, en: one-line messages; where: the step ("import", "build", "call") that failed.
+    """
+
+    def __init__(self, zh: str, en: str, where: str) -> None:
+        super().__init__(en)
+        self.zh, self.en, self.where = zh, en, where
+
+
+@contextlib.contextmanager
+def guarded(where: str, path: Path) -> Iterator[None]:
+    """Run learner code, muting its prints and converting what it raises (even ``sys.exit``)."""
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            yield
+        except LearnerError:
+            raise
+        except SystemExit as exc:
+            raise LearnerError(
+                f"你的代码在{_STEP_ZH[where]}时调用了 sys.exit({exc.code!r})",
+                f"your code called sys.exit({exc.code!r}) while {_STEP_EN[where]}",
+                where,
+            ) from None
+        except BaseException as exc:  # the learner's code may raise anything
+            line = _learner_line(exc, path)
+            what = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+            raise LearnerError(
+                f"你的代码在{_STEP_ZH[where]}时抛出 {what}{line}",
+                f"your code raised {what} while {_STEP_EN[where]}{line}",
+                where,
+            ) from None
+
+
+_STEP_ZH = {"import": "导入文件", "build": "构造模块", "call": "运行 forward"}
+_STEP_EN = {"import": "importing the file", "build": "building the module", "call": "running forward"}
+
+
+def _learner_line(exc: BaseException, path: Path) -> str:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == path]
+    if not frames:
+        return ""
+    last = frames[-1]
+    return f" ({path.name}:{last.lineno}: {(last.line or '').strip()[:80]})"
+
+
+def load_target(path: Path, name: str) -> Callable[..., Any]:
+    """Import ``path`` as a fresh module and return its attribute ``name``."""
+    path = path.resolve()
+    spec = importlib.util.spec_from_file_location(f"attnlab_learner_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise LearnerError(f"无法导入 {path}", f"cannot import {path}", "import")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(path.parent))
+    with guarded("import", path):
+        spec.loader.exec_module(module)
+    target = getattr(module, name, None)
+    if target is None:
+        found = [n for n, v in vars(module).items() if callable(v) and not n.startswith("_")]
+        listed = ", ".join(sorted(found)[:12]) or "-"
+        raise LearnerError(
+            f"{path.name} 中没有名为 {name} 的类或函数（找到：{listed}）",
+            f"{path.name} has no class or function called {name} (found: {listed})",
+            "import",
+        )
+    if not callable(target):
+        raise LearnerError(
+            f"{name} 应是类或函数，实际是 {type(target).__name__}",
+            f"{name} must be a class or a function, got {type(target).__name__}",
+            "import",
+        )
+    return target
+
+
+def _check_signature(target: Callable[..., Any], kind: str) -> None:
+    want = SIGNATURES[kind]
+    try:
+        sig = inspect.signature(target)
+        sig.bind(1, 1, 1)
+    except ValueError:
+        return  # no introspectable signature: let the call decide
+    except TypeError:
+        params = ", ".join(p for p in sig.parameters if p != "self")
+        raise LearnerError(
+            f"签名不对：应能以 ({', '.join(want)}) 调用，实际参数是 ({params})",
+            f"wrong signature: expected ({', '.join(want)}), found ({params})",
+            "build",
+        ) from None
+
+
+def build(target: Callable[..., Any], kind: str, sizes: tuple[int, int, int], path: Path) -> nn.Module:
+    """Call ``target(*sizes)`` (positionally, as the lesson does) and check it gives a Module."""
+    _check_signature(target, kind)
+    with guarded("build", path):
+        module = target(*sizes)
+    if not isinstance(module, nn.Module):
+        raise LearnerError(
+            f"{getattr(target, '__name__', target)}{sizes} 应返回 nn.Module，实际是 "
+            f"{type(module).__name__}",
+            f"{getattr(target, '__name__', target)}{sizes} must give an nn.Module, got "
+            f"{type(module).__name__}",
+            "build",
+        )
+    return module.float().eval()
+
+
+def guess_kind(target: Callable[..., Any]) -> str:
+    """"multihead" when the second constructor argument is a head count, else "head"."""
+    try:
+        params = [p for p in inspect.signature(target).parameters if p != "self"]
+    except (TypeError, ValueError):
+        return "head"
+    second = params[1].lower() if len(params) > 1 else ""
+    return "multihead" if second in {"num_heads", "n_head", "n_heads", "heads", "nhead"} else "head"

@@ -1,0 +1,182 @@
+"""Find a learner module's projections, whatever they are called, and load or read them.
+
+Recognised layouts (leaf names compared case-insensitively):
+
+* separate ``nn.Linear`` layers for the query, key and value, named ``query``/``key``/``value``,
+  ``W_query``/``W_key``/``W_value``, ``q_proj``/``k_proj``/``v_proj``, ``q``/``k``/``v``... either
+  one per role or one per head (``heads[h].query``), head h owning features ``h*d_head:(h+1)*d_head``;
+* one fused ``nn.Linear(C, 3·width)`` (``c_attn``, ``qkv``...): rows Q, then K, then V;
+* an ``nn.MultiheadAttention`` (``in_proj_weight``, ``out_proj``);
+* for a multi-head module, an output projection ``nn.Linear(C, C)`` (``output_projection``,
+  ``out_proj``, ``c_proj``, ``proj``, ``W_O``...).
+
+Weights are exchanged in the lesson's formula convention ``[C, width]`` (``q = x @ w_q``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+_ROLES = {
+    "q": {"query", "q", "q_proj", "w_query", "w_q", "wq", "to_q", "q_linear", "queries",
+          "query_proj", "linear_q", "q_layer", "query_layer"},
+    "k": {"key", "k", "k_proj", "w_key", "w_k", "wk", "to_k", "k_linear", "keys", "key_proj",
+          "linear_k", "k_layer", "key_layer"},
+    "v": {"value", "v", "v_proj", "w_value", "w_v", "wv", "to_v", "v_linear", "values",
+          "value_proj", "linear_v", "v_layer", "value_layer"},
+}  # fmt: skip
+_FUSED = {"c_attn", "qkv", "in_proj", "qkv_proj", "w_qkv", "to_qkv", "qkv_linear", "attn"}
+_OUT = {"output_projection", "out_proj", "c_proj", "proj", "o_proj", "w_o", "wo", "out",
+        "fc_out", "o", "output", "to_out", "w_out", "out_projection", "linear_out"}  # fmt: skip
+
+Weights = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]
+
+
+@dataclass
+class Layout:
+    """Where a module keeps W_Q, W_K, W_V (and W_O): a description, a reader and a writer."""
+
+    description: str
+    read: Callable[[], Weights]
+    write: Callable[[Weights], None]
+    has_bias: bool = False
+
+
+def _leaf(name: str) -> str:
+    return name.rsplit(".", 1)[-1].lower()
+
+
+def _natural(name: str) -> list[object]:
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
+
+
+def _linears(module: nn.Module) -> list[tuple[str, nn.Linear]]:
+    return [(n, m) for n, m in module.named_modules() if isinstance(m, nn.Linear)]
+
+
+def _zero_bias(layers: list[nn.Linear]) -> None:
+    for layer in layers:
+        if layer.bias is not None:
+            layer.bias.zero_()
+
+
+def _role_layout(linears: list[tuple[str, nn.Linear]], C: int, width: int) -> Layout | None:
+    groups = {r: sorted((n for n, m in linears if _leaf(n) in names and m.in_features == C),
+                        key=_natural) for r, names in _ROLES.items()}  # fmt: skip
+    by_name = dict(linears)
+    counts = {len(g) for g in groups.values()}
+    if len(counts) != 1 or 0 in counts:
+        return None
+    layers = {r: [by_name[n] for n in g] for r, g in groups.items()}
+    if any(sum(m.out_features for m in ls) != width for ls in layers.values()):
+        return None
+    every = [m for ls in layers.values() for m in ls]
+
+    def read() -> Weights:
+        q, k, v = (torch.cat([m.weight.T for m in layers[r]], dim=1) for r in "qkv")
+        return q, k, v, None
+
+    def write(w: Weights) -> None:
+        for role, full in zip("qkv", w[:3], strict=True):
+            start = 0
+            for m in layers[role]:
+                m.weight.copy_(full[:, start : start + m.out_features].T)
+                start += m.out_features
+        _zero_bias(every)
+
+    names = "/".join(groups[r][0] for r in "qkv")
+    more = f" (×{len(groups['q'])} heads)" if len(groups["q"]) > 1 else ""
+    return Layout(f"{names}{more}", read, write, any(m.bias is not None for m in every))
+
+
+def _fused_layout(linears: list[tuple[str, nn.Linear]], C: int, width: int) -> Layout | None:
+    found = [(n, m) for n, m in linears if m.in_features == C and m.out_features == 3 * width]
+    named = [(n, m) for n, m in found if _leaf(n) in _FUSED]
+    if len(named or found) != 1:
+        return None
+    name, layer = (named or found)[0]
+
+    def read() -> Weights:
+        q, k, v = layer.weight.split(width, dim=0)  # each [width, C]
+        return q.T, k.T, v.T, None
+
+    def write(w: Weights) -> None:
+        layer.weight.copy_(torch.cat([t.T for t in w[:3]], dim=0))  # [3·width, C]
+        _zero_bias([layer])
+
+    return Layout(f"{name} (fused QKV)", read, write, layer.bias is not None)
+
+
+def _mha_layout(module: nn.Module, C: int) -> Layout | None:
+    found = [(n, m) for n, m in module.named_modules() if isinstance(m, nn.MultiheadAttention)]
+    if len(found) != 1 or not found[0][1]._qkv_same_embed_dim or found[0][1].embed_dim != C:
+        return None
+    name, mha = found[0]
+
+    def read() -> Weights:
+        q, k, v = mha.in_proj_weight.split(C, dim=0)
+        return q.T, k.T, v.T, mha.out_proj.weight.T
+
+    def write(w: Weights) -> None:
+        mha.in_proj_weight.copy_(torch.cat([t.T for t in w[:3]], dim=0))
+        if w[3] is not None:
+            mha.out_proj.weight.copy_(w[3].T)
+        if mha.in_proj_bias is not None:
+            mha.in_proj_bias.zero_()
+        _zero_bias([mha.out_proj])
+
+    return Layout(f"{name or 'self'} (nn.MultiheadAttention)", read, write, mha.in_proj_bias is not None)
+
+
+def _with_output(base: Layout, linears: list[tuple[str, nn.Linear]], C: int, used: set[str]) -> Layout:
+    square = [(n, m) for n, m in linears if m.in_features == C == m.out_features and n not in used]
+    named = [(n, m) for n, m in square if _leaf(n) in _OUT]
+    pick = named or square
+    if len(pick) != 1:
+        return base
+    name, layer = pick[0]
+
+    def read() -> Weights:
+        q, k, v, _ = base.read()
+        return q, k, v, layer.weight.T
+
+    def write(w: Weights) -> None:
+        base.write(w)
+        if w[3] is not None:
+            layer.weight.copy_(w[3].T)
+        _zero_bias([layer])
+
+    return Layout(f"{base.description}, W_O = {name}", read, write, base.has_bias or layer.bias is not None)
+
+
+def find_layout(module: nn.Module, kind: str, C: int, width: int) -> Layout | None:
+    """The projections of ``module`` (``width`` = d_head for a head, C for a multi-head)."""
+    if kind == "multihead":
+        mha = _mha_layout(module, C)
+        if mha is not None:
+            return mha
+    linears = _linears(module)
+    base = _role_layout(linears, C, width) or _fused_layout(linears, C, width)
+    if base is None or kind == "head":
+        return base
+    used = {n for n, m in linears if _leaf(n) in set().union(*_ROLES.values(), _FUSED)
+            or m.out_features == 3 * width}  # fmt: skip
+    return _with_output(base, linears, C, used)
+
+
+def load(layout: Layout, w: Weights) -> None:
+    """Copy formula-convention weights into the module (float32), biases set to 0."""
+    with torch.no_grad():
+        layout.write(tuple(None if t is None else t.float() for t in w))  # type: ignore[arg-type]
+
+
+def read(layout: Layout) -> Weights:
+    """The module's own weights in formula convention, float64."""
+    with torch.no_grad():
+        q, k, v, o = layout.read()
+        return q.double(), k.double(), v.double(), None if o is None else o.double()

@@ -1,0 +1,82 @@
+"""Watch a learner's forward pass: every softmax, matmul, masked_fill, cat and SDPA call.
+
+A :class:`torch.overrides.TorchFunctionMode` sees each overridable torch call with its
+arguments and result, whatever style the code is written in (``@``, ``torch.matmul``,
+``einsum``, ``F.softmax`` or ``Tensor.softmax``). Calls made *inside* a recorded call (the body
+of ``nn.MultiheadAttention``) are not seen: the mode is paused while a call runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
+
+_KINDS: dict[Any, str] = {
+    torch.softmax: "softmax",
+    F.softmax: "softmax",
+    torch.Tensor.softmax: "softmax",
+    torch.matmul: "matmul",
+    torch.Tensor.matmul: "matmul",
+    torch.Tensor.__matmul__: "matmul",
+    torch.bmm: "matmul",
+    torch.Tensor.bmm: "matmul",
+    torch.einsum: "matmul",
+    torch.Tensor.masked_fill: "masked_fill",
+    torch.Tensor.masked_fill_: "masked_fill",
+    torch.masked_fill: "masked_fill",
+    torch.cat: "cat",
+    torch.concat: "cat",
+    F.scaled_dot_product_attention: "sdpa",
+    F.linear: "linear",
+}
+
+
+@dataclass
+class Call:
+    """One recorded call: its kind, positional and keyword arguments, and result."""
+
+    kind: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    out: Any
+
+
+@dataclass
+class Recorder(TorchFunctionMode):
+    """Record the calls listed in ``_KINDS`` while active (``with Recorder() as rec:``)."""
+
+    calls: list[Call] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        super().__init__()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        kind = _KINDS.get(func)
+        if kind is not None and len(self.calls) < 10_000:
+            self.calls.append(Call(kind, tuple(args), dict(kwargs), _detach(out)))
+        return out
+
+    def of(self, kind: str) -> list[Call]:
+        """The recorded calls of one kind, in call order."""
+        return [c for c in self.calls if c.kind == kind]
+
+
+def _detach(out: Any) -> Any:
+    if isinstance(out, torch.Tensor):
+        return out.detach().clone()
+    return out
+
+
+def softmax_dim(call: Call) -> int | None:
+    """The ``dim`` a recorded softmax used, as a negative index (None when not given)."""
+    dim = call.kwargs.get("dim", call.args[1] if len(call.args) > 1 else None)
+    if not isinstance(dim, int):
+        return None
+    ndim = call.out.dim()
+    return dim - ndim if dim >= 0 else dim
