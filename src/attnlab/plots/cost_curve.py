@@ -1,0 +1,72 @@
+"""Section 17 drawn: score elements ``B·n_head·T²`` against T on log-log axes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from matplotlib.figure import Figure
+
+from attnlab import example
+from attnlab.cost import score_elements
+from attnlab.plots.effects import REFERENCE_STYLE, UNSCALED_STYLE
+from attnlab.plots.heatmap import new_figure
+from attnlab.plots.labels import text
+
+#: T = 2, 4, ..., 16384.
+COST_TOKENS: tuple[int, ...] = tuple(2**i for i in range(1, 15))
+
+
+@dataclass(frozen=True)
+class CostData:
+    """Measured score elements for each T, and the lesson's two table rows."""
+
+    batch: int
+    heads: int
+    tokens: list[int]
+    elements: list[int]
+    lesson_tokens: list[int]
+    lesson_elements: list[int]
+
+
+def cost_data(tokens: tuple[int, ...] = COST_TOKENS) -> CostData:
+    """Score elements for the lesson's B and n_head (section 17's table) at each T."""
+    batch, heads = example.COST_CHECK.batch, example.COST_CHECK.heads
+    lesson = list(example.COST_CHECK.tokens)
+    return CostData(
+        batch, heads, list(tokens), [score_elements(batch, heads, t) for t in tokens],
+        lesson, [score_elements(batch, heads, t) for t in lesson],
+    )  # fmt: skip
+
+
+def plot_cost(data: CostData | None = None, lang: str = "zh") -> Figure:
+    """Log-log curve of score elements, a T² reference line, the lesson's T=2 and T=1000 marked.
+
+    On log-log axes T² is a straight line of slope 2: doubling T moves one step right and two
+    steps up, i.e. ×4 elements.
+    """
+    data = cost_data() if data is None else data
+    fig = new_figure(8.0, 5.2)
+    ax = fig.subplots()
+    label = text("cost_curve", lang, B=data.batch, H=data.heads)
+    ax.plot(data.tokens, data.elements, label=label, **UNSCALED_STYLE)
+    ax.plot(data.tokens, [t * t for t in data.tokens], label=text("t_squared", lang),
+            **REFERENCE_STYLE)  # fmt: skip
+    ax.plot(data.lesson_tokens, data.lesson_elements, "D", color="#d95f02", markersize=9,
+            label=text("lesson_rows", lang), zorder=3)  # fmt: skip
+    first = data.lesson_elements[0]
+    for t, n in zip(data.lesson_tokens, data.lesson_elements, strict=True):
+        note = f"T={t}: {n:,}" + ("" if n == first else f"  (×{n // first:,})")
+        # Labels sit below the T² reference line, where the plot is empty, with an arrow.
+        arrow = {"arrowstyle": "->", "color": "#a04000"}
+        ax.annotate(note, (t, n), xytext=(t * 2.5, n / 8), ha="left", va="center", fontsize=11,
+                    color="#a04000", arrowprops=arrow)  # fmt: skip
+    ax.set_ylim(1, max(data.elements) * 5)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=10)
+    ax.set_xticks(data.tokens[::2], labels=[f"{t:,}" for t in data.tokens[::2]])
+    ax.set_xlabel(text("tokens_axis", lang))
+    ax.set_ylabel(text("elements_axis", lang))
+    ax.grid(True, which="major", color="#dddddd", linewidth=0.8)
+    ax.legend(loc="upper left", fontsize=10)
+    ax.set_title(text("cost_title", lang), fontsize=12)
+    return fig

@@ -1,0 +1,81 @@
+"""Which figures a ``plot`` request makes, their predictable file names, and safe saving.
+
+Names: ``weights-A-B.png``, ``weights-A.png``, ``chain-A.png``, ``scale.png``, ``mask.png``,
+``cost.png``; a learner's input adds its file stem (``weights-mine-0-1.png``) and, with several
+heads, the chain adds the head (``chain-mine-0-h1.png``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from matplotlib.figure import Figure
+
+from attnlab.errors import InputError
+from attnlab.plots.chain import plot_chain
+from attnlab.plots.cost_curve import plot_cost
+from attnlab.plots.effects import plot_mask, plot_scale
+from attnlab.plots.source import MAX_PANELS, PlotSource
+from attnlab.plots.weights import plot_weights
+
+#: Figures drawn from a source's stages, and figures of a lesson section (no source needed).
+SOURCE_KINDS: tuple[str, ...] = ("weights", "chain")
+SECTION_KINDS: dict[str, Callable[[str], Figure]] = {
+    "scale": lambda lang: plot_scale(lang=lang),
+    "mask": lambda lang: plot_mask(lang=lang),
+    "cost": lambda lang: plot_cost(lang=lang),
+}
+KINDS: tuple[str, ...] = (*SOURCE_KINDS, *SECTION_KINDS)
+FORMATS: tuple[str, ...] = ("png", "svg")
+#: Pixels per inch of a PNG: sharp on a laptop screen and in print.
+PNG_DPI = 150
+
+
+def _stem(kind: str, source: PlotSource, *parts: str) -> str:
+    return "-".join(p for p in (kind, source.stem, *parts) if p)
+
+
+def make_figures(kind: str, source: PlotSource | None, lang: str) -> list[tuple[str, Figure]]:
+    """Draw every figure of ``kind``: ``(file stem, figure)`` pairs, nothing written yet."""
+    if kind in SECTION_KINDS:
+        return [(kind, SECTION_KINDS[kind](lang))]
+    if kind not in SOURCE_KINDS or source is None:
+        raise InputError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    if kind == "weights":
+        names = [source.names[b] for b in source.shown]
+        panels = len(names) * source.num_heads
+        if panels > MAX_PANELS:
+            raise InputError(
+                f"weights: {panels} panels (B × n_head) is too many to read in one figure "
+                f"(at most {MAX_PANELS}); pick one prompt with --prompt"
+            )
+        return [(_stem("weights", source, *names), plot_weights(source, lang))]
+    figures = []
+    for b in source.shown:
+        name = source.names[b]
+        for h in range(source.num_heads):
+            head = f"h{h}" if source.num_heads > 1 else ""
+            figures.append((_stem("chain", source, name, head), plot_chain(source, b, h, lang)))
+    return figures
+
+
+def save_figures(figures: list[tuple[str, Figure]], out: Path, fmt: str) -> list[Path]:
+    """Write each figure as ``out/<stem>.<fmt>``; a file appears only once fully written."""
+    if fmt not in FORMATS:
+        raise InputError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out: expected a directory but {out} is a file")
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for stem, fig in figures:
+        path = out / f"{stem}.{fmt}"
+        partial = path.with_name(f".{path.name}.partial")
+        try:
+            fig.savefig(partial, format=fmt, dpi=PNG_DPI)
+            os.replace(partial, path)  # atomic: never a half-written figure under its name
+        finally:
+            partial.unlink(missing_ok=True)
+        written.append(path)
+    return written

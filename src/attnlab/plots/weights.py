@@ -1,0 +1,77 @@
+"""Attention-weight heatmaps: prompts side by side, or a batch × head grid for several heads."""
+
+from __future__ import annotations
+
+from matplotlib import colormaps
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import Normalize
+from matplotlib.figure import Figure
+
+from attnlab.plots.heatmap import ANNOTATE_MAX_T, draw_heatmap, masked_patch, new_figure
+from attnlab.plots.labels import text, token_labels
+from attnlab.plots.source import PlotSource
+
+#: Sequential, light-to-dark, readable in greyscale: a weight's size is its darkness.
+WEIGHTS_CMAP = "Blues"
+
+
+def _panel_inches(T: int) -> float:
+    """Side of one heatmap panel: roomy for the lesson's T=2, capped for T=32."""
+    return min(max(1.0 + 0.75 * T, 2.6), 9.0)
+
+
+def _panel_title(source: PlotSource, b: int, h: int | None, lang: str) -> str:
+    title = f"{text('prompt', lang)} {source.names[b]}"
+    if source.tokens is not None:
+        title += "  [" + ", ".join(source.tokens[b]) + "]"
+    return title if h is None else f"{title} · {text('head', lang)} {h}"
+
+
+def plot_weights(source: PlotSource, lang: str = "zh") -> Figure:
+    """Heatmap of ``weights`` ``[B, T_query, T_key]`` (or ``[B, n_head, T, T]``), one panel each.
+
+    Rows are query positions and columns key positions, labelled with the tokens; each cell
+    carries its weight, the future cells are hatched grey and labelled masked, and all panels
+    share one colour scale from 0 to 1. A single head puts the prompts side by side; several
+    heads make a grid with one row per prompt and one column per head.
+
+    Example::
+
+        >>> from attnlab.plots.source import lesson_source
+        >>> fig = plot_weights(lesson_source("en"), lang="en")
+        >>> len(fig.axes[0].images)
+        1
+    """
+    weights = source.stages.weights  # [B, T, T] or [B, n_head, T, T]
+    shown, heads, T = source.shown, source.num_heads, weights.size(-1)
+    n_rows, n_cols = (1, len(shown)) if heads == 1 else (len(shown), heads)
+    side = _panel_inches(T)
+    fig = new_figure(side * n_cols + 1.2, side * n_rows + 0.9)
+    axes = fig.subplots(n_rows, n_cols, squeeze=False)
+    cmap, norm = colormaps[WEIGHTS_CMAP], Normalize(0.0, 1.0)
+    annotate = T <= ANNOTATE_MAX_T
+    fontsize = 11.0 if T <= 4 else 8.0
+    for i, b in enumerate(shown):
+        for h in range(heads):
+            row, col = (0, i) if heads == 1 else (i, h)
+            ax = axes[row, col]
+            panel = weights[b] if heads == 1 else weights[b, h]  # [T_query, T_key]
+            labels = token_labels(None if source.tokens is None else source.tokens[b], T)
+            draw_heatmap(
+                ax, panel, row_labels=labels, col_labels=labels, cmap=cmap, norm=norm,
+                visible=source.stages.causal_mask, masked_text=text("masked", lang),
+                annotate=annotate, fontsize=fontsize,
+            )  # fmt: skip
+            ax.set_title(_panel_title(source, b, None if heads == 1 else h, lang), fontsize=11)
+            if col == 0:
+                ax.set_ylabel(text("query", lang))
+            if row == 0:
+                ax.set_xlabel(text("key", lang))
+                ax.xaxis.set_label_position("top")
+    fig.colorbar(ScalarMappable(norm, cmap), ax=axes, shrink=0.8, label=text("weight", lang))
+    suptitle = text("weights_title", lang)
+    if not annotate:  # no "masked" text in the cells: a legend explains the hatch instead
+        suptitle += "\n" + text("no_values", lang, limit=ANNOTATE_MAX_T)
+        fig.legend(handles=[masked_patch(text("masked", lang))], loc="lower center")
+    fig.suptitle(suptitle, fontsize=11)
+    return fig
