@@ -134,3 +134,12 @@ def test_sec16_honest_trade_off() -> None:
 
 def test_final_rows_differ_between_prompts() -> None:
     assert not torch.allclose(ST.weights[0, -1], ST.weights[1, -1])
+
+
+@pytest.mark.parametrize(("B", "H", "T"), [(1, 1, 1), (2, 2, 2), (2, 3, 17), (1, 2, 64)])
+def test_score_elements_equal_what_the_pipeline_builds(B: int, H: int, T: int) -> None:
+    from attnlab.cost import score_elements
+    from attnlab.pipeline import attend
+
+    q = torch.zeros(B, H, T, 1)
+    assert score_elements(B, H, T) == attend(q, q, q).raw_scores.numel()

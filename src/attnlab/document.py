@@ -64,7 +64,7 @@ def multi_head_document(stages: MultiHeadStages) -> dict[str, Json]:
             "x": to_json(stages.x[b]),
             "heads": heads,
             "concat": to_json(stages.concat[b]),
-            "output": to_json(stages.output[b]),
+            "projected": to_json(stages.output[b]),
         }
     return out
 

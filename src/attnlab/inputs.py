@@ -102,14 +102,14 @@ class _Counter:
             )
 
 
-def _array(value: Any, field: str, ndim: int, counter: _Counter) -> list[Any]:
+def _array(value: Any, field: str, ndim: int, counter: _Counter) -> Any:
     """Check ``value`` is a non-ragged ``ndim``-deep list of finite numbers."""
     if ndim == 0:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise InputError(f"{field}: expected a number but found {_kind(value)}")
         if not math.isfinite(value):
             raise InputError(f"{field}: expected a finite number but found {value}")
-        return value  # type: ignore[no-any-return]
+        return value
     if not isinstance(value, list):
         raise InputError(f"{field}: expected a list ({ndim}-deep) but found {_kind(value)}")
     if not value:

@@ -17,7 +17,7 @@ import torch
 
 from attnlab import document, example
 from attnlab.cost import cost_table
-from attnlab.experiment import ExperimentResult, run_experiment
+from attnlab.experiment import ExperimentResult, forward, run_experiment
 from attnlab.explain import explain, title
 from attnlab.lesson_text import AXIS_MEANINGS, SHAPE_STAGE_NAMES, TEXT
 from attnlab.pipeline import AttentionStages, attend, lesson_stages
@@ -194,14 +194,14 @@ def _render_shapes(st: AttentionStages, lang: str) -> list[str]:
 
 
 def _render_two_softmaxes(st: AttentionStages, lang: str, p: int) -> list[str]:
-    t, result = TEXT[lang], run_experiment()
-    words = example.vocab(lang)
+    t, words = TEXT[lang], example.vocab(lang)
+    with torch.no_grad():  # forward only: the walk needs probabilities, not gradients
+        probs = forward(example.lesson_w_q()).probs  # [B, V_vocab]
     out = ["== " + t["two_softmax"], t["attn_softmax"].format(n=st.weights.size(-1))]
     for b, name in enumerate(document.prompt_names(2)):
         w = st.weights[b, -1]
         out.append(f"  {name}: {fmt_vec(w.tolist(), p)}  Σ = {fmt_num(float(w.sum()), p)}")
     out.append(t["vocab_softmax"].format(n=len(words)))
-    probs = result.before.probs
     rows = [
         [name, *(fmt_num(v, p) for v in probs[b].tolist()), fmt_num(float(probs[b].sum()), p)]
         for b, name in enumerate(document.prompt_names(2))

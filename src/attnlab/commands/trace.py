@@ -1,0 +1,122 @@
+"""``attnlab trace``, ``attnlab shapes`` and ``attnlab cost``: look inside attention."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from attnlab.commands._common import LangOption, fail, lang_of
+
+ORDER = 20
+
+
+class Format(StrEnum):
+    text = "text"
+    markdown = "markdown"
+    json = "json"
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``trace``, ``shapes`` and ``cost`` to ``app``."""
+
+    @app.command("trace")
+    def trace_command(
+        ctx: typer.Context,
+        prompt: Annotated[str, typer.Option(help="A, B, ... or all.")] = "all",
+        input_file: Annotated[
+            Path | None, typer.Option("--input", help="Your own numbers: a JSON or TOML file.")
+        ] = None,
+        stage: Annotated[str | None, typer.Option(help="Show only this stage.")] = None,
+        fmt: Annotated[Format, typer.Option("--format", help="text, markdown or json.")] = (
+            Format.text
+        ),
+        step: Annotated[bool, typer.Option(help="Wait for Enter between stages.")] = False,
+        precision: Annotated[int, typer.Option(min=0, max=12, help="Decimals shown.")] = 4,
+        lang: LangOption = None,
+    ) -> None:
+        """Every stage from X to the head output, as tables labelled with the tokens."""
+        from attnlab.errors import InputError
+
+        language = lang_of(ctx, lang)
+        try:
+            _trace(language, prompt, input_file, stage, fmt, step, precision)
+        except InputError as exc:
+            fail(str(exc))
+
+    @app.command("shapes")
+    def shapes_command(
+        ctx: typer.Context,
+        batch: Annotated[int, typer.Option(min=1, max=64, help="B")] = 1,
+        tokens: Annotated[int, typer.Option(min=1, max=4096, help="T")] = 3,
+        embed: Annotated[int, typer.Option(min=1, max=4096, help="C")] = 4,
+        heads: Annotated[int, typer.Option(min=1, max=64, help="n_head")] = 2,
+        lang: LangOption = None,
+    ) -> None:
+        """Section 9's shape table, measured in CausalSelfAttention."""
+        if embed % heads:
+            fail(f"--embed must be divisible by --heads, got embed={embed} and heads={heads}")
+        from attnlab.commands._render import print_shapes
+
+        print_shapes(lang_of(ctx, lang), batch, tokens, embed, heads)
+
+    @app.command("cost")
+    def cost_command(
+        ctx: typer.Context,
+        tokens: Annotated[
+            list[int] | None, typer.Option(min=1, max=10**7, help="Sequence lengths T to compare.")
+        ] = None,
+        batch: Annotated[int, typer.Option(min=1, max=4096, help="B")] = 2,
+        heads: Annotated[int, typer.Option(min=1, max=4096, help="n_head")] = 2,
+        lang: LangOption = None,
+    ) -> None:
+        """Section 17's score-element table: B·n_head·T², ratios and float32 memory."""
+        from attnlab.commands._render import print_cost
+        from attnlab.example import COST_CHECK
+
+        print_cost(lang_of(ctx, lang), list(tokens or COST_CHECK.tokens), batch, heads)
+
+
+def _trace(
+    lang: str,
+    prompt: str,
+    input_file: Path | None,
+    stage: str | None,
+    fmt: Format,
+    step: bool,
+    precision: int,
+) -> None:
+    from attnlab.document import dumps
+    from attnlab.inputs import lesson_input, load_input
+    from attnlab.tracing import build_views, input_document, render_markdown
+
+    inp = load_input(input_file) if input_file else lesson_input(lang)
+    if fmt is Format.json:
+        doc = (
+            input_document(inp, prompt, stage) if input_file else _lesson_json(lang, prompt, stage)
+        )
+        print(dumps(doc))
+        return
+    inp.check_display("text tables" if fmt is Format.text else "Markdown tables")
+    views = build_views(inp, lang, prompt, stage, precision)
+    if fmt is Format.markdown:
+        print(render_markdown(views))
+        return
+    from attnlab.commands._render import print_views
+
+    print_views(views, lang, step)
+
+
+def _lesson_json(lang: str, prompt: str, stage: str | None) -> dict:
+    from attnlab.inputs import lesson_input
+    from attnlab.lesson import lesson_document
+    from attnlab.tracing import check_stage, filter_stages, select_prompts
+
+    doc = lesson_document(lang)
+    inp = lesson_input(lang)
+    rows = select_prompts(inp, prompt)
+    check_stage(inp, stage)
+    doc["stages"] = filter_stages(doc["stages"], rows, stage)
+    return doc
