@@ -8,6 +8,7 @@ shows the returned figure.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 import torch
@@ -68,7 +69,7 @@ def draw_heatmap(
     masked_text: str = "",
     annotate: bool = True,
     fontsize: float = 9.0,
-    aspect: str = "equal",
+    aspect: Literal["equal", "auto"] = "equal",
 ) -> AxesImage:
     """Draw ``values`` ``[rows, cols]`` as a heatmap with a number in each cell.
 

@@ -23,10 +23,10 @@ _TEXT: dict[str, tuple[str, str]] = {
         "T > {limit}：格子里不再写数值，完整数字请用 attnlab trace",
         "T > {limit}: cell values omitted; use attnlab trace for the numbers",
     ),
-    "chain_title": ("Prompt {name} 的完整计算链", "The whole chain for prompt {name}"),
+    "chain_title": ("Prompt {name} 的完整计算链", "Prompt {name}: the whole chain"),
     "chain_head_title": (
         "Prompt {name}、Head {head} 的完整计算链",
-        "The whole chain for prompt {name}, head {head}",
+        "Prompt {name}, head {head}: the whole chain",
     ),
     "input": ("输入向量", "input vectors"),
     "future": ("未来位置 → −∞", "future → −∞"),
