@@ -189,10 +189,8 @@ def diagnose(key: str, given: list[float], tol: float, lang: str = "zh") -> str 
     want = torch.tensor(given, dtype=torch.float64)
     right = answers.resolve_tensor(key)
     found = []
-    for m in mistakes.CATALOGUE:
-        if m.multihead_only:
-            continue
-        got = mistakes.mistake_stages(m).get(stage)
+    for m, tables in _mistake_tables():
+        got = tables.get(stage)
         if got is None or got.shape != answers.SOURCES["lesson"]()[stage].shape:
             continue
         got = got[index] if index else got
@@ -204,6 +202,14 @@ def diagnose(key: str, given: list[float], tol: float, lang: str = "zh") -> str 
     if lang == "zh":
         return f"这正是这个错误会算出的数：{names}（重读第 {found[0].section} 节）"
     return f"That is the number this mistake gives: {names} (reread section {found[0].section})"
+
+
+@cache
+def _mistake_tables() -> list[tuple[Any, dict[str, Any]]]:
+    """Every single-head catalogue mistake with its stages on the lesson example (computed once)."""
+    from attnlab import mistakes
+
+    return [(m, mistakes.mistake_stages(m)) for m in mistakes.CATALOGUE if not m.multihead_only]
 
 
 def _misread_index(stage: str, index: tuple, want: object, tol: float, lang: str) -> str | None:

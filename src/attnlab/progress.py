@@ -5,15 +5,9 @@ Per profile (``default`` unless ``--profile`` names another, for a shared classr
 keeps the sections marked complete, the self-assessment of each knowledge check ("understood" or
 "review"), every attempt at a graded exercise, and the last section visited.
 
-Reliability, and why:
-
-* WAL mode and a busy timeout let a quiz and the web lesson write at the same time; every write
-  is one short ``BEGIN IMMEDIATE`` transaction, so no write is lost and nothing is half written
-  (https://sqlite.org/wal.html).
-* The schema version lives in ``PRAGMA user_version`` and every applied migration is listed in
-  the ``migrations`` table; a file written by a newer attnlab is refused, not downgraded.
-* ``PRAGMA application_id`` marks the file as ours. A file that is not SQLite, fails
-  ``quick_check`` or belongs to another program is reported with its path and never overwritten.
+Every write is one short ``BEGIN IMMEDIATE`` transaction on a WAL-mode file, so a quiz and the
+web lesson can write at the same time without losing or half-writing anything; opening the file
+safely and migrating it is :mod:`attnlab.progress_db`'s job.
 
 Example::
 
@@ -27,15 +21,14 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from attnlab import progress_file
+from attnlab.progress_db import APPLICATION_ID, SCHEMA_VERSION, connect, migrate, utc_now
 from attnlab.progress_file import (
     ASSESSMENTS,
     SECTION_COUNT,
@@ -48,37 +41,6 @@ DATA_DIR_ENV = "ATTNLAB_DATA_DIR"
 PROFILE_ENV = "ATTNLAB_PROFILE"
 DEFAULT_PROFILE = "default"
 FILE_NAME = "progress.sqlite3"
-#: "ATLB" as a 32-bit integer: marks the file as attnlab's (PRAGMA application_id).
-APPLICATION_ID = 0x41544C42
-_SQLITE_HEADER = b"SQLite format 3\x00"
-BUSY_TIMEOUT_MS = 15_000
-
-#: (version, name, statements). Append only: a released migration is never edited.
-MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
-    (1, "initial tables", (
-        "CREATE TABLE completions (profile TEXT NOT NULL, section INTEGER NOT NULL, "
-        "completed_at TEXT NOT NULL, PRIMARY KEY (profile, section))",
-        "CREATE TABLE assessments (profile TEXT NOT NULL, section INTEGER NOT NULL, "
-        "status TEXT NOT NULL CHECK (status IN ('understood', 'review')), "
-        "updated_at TEXT NOT NULL, PRIMARY KEY (profile, section))",
-        "CREATE TABLE attempts (id INTEGER PRIMARY KEY, profile TEXT NOT NULL, "
-        "exercise TEXT NOT NULL, answer TEXT NOT NULL, correct INTEGER, "
-        "created_at TEXT NOT NULL, UNIQUE (profile, exercise, created_at, answer))",
-        "CREATE TABLE visits (profile TEXT PRIMARY KEY, section INTEGER NOT NULL, "
-        "visited_at TEXT NOT NULL)",
-    )),
-    (2, "attempt diagnosis and index", (
-        "ALTER TABLE attempts ADD COLUMN diagnosis TEXT",
-        "CREATE INDEX attempts_by_exercise ON attempts (profile, exercise, created_at)",
-    )),
-)  # fmt: skip
-SCHEMA_VERSION = MIGRATIONS[-1][0]
-_OUR_TABLES = {"migrations", "completions", "assessments", "attempts", "visits"}
-
-
-def utc_now() -> str:
-    """The current time as ISO 8601 UTC with microseconds (sorts as text)."""
-    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 def default_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
@@ -122,84 +84,6 @@ class Summary:
         return next((s for s in order if s not in self.completed), None)
 
 
-def _check_file(path: Path) -> None:
-    if not path.exists() or path.stat().st_size == 0:
-        return
-    with path.open("rb") as fh:
-        header = fh.read(len(_SQLITE_HEADER))
-    if header != _SQLITE_HEADER:
-        raise StoreError(f"{path} is not an attnlab progress database (not SQLite); left as it is")
-
-
-def _connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    # Look before switching to WAL: the journal mode is stored in the file, and a file that is
-    # not ours must stay exactly as it was.
-    _check_identity(conn, path)
-    for attempt in range(50):  # switching to WAL needs a moment alone with the file
-        try:
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            break
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or attempt == 49:
-                raise
-            time.sleep(0.05)
-    if str(mode).lower() != "wal":
-        raise StoreError(f"{path}: could not switch to WAL mode (got {mode!r})")
-    conn.execute("PRAGMA synchronous = FULL")
-    return conn
-
-
-def _check_identity(conn: sqlite3.Connection, path: Path) -> None:
-    (result,) = conn.execute("PRAGMA quick_check").fetchone()
-    if result != "ok":
-        raise StoreError(
-            f"{path} is corrupted ({result}); left as it is, move it away to start over"
-        )
-    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if app_id == APPLICATION_ID and not _OUR_TABLES <= tables:
-        raise StoreError(f"{path} is an attnlab database with tables missing; left as it is")
-    if app_id not in (0, APPLICATION_ID) or (app_id == 0 and tables):
-        raise StoreError(
-            f"{path} belongs to another program (application_id {app_id}, tables "
-            f"{', '.join(sorted(tables)) or 'none'}); left as it is"
-        )
-
-
-def migrate(conn: sqlite3.Connection, path: Path, upto: int = SCHEMA_VERSION) -> list[int]:
-    """Apply the migrations after the file's version, up to ``upto``; return those applied."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        _check_identity(conn, path)
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"{path} has schema version {version}, newer than this attnlab's "
-                f"{SCHEMA_VERSION}; upgrade attnlab (the file was left as it is)"
-            )
-        applied = []
-        if version == 0:
-            conn.execute(
-                "CREATE TABLE migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
-                "applied_at TEXT NOT NULL)"
-            )
-            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        for number, name, statements in MIGRATIONS:
-            if version < number <= upto:
-                for sql in statements:
-                    conn.execute(sql)
-                conn.execute("INSERT INTO migrations VALUES (?, ?, ?)", (number, name, utc_now()))
-                conn.execute(f"PRAGMA user_version = {number}")
-                applied.append(number)
-        conn.execute("COMMIT")
-        return applied
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-
-
 class ProgressStore:
     """Progress of one profile in one SQLite file (see the module docstring).
 
@@ -218,9 +102,8 @@ class ProgressStore:
     ) -> None:
         self.path, self.profile, self._clock = Path(path), check_profile(profile), clock
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        _check_file(self.path)
         try:
-            self._conn = _connect(self.path)
+            self._conn = connect(self.path)
             migrate(self._conn, self.path)
         except sqlite3.DatabaseError as exc:
             msg = f"{self.path} cannot be read as a database ({exc}); left as it is"

@@ -1,0 +1,120 @@
+"""``attnlab progress``: the week's progress bar, what to review next, export/import/reset."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from attnlab.commands._common import LangOption, fail, lang_of
+from attnlab.commands._store import DataDirOption, ProfileOption, open_store
+
+if TYPE_CHECKING:
+    from attnlab.progress import ProgressStore, Summary
+
+ORDER = 80
+
+FileArgument = Annotated[str, typer.Argument(help="Path of the progress JSON file.")]
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``progress`` command group to ``app``."""
+    group = typer.Typer(
+        help="Your saved progress: summary, export, import, reset.", no_args_is_help=False
+    )
+    app.add_typer(group, name="progress")
+
+    @group.callback(invoke_without_command=True)
+    def progress_summary(
+        ctx: typer.Context,
+        data_dir: DataDirOption = None,
+        profile: ProfileOption = None,
+        lang: LangOption = None,
+    ) -> None:
+        """Print "Week progress: X of 20 sections (P%)" and what to review next."""
+        ctx.obj = {**(ctx.obj or {}), "data_dir": data_dir, "profile": profile}
+        if ctx.invoked_subcommand is not None:
+            return
+        with open_store(data_dir, profile) as store:
+            typer.echo(summary_text(store.summary(), lang_of(ctx, lang)))
+
+    @group.command("export")
+    def export_command(
+        ctx: typer.Context,
+        file: FileArgument,
+        data_dir: DataDirOption = None,
+        profile: ProfileOption = None,
+    ) -> None:
+        """Write your progress to FILE (JSON), replacing it all at once."""
+        from attnlab.progress_file import write_json_atomic
+
+        with _store(ctx, data_dir, profile) as store:
+            try:
+                write_json_atomic(file, store.export_dict())
+            except OSError as exc:
+                fail(f"{file}: cannot write the export ({exc.strerror or exc})")
+        typer.echo(f"{file}")
+
+    @group.command("import")
+    def import_command(
+        ctx: typer.Context,
+        file: FileArgument,
+        data_dir: DataDirOption = None,
+        profile: ProfileOption = None,
+    ) -> None:
+        """Merge FILE into your progress; the newer of two entries wins. A bad file changes
+        nothing."""
+        from attnlab.errors import InputError
+        from attnlab.progress_file import read_export, validate_export
+
+        try:
+            data = read_export(file)
+            validate_export(data)
+        except InputError as exc:
+            message = str(exc)
+            fail(message if message.startswith(str(file)) else f"{file}: {message}")
+        with _store(ctx, data_dir, profile) as store:
+            counts = store.import_dict(data)
+        typer.echo(", ".join(f"{k}: {v}" for k, v in counts.items()))
+
+    @group.command("reset")
+    def reset_command(
+        ctx: typer.Context,
+        yes: Annotated[
+            bool, typer.Option("--yes", help="Really delete this profile's progress.")
+        ] = False,
+        data_dir: DataDirOption = None,
+        profile: ProfileOption = None,
+    ) -> None:
+        """Delete everything saved for this profile (asks for --yes)."""
+        if not yes:
+            fail("reset deletes this profile's progress: expected --yes, found none")
+        with _store(ctx, data_dir, profile) as store:
+            store.reset()
+            typer.echo(f"reset: {store.profile}")
+
+
+def _store(ctx: typer.Context, data_dir: str | None, profile: str | None) -> ProgressStore:
+    parent = ctx.obj or {}
+    return open_store(data_dir or parent.get("data_dir"), profile or parent.get("profile"))
+
+
+def summary_text(summary: Summary, lang: str) -> str:
+    """The progress bar line, the sections to review, and the next one to study."""
+    from attnlab import knowledge
+    from attnlab.i18n import pick
+    from attnlab.quiz import progress_line, section_label
+
+    lines = [progress_line(summary, lang)]
+    if summary.to_review:
+        marked = ", ".join(section_label(s, lang) for s in summary.to_review)
+        lines.append(pick(lang, f"标记为需要复习：{marked}", f"Marked review again: {marked}"))
+    nxt = summary.next_section()
+    if nxt is None:
+        lines.append(pick(lang, "全部 20 节都已完成。", "All 20 sections are done."))
+    else:
+        title = f"{section_label(nxt, lang)} · {knowledge.section(nxt, lang).title}"
+        lines.append(pick(lang, f"接下来：{title}", f"Next: {title}"))
+        lines.append(pick(lang, f"运行 attnlab quiz --section {nxt}",
+                          f"Run: attnlab quiz --section {nxt}"))  # fmt: skip
+    return "\n".join(lines)

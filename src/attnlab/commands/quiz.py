@@ -1,0 +1,77 @@
+"""``attnlab quiz``: knowledge checks and graded exercises in the terminal, saved as you go."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from attnlab.commands._common import LangOption, fail, lang_of
+from attnlab.commands._store import DataDirOption, ProfileOption, open_store
+
+ORDER = 81
+
+
+def _ask(prompt: str) -> str | None:
+    typer.echo(prompt, nl=False)
+    line = sys.stdin.readline()
+    if not line:
+        typer.echo("")
+        return None
+    return line.rstrip("\r\n")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``quiz`` to ``app``."""
+
+    @app.command("quiz")
+    def quiz_command(
+        ctx: typer.Context,
+        section: Annotated[
+            int | None,
+            typer.Option(
+                "--section", help="Only this section (0 = core goal, 1-19).", show_default=False
+            ),
+        ] = None,
+        review: Annotated[
+            bool, typer.Option("--review", help="Go through the checks marked 'review again'.")
+        ] = False,
+        data_dir: DataDirOption = None,
+        profile: ProfileOption = None,
+        lang: LangOption = None,
+    ) -> None:
+        """Answer the knowledge checks; resumes where you stopped. Type q to stop."""
+        from attnlab.quiz import Quiz, QuizStopped, plan, progress_line, section_label
+
+        chosen = lang_of(ctx, lang)
+        if section is not None and not 0 <= section <= 19:
+            fail(f"--section must be 0-19 (0 = core goal), got {section}")
+        if section is not None and review:
+            fail("use either --section or --review, got both")
+        with open_store(data_dir, profile) as store:
+            quiz = Quiz(store, chosen, _ask, typer.echo)
+            todo = plan(store.summary(), section, review)
+            if not todo:
+                typer.echo(
+                    quiz.t("没有要复习的内容。", "Nothing to review.")
+                    if review
+                    else quiz.t(
+                        "20 节都已完成；用 --review 或 --section N 复习。",
+                        "All 20 sections are done; use --review or --section N.",
+                    )
+                )
+                return
+            try:
+                quiz.run(todo)
+            except (QuizStopped, KeyboardInterrupt) as stop:
+                at = section_label(store.summary().last_section or 0, chosen)
+                typer.echo(
+                    quiz.t(
+                        f"已保存。下次从{at}继续：attnlab quiz",
+                        f"Saved. Run attnlab quiz to continue from {at}.",
+                    )
+                )
+                typer.echo(progress_line(store.summary(), chosen))
+                if isinstance(stop, KeyboardInterrupt):
+                    raise typer.Exit(130) from None

@@ -1,0 +1,269 @@
+"""The knowledge-check content: schema, computed answers against the lesson's published numbers,
+grading tolerance and the diagnosis of wrong answers."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from importlib import resources
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from attnlab import answers, grading, knowledge
+from attnlab.errors import InputError
+
+LANGS = ("zh", "en")
+PLACEHOLDER = re.compile(r"\{\{[^}]*\}\}")
+
+
+def raw(name: str) -> dict:
+    return tomllib.loads(resources.files("attnlab").joinpath("data", name).read_text("utf-8"))
+
+
+SECTIONS = raw("sections.toml")["section"]
+GLOSSARY = raw("glossary.toml")["term"]
+
+
+def test_twenty_sections_with_unique_ids_in_page_order() -> None:
+    ids = [s["id"] for s in SECTIONS]
+    assert ids == list(range(20)), f"section ids must be 0..19 in order, got {ids}"
+    slugs = [s["slug"] for s in SECTIONS]
+    assert len(set(slugs)) == len(slugs), f"duplicate slugs: {slugs}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_section_has_every_field_non_empty(lang: str) -> None:
+    for s in SECTIONS:
+        fields = s.get(lang, {})
+        missing = [f for f in knowledge.TEXT_FIELDS if not str(fields.get(f, "")).strip()]
+        assert not missing, f"section {s['id']} ({lang}) lacks {missing}"
+        extra = set(fields) - set(knowledge.TEXT_FIELDS)
+        assert not extra, f"section {s['id']} ({lang}) has unknown fields {extra}"
+
+
+def test_chinese_text_is_chinese_and_english_text_is_not() -> None:
+    han = re.compile(r"[\u4e00-\u9fff]")
+    for s in SECTIONS:
+        for f in knowledge.TEXT_FIELDS:
+            assert han.search(s["zh"][f]), f"section {s['id']} zh.{f} has no Chinese"
+            assert not han.search(s["en"][f]), f"section {s['id']} en.{f} contains Chinese"
+
+
+def test_exercises_cover_the_numeric_sections_and_have_unique_ids() -> None:
+    ids = knowledge.exercise_ids()
+    assert len(ids) == len(set(ids)), f"duplicate exercise ids: {ids}"
+    with_exercise = {s["id"] for s in SECTIONS if s.get("exercise")}
+    required = {4, 5, 6, 8, 9, 11, 16, 17}
+    assert required <= with_exercise, f"sections without exercise: {required - with_exercise}"
+    for s in SECTIONS:
+        for e in s.get("exercise", []):
+            assert set(e) <= {"id", "answer", "decimals", "zh", "en"}, e
+            assert e["zh"].strip() and e["en"].strip(), f"exercise {e['id']} lacks a prompt"
+
+
+def test_every_answer_key_resolves_to_a_computed_number() -> None:
+    for ex_id in knowledge.exercise_ids():
+        ex = knowledge.exercise(ex_id)
+        flat = grading._flatten(ex.expected)
+        assert flat, f"exercise {ex_id} ({ex.key}) resolved to nothing"
+        assert all(isinstance(v, float) for v in flat), f"{ex_id}: {flat}"
+
+
+def test_answers_are_stored_as_keys_never_as_numbers() -> None:
+    for s in SECTIONS:
+        for e in s.get("exercise", []):
+            assert isinstance(e["answer"], str), f"exercise {e['id']} stores {e['answer']!r}"
+            assert not re.fullmatch(r"[-+\d.eE]+", e["answer"]), f"{e['id']}: a typed number"
+
+
+def _texts() -> list[tuple[str, str]]:
+    out = []
+    for s in SECTIONS:
+        for lang in LANGS:
+            out += [(f"section {s['id']} {lang}.{f}", s[lang][f]) for f in knowledge.TEXT_FIELDS]
+        out += [(f"exercise {e['id']} {lang}", e[lang]) for e in s.get("exercise", [])
+                for lang in LANGS]  # fmt: skip
+    for t in GLOSSARY:
+        out += [(f"term {t['id']} {lang}", t[lang]["definition"]) for lang in LANGS]
+    return out
+
+
+def test_no_decimal_number_is_typed_into_the_text() -> None:
+    for where, text in _texts():
+        bare = PLACEHOLDER.sub("", text)
+        typed = re.findall(r"\d+\.\d+", bare)
+        assert not typed, f"{where} types {typed}; use {{{{key|decimals}}}} instead"
+
+
+def test_every_placeholder_renders() -> None:
+    for lang in LANGS:
+        for s in knowledge.sections(lang):
+            for text in (s.summary, s.answer, s.question, *(e.prompt for e in s.exercises)):
+                assert "{{" not in text, f"section {s.id} ({lang}) left a placeholder: {text}"
+
+
+def test_glossary_has_the_weeks_terms_in_both_languages() -> None:
+    ids = [t["id"] for t in GLOSSARY]
+    assert len(ids) == len(set(ids)), f"duplicate terms: {ids}"
+    needed = {"query", "key", "value", "raw-score", "scaled-score", "causal-mask",
+              "attention-weights", "head", "w-o", "contextual-features", "logits",
+              "vocabulary-softmax"}  # fmt: skip
+    assert needed <= set(ids), f"missing terms: {needed - set(ids)}"
+    for lang in LANGS:
+        terms = knowledge.glossary(lang)
+        assert len(terms) == len(ids)
+        for term in terms:
+            assert term.name.strip() and term.definition.strip(), term
+            assert 0 <= term.section < 20, term
+
+
+# The lesson's published numbers (README table), each compared with the key that computes it.
+PUBLISHED = [
+    ("uniform.mean[0,1,:]", [0.5, 0.5, 0, 0], 1e-12),
+    ("uniform.mean[1,1,:]", [0, 0.5, 0.5, 0], 1e-12),
+    ("k[0,1,:]", [0.283, 0.283], 5e-4),
+    ("raw_scores[0]", [[0.566, 0.283], [1.131, 0.566]], 5e-4),
+    ("raw_scores[1]", [[0.071, 0], [0.141, 0.566]], 5e-4),
+    ("scaled_scores[0,1,:]", [0.8, 0.4], 1e-9),
+    ("scaled_scores[1,1,:]", [0.1, 0.4], 1e-9),
+    ("exp_sum[1,1]", 2.597, 5e-4),
+    ("weights[0]", [[1, 0], [0.5987, 0.4013]], 5e-5),
+    ("weights[1]", [[1, 0], [0.4256, 0.5744]], 5e-5),
+    ("output[0,1,:]", [0.599, 0.401], 5e-4),
+    ("output[1,1,:]", [-0.426, 0.574], 5e-4),
+    ("masked_scores[0,0,0]", 0.4, 1e-9),
+    ("masked_scores[1,0,0]", 0.05, 1e-9),
+    ("mask_demo.zero_fill", [0.550, 0.450], 5e-4),
+    ("mask_demo.neg_inf", [1, 0], 1e-12),
+    ("shapes.x", [1, 3, 4], 0),
+    ("shapes.q", [1, 2, 3, 2], 0),
+    ("shapes.raw_scores", [1, 2, 3, 3], 0),
+    ("shapes.concat", [1, 3, 4], 0),
+    ("experiment.h[0,:]", [0.598688, 0.401312], 5e-7),
+    ("experiment.h[1,:]", [-0.425557, 0.574443], 5e-7),
+    ("experiment.logits[0,:]", [0, 0.598688, 1.197375, -0.197375, 0], 5e-7),
+    ("experiment.logits[1,:]", [0, -0.425557, -0.851115, 1, 0], 5e-7),
+    ("experiment.p_target", [0.416424, 0.172455], 5e-7),
+    ("experiment.losses", [0.876051, 1.757621], 5e-7),
+    ("experiment.mean_loss", 1.316836, 5e-7),
+    ("experiment.grad", -0.076159, 5e-7),
+    ("experiment.param_new", 1.000762, 5e-7),
+    ("experiment.mean_loss_after", 1.316778, 5e-7),
+    ("experiment.p_target_after[1]", 0.172453, 5e-7),
+    ("cost.elements_short", 16, 0),
+    ("cost.elements_long", 4_000_000, 0),
+    ("cost.growth_short_to_long", 250_000, 0),
+    ("cost.growth_when_doubled", 4, 0),
+]
+
+
+@pytest.mark.parametrize(("key", "published", "tol"), PUBLISHED)
+def test_computed_answers_match_the_lesson(key: str, published: object, tol: float) -> None:
+    got = grading._flatten(answers.resolve(key))
+    want = grading._flatten(published)  # type: ignore[arg-type]
+    assert len(got) == len(want), f"{key}: {got} vs {want}"
+    diff = max(abs(g - w) for g, w in zip(got, want, strict=True))
+    assert diff <= tol + 1e-12, f"{key}: max |diff| = {diff:.3g} (got {got}, lesson {want})"
+
+
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [
+        ("nope.weights[0]", r"source must be one of"),
+        ("weightz[0]", r"lesson has no 'weightz'"),
+        ("weights[9,0,0]", r"index out of range for shape \[2, 2, 2\]"),
+        ("weights[a]", r"index must be integers or ':', got 'a'"),
+        ("1.5", r"answer key must look like"),
+    ],
+)
+def test_bad_answer_keys_are_named(key: str, message: str) -> None:
+    with pytest.raises(answers.UnknownAnswerKey, match=message):
+        answers.resolve(key)
+
+
+def test_rendered_numbers_come_from_the_pipeline() -> None:
+    s = knowledge.section(4, "en")
+    assert "1×1.131 + 1×0 = 1.131" in s.answer, s.answer
+    assert "0.416424" in knowledge.section(16, "zh").summary
+
+
+@given(decimals=st.integers(min_value=3, max_value=8))
+def test_any_correct_rounding_of_the_value_is_right(decimals: int) -> None:
+    for ex_id in ("4a", "5a", "9a", "16c"):
+        ex = knowledge.exercise(ex_id)
+        text = f"{ex.expected:.{decimals}f}"
+        grade = knowledge.check_answer(ex_id, text)
+        assert grade.correct, f"{ex_id}: {text} graded {grade.verdict} (value {ex.expected})"
+
+
+@given(offset=st.floats(min_value=0.0006, max_value=0.5), sign=st.sampled_from([-1, 1]))
+def test_three_decimals_off_by_more_than_half_a_unit_is_wrong(offset: float, sign: int) -> None:
+    value = knowledge.exercise("9a").expected
+    text = f"{round(value, 3) + sign * offset:.3f}"
+    if abs(float(text) - value) <= 0.0005:
+        return  # rounding the offset brought it back within the tolerance
+    assert not knowledge.check_answer("9a", text).correct, f"{text} accepted for {value}"
+
+
+@pytest.mark.parametrize(
+    ("ex_id", "text", "verdict"),
+    [
+        ("9a", "0.426", "right"),
+        ("9a", "0.4256", "right"),
+        ("9a", "0.4255", "wrong"),  # four decimals must be right to four decimals
+        ("9a", "0.43", "imprecise"),  # right to two decimals, but three are asked for
+        ("9a", "0.5", "wrong"),
+        ("8a", "0.8, 0.4", "right"),  # trailing zeros may be left out
+        ("8a", "[0.8 0.4]", "right"),
+        ("8a", "0.8", "count"),
+        ("6a", "−0.426，0.574", "right"),  # Unicode minus and a full-width comma
+        ("17a", "4,000,000", "right"),
+        ("17a", "4000001", "wrong"),
+        ("17b", "4x", "right"),
+        ("17b", "4 倍", "right"),
+        ("9b", "[1, 2, 3, 3]", "right"),
+        ("9b", "[1, 3, 2, 2]", "wrong"),
+    ],
+)
+def test_grading_follows_the_learners_rounding(ex_id: str, text: str, verdict: str) -> None:
+    assert knowledge.check_answer(ex_id, text).verdict == verdict
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", r"expected a number, got an empty answer"),
+        ("abc", r"expected a number like 0.599, got 'abc'"),
+        ("nan", r"expected a finite number, got 'nan'"),
+    ],
+)
+def test_unreadable_answers_raise_input_error(text: str, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        knowledge.check_answer("9a", text)
+
+
+def test_a_wrong_answer_is_diagnosed_by_the_mistakes_catalogue() -> None:
+    grade = knowledge.check_answer("5a", "0.638", "en")  # softmax of the unscaled row
+    assert not grade.correct
+    assert grade.diagnosis is not None and "no scaling" in grade.diagnosis, grade.diagnosis
+    assert "section 8" in grade.diagnosis
+
+
+def test_a_misread_index_is_named() -> None:
+    grade = knowledge.check_answer("9a", "0.574", "en")  # weights[1,1,1], the other column
+    assert grade.diagnosis is not None and "weights[1,1,1]" in grade.diagnosis, grade.diagnosis
+
+
+def test_an_unexplained_wrong_answer_has_no_diagnosis() -> None:
+    assert knowledge.check_answer("5a", "0.123").diagnosis is None
+
+
+def test_section_lookup_errors() -> None:
+    with pytest.raises(KeyError, match=r"section must be one of 0-19"):
+        knowledge.section(20)
+    with pytest.raises(KeyError, match=r"no exercise called 'zz'"):
+        knowledge.exercise("zz")
+    with pytest.raises(ValueError, match=r"lang must be one of zh, en, got 'fr'"):
+        knowledge.sections("fr")
