@@ -19,6 +19,9 @@ from attnlab.audit.context import Audit, Side
 from attnlab.audit.observe import as_heads, close, first_diff, forward
 
 PASS, FAIL, NOT_CHECKED = "PASS", "FAIL", "NOT CHECKED"
+_MATCH_ZH = "载入课程权重后，输出与 attnlab.pipeline 的参考一致（课程例子与随机输入）"
+_MATCH_EN = ("with the lesson's weights loaded, the output equals the reference from "
+             "attnlab.pipeline (lesson example and a random input)")
 #: Section to reread for each item when no catalogue mistake names a more precise one.
 SECTION = {1: 1, 2: 4, 3: 4, 4: 8, 5: 11, 6: 5, 7: 6, 8: 15, 9: 14, 10: 16}
 
@@ -125,16 +128,17 @@ def _scale_fail(ratio: float, C: int, d: int) -> Verdict:
 def _causality(a: Audit) -> Verdict | None:
     run = a.probe.run
     gen = torch.Generator().manual_seed(11)
+    b = 1  # change one prompt only, so that a batch leak (item 9) is not taken for this one
     for t0 in range(1, run.T):
         x2 = run.x.clone()
-        x2[:, t0:] = torch.randn(x2[:, t0:].shape, generator=gen)
+        x2[b, t0:] = torch.randn(x2[b, t0:].shape, generator=gen)
         out2 = forward(a.probe.module, x2, a.path).out
         if out2.shape != run.out.shape:
             return None
-        before, after = run.out[:, :t0], out2[:, :t0]
+        before, after = run.out[b, :t0], out2[b, :t0]
         if not close(before, after, 1e-4):
-            i = first_diff(after, before)
-            delta = float((after[i] - before[i]).abs())
+            i = (b, *first_diff(after, before))
+            delta = float((after[i[1:]] - before[i[1:]]).abs())
             return Verdict(FAIL, f"只改变位置 ≥ {t0} 的输入，output{_idx(i)} 却变了 {_f(delta)}："
                            f"位置 {i[1]} 读到了未来",
                            f"changing only positions ≥ {t0} changed output{_idx(i)} by {_f(delta)}: "
@@ -182,7 +186,8 @@ def item_6(a: Audit) -> Verdict | None:
     w = run.weights()
     if w is None:
         return None
-    sums = w.nan_to_num(0.0).sum(-1)
+    sums = w.sum(-1)
+    sums = sums.masked_fill(sums.isnan(), 1.0)  # a row of nan is item 5's finding (all blocked)
     worst = float((sums - 1).abs().max())
     if worst > 1e-4:
         i = first_diff(sums, torch.ones_like(sums))
@@ -275,11 +280,27 @@ def _repro_evidence(a: Audit, names: list[str]) -> Verdict:
                    "on the lesson example and on a random input", names)  # fmt: skip
 
 
+def _undecided(a: Audit) -> Verdict:
+    if all(s.ref is None for s in a.sides):
+        return Verdict(NOT_CHECKED, "没有找到投影层，无法建立参考；也没有可直接观察的证据",
+                       "no projections found to build a reference from, and nothing "
+                       "observable decides it")  # fmt: skip
+    return Verdict(NOT_CHECKED, "没有可直接观察的证据；输出与参考不同，目录中也没有错误能复现它",
+                   "nothing observable decides it; the output differs from the reference and "
+                   "no catalogue mistake reproduces it")  # fmt: skip
+
+
 def judge(a: Audit) -> list[dict[str, object]]:
     """The ten items in checklist order, as JSON-ready dicts."""
     by_item: dict[int, list[str]] = {}
     for name in a.reproduced_by:
         by_item.setdefault(mistakes.get(name).item, []).append(name)
+    if "scores_transposed" in a.reproduced_by and "swapped_qk" in by_item.get(2, []):
+        # Swapping W_Q and W_K gives exactly Sᵀ: the score table is where it shows (item 3).
+        by_item[2].remove("swapped_qk")
+        by_item[3].insert(0, "swapped_qk")
+        if not by_item[2]:
+            del by_item[2]
     first_fail = min(by_item, default=None)
     results = []
     for n, check in ITEMS.items():
@@ -287,15 +308,17 @@ def judge(a: Audit) -> list[dict[str, object]]:
         if n == first_fail:
             rv = _repro_evidence(a, by_item[n])
             v = rv if v is None or v.status != FAIL else Verdict(FAIL, f"{v.zh}；{rv.zh}", f"{v.en}; {rv.en}", by_item[n])
+        elif v is not None and v.status == FAIL and not v.mistakes and first_fail is not None:
+            cause = ", ".join(by_item[first_fail])
+            v = Verdict(FAIL, f"{v.zh}（这是 {cause} 的后果，见第 {first_fail} 项）",
+                        f"{v.en} (a consequence of {cause}, item {first_fail})", by_item[first_fail])  # fmt: skip
         elif v is None and (a.matches_ref or first_fail is not None):
-            zh, en = ("输出与课程参考一致", "the output equals the reference") if a.matches_ref else (
+            zh, en = (_MATCH_ZH, _MATCH_EN) if a.matches_ref else (
                 f"与只错在第 {first_fail} 项的复现一致", f"consistent: the only error reproduced "
                 f"is in item {first_fail}")  # fmt: skip
             v = Verdict(PASS, zh, en)
         elif v is None:
-            v = Verdict(NOT_CHECKED, "没有可直接观察的证据，输出也与参考不同且无法复现",
-                        "nothing observable decides it, and the output differs from the "
-                        "reference in a way no catalogue mistake reproduces")  # fmt: skip
+            v = _undecided(a)
         section = mistakes.get(v.mistakes[0]).section if v.mistakes else SECTION[n]
         results.append({"item": n, "status": v.status, "evidence": {"zh": v.zh, "en": v.en},
                         "mistakes": v.mistakes, "section": section if v.status == FAIL else None})  # fmt: skip

@@ -1,0 +1,25 @@
+"""Broken on purpose. item=6 mistake=softmax_query_axis"""
+# expect: item=6 mistake=softmax_query_axis
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class AttentionHead(nn.Module):
+    def __init__(self, embed_dim, head_size, context_length):
+        super().__init__()
+        self.query = nn.Linear(embed_dim, head_size, bias=False)
+        self.key = nn.Linear(embed_dim, head_size, bias=False)
+        self.value = nn.Linear(embed_dim, head_size, bias=False)
+        self.register_buffer("causal_mask", torch.tril(torch.ones(context_length, context_length, dtype=torch.bool)))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        mask = self.causal_mask[:T, :T]
+        q, k, v = self.query(x), self.key(x), self.value(x)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))
+        scores = scores.masked_fill(~mask, float("-inf"))
+        weights = F.softmax(scores, dim=1)
+        return weights @ v
