@@ -191,6 +191,7 @@ def test_mask_bars_are_the_lesson_values() -> None:
     assert [p.get_height() for p in wrong.patches] == data.zero_fill.tolist()
     assert [p.get_height() for p in right.patches] == [1.0, 0.0]
     assert [t.get_text() for t in wrong.texts] == ["0.550", "0.450"]
+    assert [t.get_text() for t in right.texts] == ["1", "0"]
     assert "softmax([0.2, 0])" in wrong.get_title()
     assert "softmax([0.2, −∞])" in right.get_title()
 

@@ -141,7 +141,7 @@ def plot_mask(data: MaskData | None = None, lang: str = "zh") -> Figure:
                 bar.set(facecolor=LEAK_COLOUR, edgecolor="white", hatch="///")
             elif hidden:
                 bar.set(facecolor=MASKED_FILL, edgecolor=MASKED_HATCH, hatch="///")
-        ax.bar_label(bars, labels=[f"{float(w):.3f}" for w in weights], fontsize=11, padding=3)
+        ax.bar_label(bars, labels=[format_value(float(w)) for w in weights], fontsize=11, padding=3)
         ax.set_xticks(range(len(labels)), labels=labels)
         ax.set_ylim(0, 1.15)
         ax.set_title(text(key, lang) + f"\nsoftmax([{', '.join(filled)}])", fontsize=11)

@@ -43,10 +43,13 @@ def masked_patch(label: str) -> Rectangle:
 
 
 def format_value(value: float) -> str:
-    """A cell's number as the lesson writes it: up to 3 decimals, no trailing zeros."""
+    """A cell's number with 3 decimals; exact values drop trailing zeros as the lesson writes
+    them (``0.4``, ``1``), rounded ones keep them (``0.570`` is not exactly 0.57)."""
     if value == float("-inf"):
         return "−∞"
-    text = f"{value:.3f}".rstrip("0").rstrip(".")
+    text = f"{value:.3f}"
+    if abs(value - float(text)) < 1e-9:
+        text = text.rstrip("0").rstrip(".")
     return "0" if text in ("-0", "") else text
 
 
