@@ -145,10 +145,17 @@ def _explicit(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor
     return attend(q, k, v).output  # [B, n_head, T, d_head]
 
 
+def _tiled(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    from attnlab.flash import tiled_attention  # imported on first use, like the other extras
+
+    return tiled_attention(q, k, v)  # [B, n_head, T, d_head], no [T, T] tensor kept
+
+
 #: Attention kernels for :class:`CausalSelfAttention`: (q, k, v) ``[B, n_head, T, d_head]`` → out.
 BACKENDS: dict[str, Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]] = {
     "sdpa": _sdpa,
     "explicit": _explicit,
+    "tiled": _tiled,
 }
 
 
@@ -163,7 +170,8 @@ class CausalSelfAttention(nn.Module):
         num_heads: number of heads ``n_head``.
         context_length: the longest sequence accepted.
         backend: ``"sdpa"`` (``F.scaled_dot_product_attention``, the default), ``"explicit"``
-            (the lesson's stage-by-stage path) or another name registered in :data:`BACKENDS`.
+            (the lesson's stage-by-stage path), ``"tiled"`` (:mod:`attnlab.flash`, exact
+            attention with memory linear in T) or another name registered in :data:`BACKENDS`.
 
     Attributes:
         qkv: bias-free ``nn.Linear(C, 3C)``; rows ``[0:C]`` are W_Q, ``[C:2C]`` W_K, ``[2C:3C]``
