@@ -93,17 +93,25 @@ def draw_heatmap(
                       hatch="///", linewidth=0)
         )  # fmt: skip
     if annotate:
-        for (r, c), value in np.ndenumerate(data):
-            if hidden[r, c]:
-                ax.text(c, r, masked_text, ha="center", va="center", fontsize=fontsize,
-                        color="#222222", bbox={"facecolor": MASKED_FILL, "edgecolor": "none",
-                                               "pad": 1.0})  # fmt: skip
-            else:
-                colour = _text_colour(cmap, norm, float(value))
-                ax.text(c, r, format_value(float(value)), ha="center", va="center",
-                        fontsize=fontsize, color=colour)  # fmt: skip
+        _annotate(ax, data, hidden, cmap, norm, masked_text, fontsize)
     _label_axes(ax, row_labels, col_labels, fontsize)
     return image
+
+
+def _annotate(
+    ax: Axes, data: np.ndarray, hidden: np.ndarray, cmap: Colormap, norm: Normalize,
+    masked_text: str, fontsize: float,
+) -> None:  # fmt: skip
+    """Write each visible cell's value, and ``masked_text`` on a grey ground in hidden cells."""
+    for (r, c), value in np.ndenumerate(data):
+        if hidden[r, c]:
+            ground = {"facecolor": MASKED_FILL, "edgecolor": "none", "pad": 1.0}
+            ax.text(c, r, masked_text, ha="center", va="center", fontsize=fontsize,
+                    color="#222222", bbox=ground)  # fmt: skip
+        else:
+            colour = _text_colour(cmap, norm, float(value))
+            ax.text(c, r, format_value(float(value)), ha="center", va="center",
+                    fontsize=fontsize, color=colour)  # fmt: skip
 
 
 def _label_axes(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import torch
 from matplotlib import colormaps
+from matplotlib.axes import Axes
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
@@ -27,6 +29,20 @@ def _panel_title(source: PlotSource, b: int, h: int | None, lang: str) -> str:
     return title if h is None else f"{title} · {text('head', lang)} {h}"
 
 
+def _draw_panel(
+    ax: Axes, panel: torch.Tensor, norm: Normalize, source: PlotSource, b: int, h: int | None,
+    lang: str,
+) -> None:  # fmt: skip
+    T = panel.size(-1)
+    labels = token_labels(None if source.tokens is None else source.tokens[b], T)
+    draw_heatmap(
+        ax, panel, row_labels=labels, col_labels=labels, cmap=colormaps[WEIGHTS_CMAP],
+        norm=norm, visible=source.stages.causal_mask, masked_text=text("masked", lang),
+        annotate=T <= ANNOTATE_MAX_T, fontsize=11.0 if T <= 4 else 8.0,
+    )  # fmt: skip
+    ax.set_title(_panel_title(source, b, h, lang), fontsize=11)
+
+
 def plot_weights(source: PlotSource, lang: str = "zh") -> Figure:
     """Heatmap of ``weights`` ``[B, T_query, T_key]`` (or ``[B, n_head, T, T]``), one panel each.
 
@@ -48,29 +64,21 @@ def plot_weights(source: PlotSource, lang: str = "zh") -> Figure:
     side = _panel_inches(T)
     fig = new_figure(side * n_cols + 1.2, side * n_rows + 0.9)
     axes = fig.subplots(n_rows, n_cols, squeeze=False)
+    # One scale for every panel: a weight is a share of one unit of reading, 0 to 1.
     cmap, norm = colormaps[WEIGHTS_CMAP], Normalize(0.0, 1.0)
-    annotate = T <= ANNOTATE_MAX_T
-    fontsize = 11.0 if T <= 4 else 8.0
     for i, b in enumerate(shown):
         for h in range(heads):
             row, col = (0, i) if heads == 1 else (i, h)
-            ax = axes[row, col]
             panel = weights[b] if heads == 1 else weights[b, h]  # [T_query, T_key]
-            labels = token_labels(None if source.tokens is None else source.tokens[b], T)
-            draw_heatmap(
-                ax, panel, row_labels=labels, col_labels=labels, cmap=cmap, norm=norm,
-                visible=source.stages.causal_mask, masked_text=text("masked", lang),
-                annotate=annotate, fontsize=fontsize,
-            )  # fmt: skip
-            ax.set_title(_panel_title(source, b, None if heads == 1 else h, lang), fontsize=11)
+            _draw_panel(axes[row, col], panel, norm, source, b, None if heads == 1 else h, lang)
             if col == 0:
-                ax.set_ylabel(text("query", lang))
+                axes[row, col].set_ylabel(text("query", lang))
             if row == 0:
-                ax.set_xlabel(text("key", lang))
-                ax.xaxis.set_label_position("top")
+                axes[row, col].set_xlabel(text("key", lang))
+                axes[row, col].xaxis.set_label_position("top")
     fig.colorbar(ScalarMappable(norm, cmap), ax=axes, shrink=0.8, label=text("weight", lang))
     suptitle = text("weights_title", lang)
-    if not annotate:  # no "masked" text in the cells: a legend explains the hatch instead
+    if T > ANNOTATE_MAX_T:  # no "masked" text in the cells: a legend explains the hatch instead
         suptitle += "\n" + text("no_values", lang, limit=ANNOTATE_MAX_T)
         fig.legend(handles=[masked_patch(text("masked", lang))], loc="lower center")
     fig.suptitle(suptitle, fontsize=11)
