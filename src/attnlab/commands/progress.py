@@ -8,6 +8,7 @@ import typer
 
 from attnlab.commands._common import LangOption, fail, lang_of
 from attnlab.commands._store import DataDirOption, ProfileOption, open_store
+from attnlab.i18n import pick
 
 if TYPE_CHECKING:
     from attnlab.progress import ProgressStore, Summary
@@ -44,6 +45,7 @@ def register(app: typer.Typer) -> None:
         file: FileArgument,
         data_dir: DataDirOption = None,
         profile: ProfileOption = None,
+        lang: LangOption = None,
     ) -> None:
         """Write your progress to FILE (JSON), replacing it all at once."""
         from attnlab.progress_file import write_json_atomic
@@ -53,7 +55,9 @@ def register(app: typer.Typer) -> None:
                 write_json_atomic(file, store.export_dict())
             except OSError as exc:
                 fail(f"{file}: cannot write the export ({exc.strerror or exc})")
-        typer.echo(f"{file}")
+            name = store.profile
+        typer.echo(pick(lang_of(ctx, lang), f"已导出 {name} 的进度：{file}",
+                        f"Exported the progress of {name} to {file}"))  # fmt: skip
 
     @group.command("import")
     def import_command(
@@ -61,9 +65,9 @@ def register(app: typer.Typer) -> None:
         file: FileArgument,
         data_dir: DataDirOption = None,
         profile: ProfileOption = None,
+        lang: LangOption = None,
     ) -> None:
-        """Merge FILE into your progress; the newer of two entries wins. A bad file changes
-        nothing."""
+        """Merge FILE into this profile (newer entries win); a bad file changes nothing."""
         from attnlab.errors import InputError
         from attnlab.progress_file import read_export, validate_export
 
@@ -75,7 +79,12 @@ def register(app: typer.Typer) -> None:
             fail(message if message.startswith(str(file)) else f"{file}: {message}")
         with _store(ctx, data_dir, profile) as store:
             counts = store.import_dict(data)
-        typer.echo(", ".join(f"{k}: {v}" for k, v in counts.items()))
+            typer.echo(pick(lang_of(ctx, lang),
+                            "已合并：完成 {completed} 条，自评 {assessments} 条，"
+                            "作答 {attempts} 条",
+                            "Merged: {completed} completed, {assessments} self-assessments, "
+                            "{attempts} answers").format(**counts))  # fmt: skip
+            typer.echo(summary_text(store.summary(), lang_of(ctx, lang)))
 
     @group.command("reset")
     def reset_command(
@@ -91,7 +100,7 @@ def register(app: typer.Typer) -> None:
             fail("reset deletes this profile's progress: expected --yes, found none")
         with _store(ctx, data_dir, profile) as store:
             store.reset()
-            typer.echo(f"reset: {store.profile}")
+            typer.echo(f"reset: {store.profile}: {store.path}")
 
 
 def _store(ctx: typer.Context, data_dir: str | None, profile: str | None) -> ProgressStore:
@@ -102,10 +111,14 @@ def _store(ctx: typer.Context, data_dir: str | None, profile: str | None) -> Pro
 def summary_text(summary: Summary, lang: str) -> str:
     """The progress bar line, the sections to review, and the next one to study."""
     from attnlab import knowledge
-    from attnlab.i18n import pick
     from attnlab.quiz import progress_line, section_label
 
     lines = [progress_line(summary, lang)]
+    if summary.attempts:
+        n, ok = summary.attempts, summary.correct
+        lines.append(
+            pick(lang, f"练习：作答 {n} 次，答对 {ok} 次", f"Exercises: {n} answers, {ok} right")
+        )
     if summary.to_review:
         marked = ", ".join(section_label(s, lang) for s in summary.to_review)
         lines.append(pick(lang, f"标记为需要复习：{marked}", f"Marked review again: {marked}"))
