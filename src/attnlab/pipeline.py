@@ -18,6 +18,8 @@ from dataclasses import dataclass, fields
 
 import torch
 
+from attnlab.memory_guard import check_scores_fit
+
 #: The lesson's stage names, in the order the data flows.
 STAGE_NAMES: tuple[str, ...] = (
     "x",
@@ -115,8 +117,13 @@ def attend(
     Shape:
         - raw/scaled/masked scores and weights: ``[..., T_query, T_key]``
         - output: ``[..., T, d_head]``
+
+    Raises:
+        attnlab.memory_guard.ScoresTooLargeError: the score tensors would not fit in memory.
     """
     T, d_head = q.size(-2), q.size(-1)
+    # Refuse, naming the GiB, before allocating scores the OS would kill us for (section 17).
+    check_scores_fit(q, k)
     mask = causal_mask(T, q.device) if mask is None else mask[:T, :T]  # [T, T]
     raw_scores = q @ k.transpose(-2, -1)  # [..., T, T]
     scaled_scores = raw_scores / math.sqrt(d_head)  # [..., T, T]
