@@ -64,3 +64,18 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     assert set(summary.completed) == {*range(WRITERS), 10, 19}
     assert len(summary.assessments) == 20
     assert summary.last_section in range(WRITERS)
+
+
+def test_threads_sharing_one_store(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ProgressStore(tmp_path / "progress.sqlite3") as store:
+
+        def work(i: int) -> None:
+            store.record_attempt("5a", f"t{i}", True)
+            store.set_assessment(i % 20, "review")
+            assert store.summary().attempts >= 1
+
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            list(pool.map(work, range(40)))
+        assert sorted(a["answer"] for a in store.attempts()) == sorted(f"t{i}" for i in range(40))

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,9 @@ class ProgressStore:
         profile: learner profile name (letters, digits, ``_ . -``; at most 64).
         clock: returns the current time as ISO text (tests pass a fake one).
 
+    One store may be shared by the threads of one process (a lock serialises its calls); every
+    process opens its own, and SQLite's locking keeps them apart.
+
     Raises:
         StoreError: the file is not SQLite, is corrupted, belongs to another program or was
             written by a newer attnlab. The message names the path; the file is not touched.
@@ -101,6 +105,7 @@ class ProgressStore:
         self, path: Path, profile: str = DEFAULT_PROFILE, clock: Callable[[], str] = utc_now
     ) -> None:
         self.path, self.profile, self._clock = Path(path), check_profile(profile), clock
+        self._lock = threading.RLock()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._conn = connect(self.path)
@@ -120,7 +125,8 @@ class ProgressStore:
 
     def close(self) -> None:
         """Close the connection (every write is already committed)."""
-        self._conn.close()
+        with self._lock:
+            self._conn.close()
 
     def __enter__(self) -> ProgressStore:
         return self
@@ -129,14 +135,26 @@ class ProgressStore:
         self.close()
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._conn
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        self._conn.execute("COMMIT")
+    def _transaction(self, mode: str) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._conn.in_transaction:  # nested call: already inside one transaction
+                yield self._conn
+                return
+            self._conn.execute(f"BEGIN {mode}")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        # IMMEDIATE takes the write lock up front, so two writers queue instead of deadlocking.
+        return self._transaction("IMMEDIATE")
+
+    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
+        # One read transaction = one consistent snapshot, even while another process writes.
+        return self._transaction("DEFERRED")
 
     def mark_complete(self, section: int) -> None:
         """Mark ``section`` (0-19) complete; the first completion time is kept."""
@@ -187,11 +205,12 @@ class ProgressStore:
 
     def summary(self) -> Summary:
         """Completed sections, assessments, last section and attempt counts of this profile."""
-        done = self._rows("SELECT section FROM completions WHERE profile = ? ORDER BY section")
-        marks = self._rows("SELECT section, status FROM assessments WHERE profile = ?")
-        visit = self._rows("SELECT section FROM visits WHERE profile = ?")
-        tries = self._rows("SELECT COUNT(*), COUNT(NULLIF(correct, 0)) FROM attempts "
-                           "WHERE profile = ? AND correct IS NOT NULL")  # fmt: skip
+        with self._read():
+            done = self._rows("SELECT section FROM completions WHERE profile = ? ORDER BY section")
+            marks = self._rows("SELECT section, status FROM assessments WHERE profile = ?")
+            visit = self._rows("SELECT section FROM visits WHERE profile = ?")
+            tries = self._rows("SELECT COUNT(*), COUNT(NULLIF(correct, 0)) FROM attempts "
+                               "WHERE profile = ? AND correct IS NOT NULL")  # fmt: skip
         return Summary(
             self.profile,
             tuple(r[0] for r in done),
@@ -203,11 +222,12 @@ class ProgressStore:
 
     def attempts(self, exercise: str | None = None) -> list[dict[str, Any]]:
         """This profile's attempts, oldest first (optionally for one exercise only)."""
-        rows = self._conn.execute(
-            "SELECT exercise, answer, correct, diagnosis, created_at FROM attempts "
-            "WHERE profile = ? AND (? IS NULL OR exercise = ?) ORDER BY created_at, id",
-            (self.profile, exercise, exercise),
-        ).fetchall()
+        with self._read() as db:
+            rows = db.execute(
+                "SELECT exercise, answer, correct, diagnosis, created_at FROM attempts "
+                "WHERE profile = ? AND (? IS NULL OR exercise = ?) ORDER BY created_at, id",
+                (self.profile, exercise, exercise),
+            ).fetchall()
         return [progress_file.attempt_dict(*row) for row in rows]
 
     def migrations(self) -> list[tuple[int, str]]:
@@ -219,14 +239,17 @@ class ProgressStore:
     def export_dict(self) -> dict[str, Any]:
         """This profile's progress in the export format (:mod:`attnlab.progress_file`)."""
         q = self._rows
-        return progress_file.build_export(
-            self.profile,
-            self._clock(),
-            completed=q("SELECT section, completed_at FROM completions WHERE profile = ?"),
-            assessments=q("SELECT section, status, updated_at FROM assessments WHERE profile = ?"),
-            attempts=self.attempts(),
-            visit=q("SELECT section, visited_at FROM visits WHERE profile = ?"),
-        )
+        with self._read():
+            return progress_file.build_export(
+                self.profile,
+                self._clock(),
+                completed=q("SELECT section, completed_at FROM completions WHERE profile = ?"),
+                assessments=q(
+                    "SELECT section, status, updated_at FROM assessments WHERE profile = ?"
+                ),
+                attempts=self.attempts(),
+                visit=q("SELECT section, visited_at FROM visits WHERE profile = ?"),
+            )
 
     def import_dict(self, data: object) -> dict[str, int]:
         """Merge an export into this profile, keeping the newer of any two entries.

@@ -65,7 +65,9 @@ def _check_file(path: Path) -> None:
 def connect(path: Path) -> sqlite3.Connection:
     """Open ``path`` (created when missing) after checking it is ours, in WAL mode."""
     _check_file(path)
-    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    conn = sqlite3.connect(
+        path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+    )
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     # Look before switching to WAL: the journal mode is stored in the file, and a file that is
     # not ours must stay exactly as it was.
