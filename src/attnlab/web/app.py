@@ -1,0 +1,137 @@
+"""The FastAPI application of the web lesson: :func:`create_app`.
+
+Example::
+
+    >>> from fastapi.testclient import TestClient
+    >>> client = TestClient(create_app(data_dir=tmp_path), base_url="http://127.0.0.1")
+    >>> client.get("/lesson").status_code
+    200
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.exceptions import HTTPException
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+from attnlab.i18n import resolve_lang
+from attnlab.progress_file import check_profile
+from attnlab.web import figures
+from attnlab.web.common import Settings, lang_of
+from attnlab.web.security import (
+    CSRF_COOKIE,
+    LOCAL_HOSTS,
+    MAX_BODY_BYTES,
+    SECURITY_HEADERS,
+    BodyLimit,
+    RequestRefused,
+    new_token,
+    valid_token,
+)
+from attnlab.web.ui_text import UI
+
+HERE = Path(__file__).parent
+
+
+def _environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(HERE / "templates"),
+        autoescape=select_autoescape(["html"], default=True),  # user text is always escaped
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals["figure_svg"] = figures.svg
+    return env
+
+
+def create_app(
+    data_dir: str | os.PathLike[str] | None = None,
+    profile: str | None = None,
+    *,
+    lang: str | None = None,
+    figures_on: bool = True,
+    hosts: list[str] | None = None,
+    max_body: int = MAX_BODY_BYTES,
+) -> FastAPI:
+    """Build the web lesson.
+
+    Args:
+        data_dir: folder of the progress database (default: ``$ATTNLAB_DATA_DIR`` or the
+            platform's user data folder), the same file ``attnlab quiz`` uses.
+        profile: learner profile (default ``$ATTNLAB_PROFILE`` or ``default``).
+        lang: default page language (``zh`` unless ``$ATTNLAB_LANG`` says otherwise).
+        figures_on: draw the figures (tests switch them off to stay fast).
+        hosts: host names to answer to (default: the loopback names).
+        max_body: largest request body accepted, in bytes.
+    """
+    if profile is not None:
+        check_profile(profile)
+    app = FastAPI(title="attnlab web lesson", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.settings = Settings(
+        Path(data_dir) if data_dir else None, profile, resolve_lang(lang), figures_on
+    )
+    app.state.templates = _environment()
+    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    from attnlab.web import routes_explorer, routes_pages, routes_progress
+
+    for module in (routes_pages, routes_progress, routes_explorer):
+        app.include_router(module.router)
+    _add_error_handlers(app)
+    app.middleware("http")(_session_and_headers)
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=hosts or list(LOCAL_HOSTS))
+    app.add_middleware(BodyLimit, max_bytes=max_body)
+    return app
+
+
+async def _session_and_headers(
+    request: Request, call_next: Callable[[Request], Awaitable[Response]]
+) -> Response:
+    cookie = request.cookies.get(CSRF_COOKIE)
+    token = cookie if cookie and valid_token(cookie) else new_token()
+    request.state.csrf_token = token
+    response = await call_next(request)
+    if token != cookie:
+        response.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict", path="/")
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
+    return response
+
+
+def render_error(request: Request, status: int, message: str) -> Response:
+    """The refusal as JSON for ``/api/`` routes, else as a small HTML page."""
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"error": message}, status_code=status)
+    try:
+        lang = lang_of(request)
+    except RequestRefused:
+        lang = "zh"
+    html = request.app.state.templates.get_template("error.html").render(
+        ui=UI[lang], lang=lang, status=status, message=message
+    )
+    return HTMLResponse(html, status_code=status)
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    async def refused(request: Request, exc: Any) -> Response:
+        return render_error(request, exc.status, exc.message)
+
+    async def invalid(request: Request, exc: Any) -> Response:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ())[1:]) or "request"
+        return render_error(request, 422, f"{where}: {first.get('msg', 'invalid value')}")
+
+    async def http_error(request: Request, exc: Any) -> Response:
+        return render_error(request, exc.status_code, str(exc.detail))
+
+    app.add_exception_handler(RequestRefused, refused)
+    app.add_exception_handler(RequestValidationError, invalid)
+    app.add_exception_handler(HTTPException, http_error)

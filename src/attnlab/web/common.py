@@ -1,0 +1,118 @@
+"""What every route shares: settings, the per-thread progress store, language, page context,
+the cross-site check and redirects."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import RedirectResponse
+
+from attnlab.example import LANGS
+from attnlab.progress import ProgressStore, StoreError, Summary
+from attnlab.progress_file import SECTION_COUNT
+from attnlab.web import content
+from attnlab.web.security import (
+    CSRF_COOKIE,
+    CSRF_FIELD,
+    CSRF_HEADER,
+    RequestRefused,
+    check_origin,
+    check_token,
+)
+from attnlab.web.ui_text import UI
+
+LANG_COOKIE = "attnlab_lang"
+
+
+@dataclass
+class Settings:
+    """How :func:`attnlab.web.app.create_app` was configured."""
+
+    data_dir: Path | None
+    profile: str | None
+    default_lang: str
+    figures: bool
+    _local: threading.local = field(default_factory=threading.local)
+
+    def store(self) -> ProgressStore:
+        """This thread's connection to the progress file (SQLite connections are per thread;
+        WAL mode lets them all write safely, see :mod:`attnlab.progress`)."""
+        store = getattr(self._local, "store", None)
+        if store is None:
+            try:
+                store = ProgressStore.open(self.data_dir, self.profile)
+            except (StoreError, ValueError) as exc:
+                raise RequestRefused(503, f"progress store unavailable: {exc}") from None
+            self._local.store = store
+        return store
+
+
+def settings(request: Request) -> Settings:
+    """The app's settings."""
+    return request.app.state.settings  # type: ignore[no-any-return]
+
+
+def lang_of(request: Request) -> str:
+    """``?lang=`` if given (refused unless zh/en), else the language cookie, else the default."""
+    asked = request.query_params.get("lang")
+    if asked is not None:
+        if asked not in LANGS:
+            raise RequestRefused(400, f"lang must be one of {', '.join(LANGS)}, got {asked[:20]!r}")
+        return asked
+    cookie = request.cookies.get(LANG_COOKIE)
+    return cookie if cookie in LANGS else settings(request).default_lang
+
+
+def remember_lang(request: Request, response: Any, lang: str) -> None:
+    """Keep the chosen language for the next pages (a cookie, SameSite=Strict)."""
+    if request.cookies.get(LANG_COOKIE) != lang:
+        response.set_cookie(LANG_COOKIE, lang, samesite="strict", httponly=True, max_age=31536000)
+
+
+def page_context(request: Request, lang: str, summary: Summary, **extra: Any) -> dict[str, Any]:
+    """Variables every page template uses."""
+    done = set(summary.completed)
+    nav = [(s.id, s.label, s.title, s.id in done) for s in content.all_sections(lang)]
+    next_id = summary.next_section()
+    return {
+        "request": request,
+        "lang": lang,
+        "other_lang": "en" if lang == "zh" else "zh",
+        "ui": UI[lang],
+        "summary": summary,
+        "done": done,
+        "total": SECTION_COUNT,
+        "nav": nav,
+        "next_section": content.section(next_id, lang) if next_id is not None else None,
+        "csrf_token": request.state.csrf_token,
+        "csrf_field": CSRF_FIELD,
+        "figures_on": settings(request).figures,
+        **extra,
+    }
+
+
+async def csrf_protect(request: Request) -> None:
+    """Dependency of every state-changing route: same-origin request carrying our token."""
+    check_origin(request.headers)
+    sent = request.headers.get(CSRF_HEADER)
+    if sent is None and "form" in request.headers.get("content-type", ""):
+        form = await request.form()
+        value = form.get(CSRF_FIELD)
+        sent = value if isinstance(value, str) else None
+    check_token(request.cookies.get(CSRF_COOKIE), sent)
+
+
+def see_other(url: str) -> RedirectResponse:
+    """Post/Redirect/Get: the browser reloads the page with GET, so a refresh never re-posts."""
+    return RedirectResponse(url, status_code=303)
+
+
+def section_url(section_id: int, lang: str, back: str = "section", anchor: str = "") -> str:
+    """Where to return after a form on section ``section_id``."""
+    if back == "lesson":
+        return f"/lesson?lang={lang}#{anchor or f's-{section_id}'}"
+    return f"/section/{section_id}?lang={lang}" + (f"#{anchor}" if anchor else "")

@@ -1,0 +1,152 @@
+"""The explorer: the learner edits X, W_Q, W_K, W_V and every stage is recomputed.
+
+Input is validated by :func:`attnlab.inputs.parse_input` (one-line :class:`InputError` messages
+naming the field, e.g. ``x[0][1][2]: expected a number but found a string ('abc')``), then sizes
+are capped so a page stays readable. The stages come from :func:`attnlab.pipeline.attention_stages`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from attnlab import example
+from attnlab.errors import InputError
+from attnlab.i18n import pick
+from attnlab.inputs import parse_input
+from attnlab.pipeline import STAGE_NAMES, AttentionStages, attention_stages
+from attnlab.stagefmt import POSITION_STAGES, stage_rows
+
+#: Largest sizes the explorer accepts (B is the two prompts of the lesson).
+LIMITS: dict[str, int] = {"B": 2, "T": 8, "C": 8, "d": 8}
+MATRICES: tuple[str, ...] = ("x", "w_q", "w_k", "w_v")
+PRESETS: tuple[str, ...] = ("lesson", "uniform")
+SHOWN_STAGES = tuple(s for s in STAGE_NAMES if s != "causal_mask")
+PRECISION = 3
+_FIELD = re.compile(r"^(x|w_q|w_k|w_v)((?:\[\d+\])*)")
+
+
+def preset(name: str) -> dict[str, Any]:
+    """The numbers of preset ``name``: ``lesson`` or ``uniform`` (W_Q = 0: every visible
+    position gets the same weight, section 1's mean)."""
+    if name not in PRESETS:
+        raise InputError(f"preset: expected one of {', '.join(PRESETS)} but found {name[:20]!r}")
+    w_q = example.lesson_w_q()
+    if name == "uniform":
+        w_q = torch.zeros_like(w_q)
+    tensors = (example.lesson_x(), w_q, example.lesson_w_k(), example.lesson_w_v())
+    return {k: t.tolist() for k, t in zip(MATRICES, tensors, strict=True)}
+
+
+def _resized(rows: list[Any], n: int, fill: Any) -> list[Any]:
+    return [*rows[:n], *([fill() for _ in range(n - len(rows))])]
+
+
+def resize(data: dict[str, Any], T: int, C: int, d: int) -> dict[str, Any]:
+    """``data`` cut or zero-padded to T positions, width C and head width d."""
+    check_sizes(T=T, C=C, d=d)
+    x = [_resized([_resized(r, C, float) for r in prompt], T, lambda: [0.0] * C) for prompt in data["x"]]
+    ws = {k: _resized([_resized(r, d, float) for r in data[k]], C, lambda: [0.0] * d) for k in MATRICES[1:]}
+    return {"x": x, **ws}
+
+
+def check_sizes(**sizes: int) -> None:
+    """Raise :class:`InputError` for a size above :data:`LIMITS` (or below 1)."""
+    for axis, size in sizes.items():
+        if not 1 <= size <= LIMITS[axis]:
+            raise InputError(f"{axis}: expected 1 <= {axis} <= {LIMITS[axis]} in the explorer but found {size}")
+
+
+def compute(payload: object) -> AttentionStages:
+    """Validate the explorer's numbers and run the pipeline on them.
+
+    Raises:
+        InputError: one line naming the field (``x[0][1][2]: ...``) or the size over the cap.
+    """
+    if not isinstance(payload, dict):
+        raise InputError(f"input: expected an object with keys {', '.join(MATRICES)}")
+    lab = parse_input({k: payload[k] for k in MATRICES if k in payload}, source="explorer")
+    B, T, C = lab.x.shape
+    check_sizes(B=B, T=T, C=C, d=lab.w_q.size(1))
+    if lab.w_v.size(1) > LIMITS["d"]:
+        raise InputError(f"w_v: expected at most {LIMITS['d']} columns but found {lab.w_v.size(1)}")
+    return attention_stages(lab.x, lab.w_q, lab.w_k, lab.w_v)
+
+
+def error_field(message: str) -> tuple[str, str]:
+    """``("x", "x[0][1][2]")`` from an :class:`InputError` message: the matrix and the cell."""
+    match = _FIELD.match(message)
+    if not match:
+        return "", ""
+    return match[1], match[0]
+
+
+def tokens_for(T: int, B: int, lang: str) -> list[list[str]]:
+    """Position labels: the lesson's tokens when T matches, else ``p0, p1, ...``."""
+    lesson = example.prompt_tokens(lang)
+    if T == len(lesson[0]):
+        return lesson[:B]
+    return [[f"p{t}" for t in range(T)] for _ in range(B)]
+
+
+@dataclass(frozen=True)
+class StageTable:
+    """One prompt's table of one stage, ready for the template."""
+
+    prompt: str
+    headers: list[str]
+    rows: list[list[tuple[str, str]]]  # (text, css background or "") per cell
+
+
+@dataclass(frozen=True)
+class StageView:
+    """One stage: its name, shape and a table per prompt."""
+
+    name: str
+    shape: str
+    tables: list[StageTable]
+
+
+def heat(value: float) -> str:
+    """A background colour for a weight in [0, 1]: pale paper to deep teal."""
+    v = min(max(value, 0.0), 1.0)
+    low, high = (246, 248, 250), (14, 99, 120)
+    r, g, b = (round(lo + (hi - lo) * v) for lo, hi in zip(low, high, strict=True))
+    ink = "#fff" if v > 0.55 else "#13212b"
+    return f"background:rgb({r},{g},{b});color:{ink}"
+
+
+def stage_views(stages: AttentionStages, lang: str) -> list[StageView]:
+    """Every stage of ``stages`` as labelled tables; the weights cells carry heat colours."""
+    B, T, _ = stages.x.shape
+    tokens = tokens_for(T, B, lang)
+    views = []
+    for name in SHOWN_STAGES:
+        tensor = getattr(stages, name)
+        tables = []
+        for b in range(B):
+            headers, rows = stage_rows(name, tensor[b], tokens[b], PRECISION, lang)
+            cells = []
+            for t, row in enumerate(rows):
+                styled = [(row[0], "")]
+                for j, text in enumerate(row[1:]):
+                    colour = heat(float(tensor[b, t, j])) if name == "weights" and j < T else ""
+                    styled.append((text, colour))
+                cells.append(styled)
+            tables.append(StageTable(pick(lang, "提示 ", "Prompt ") + "AB"[b], headers, cells))
+        views.append(StageView(name, "[" + ",".join(str(s) for s in tensor.shape) + "]", tables))
+    return views
+
+
+def result_json(stages: AttentionStages) -> dict[str, Any]:
+    """The numbers of the result for the JSON API (−∞ as the string ``"-inf"``)."""
+
+    def clean(t: torch.Tensor) -> Any:
+        return [clean(row) for row in t] if t.dim() else ("-inf" if t.isinf() else round(float(t), 6))
+
+    return {name: clean(getattr(stages, name)) for name in SHOWN_STAGES} | {
+        "position_stages": sorted(POSITION_STAGES & set(SHOWN_STAGES))
+    }

@@ -1,0 +1,105 @@
+"""The lesson's numbers for the web page, computed once through the pipeline, and their format.
+
+Nothing here computes attention: :func:`lesson_numbers` gathers what :mod:`attnlab.pipeline`,
+:mod:`attnlab.experiment`, :mod:`attnlab.cost`, :mod:`attnlab.shapes` and :mod:`attnlab.lesson`
+return, so the page shows exactly the values the tests check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+
+import torch
+
+from attnlab import example
+from attnlab.cost import CostRow, cost_table
+from attnlab.experiment import ExperimentResult, run_experiment
+from attnlab.lesson import final_row_softmax, mask_fill_demo, uniform_mean
+from attnlab.pipeline import AttentionStages, attend, causal_mask, lesson_stages
+from attnlab.shapes import ShapeRow, measure_shapes
+from attnlab.textfmt import fmt_num
+
+
+@dataclass(frozen=True)
+class LessonNumbers:
+    """Every computed quantity the 20 sections show."""
+
+    stages: AttentionStages  # the lesson's head on prompts A and B
+    experiment: ExperimentResult  # section 16
+    cost: list[CostRow]  # section 17
+    shapes: list[ShapeRow]  # section 9's extra check
+    mask_demo: dict[str, list[float]]  # section 11
+    uniform: torch.Tensor  # [B, T, C] section 1's causal mean
+    uniform_weights: torch.Tensor  # [B, T, T] the mean's fixed reading ratios
+    final: dict[str, torch.Tensor]  # section 5's final rows
+    mask_t4: torch.Tensor  # [4, 4] section 10's larger mask
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        """B, T, C, d_head and V_vocab as measured on the tensors."""
+        B, T, C = self.stages.x.shape
+        return {
+            "B": B,
+            "T": T,
+            "C": C,
+            "d": self.stages.q.size(-1),
+            "V": self.experiment.before.logits.size(-1),
+        }
+
+
+@cache
+def lesson_numbers() -> LessonNumbers:
+    """The numbers of the whole lesson (computed on first use, then shared)."""
+    stages = lesson_stages()
+    cfg = example.COST_CHECK
+    return LessonNumbers(
+        stages=stages,
+        experiment=run_experiment(),
+        cost=cost_table(cfg.tokens, cfg.batch, cfg.heads),
+        shapes=measure_shapes(**example.SHAPE_CHECK),
+        mask_demo=mask_fill_demo(),
+        uniform=uniform_mean(stages.x),
+        uniform_weights=_uniform_weights(stages.x),
+        final=final_row_softmax(stages),
+        mask_t4=causal_mask(4).to(torch.int64),
+    )
+
+
+def _uniform_weights(x: torch.Tensor) -> torch.Tensor:
+    # Equal (zero) queries and keys: the pipeline's softmax then shares each row equally.
+    zeros = torch.zeros_like(x[..., :1])  # [B, T, 1]
+    return attend(zeros, zeros, x).weights  # [B, T, T]
+
+
+def num(value: float | torch.Tensor, p: int = 3) -> str:
+    """One number with ``p`` decimals (−∞ as ``-∞``, never ``-0.000``)."""
+    return fmt_num(float(value), p)
+
+
+def vec(values: Sequence[float] | torch.Tensor, p: int = 3) -> str:
+    """``[0.599, 0.401]``."""
+    items = values.tolist() if isinstance(values, torch.Tensor) else list(values)
+    return "[" + ", ".join(num(v, p) for v in items) + "]"
+
+
+def shape(values: Sequence[int]) -> str:
+    """``[2,2,4]`` (the lesson's compact form)."""
+    return "[" + ",".join(str(int(v)) for v in values) + "]"
+
+
+def tex_num(value: float, p: int = 3) -> str:
+    """A number for LaTeX: ``-\\infty`` for −∞, trailing zeros dropped (``0.8``, ``1``)."""
+    v = float(value)
+    if v == float("-inf"):
+        return r"-\infty"
+    text = fmt_num(v, p)
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def tex_matrix(t: torch.Tensor, p: int = 3) -> str:
+    """A 2-D tensor (or a 1-D row) as a LaTeX ``bmatrix``."""
+    rows = t.tolist() if t.dim() == 2 else [t.tolist()]
+    body = r"\\".join("&".join(tex_num(v, p) for v in row) for row in rows)
+    return r"\begin{bmatrix}" + body + r"\end{bmatrix}"

@@ -1,0 +1,126 @@
+"""The explorer: a page with editable matrices, a form fallback and a JSON endpoint for live
+updates. Nothing is saved; the routes still require the same-origin check and session token."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+
+from attnlab.errors import InputError
+from attnlab.web import explorer
+from attnlab.web.common import csrf_protect, lang_of, page_context, remember_lang, settings
+from attnlab.web.security import RequestRefused
+from attnlab.web.ui_text import UI
+
+router = APIRouter()
+
+
+def _size(request: Request, name: str, default: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    if not raw.isdigit():
+        raise RequestRefused(400, f"{name}: expected a whole number but found {raw[:20]!r}")
+    return int(raw)
+
+
+def _page(
+    request: Request, data: dict[str, Any], lang: str, status: int = 200, error: str = ""
+) -> HTMLResponse:
+    stages = None
+    if not error:
+        try:
+            stages = explorer.compute(data)
+        except InputError as exc:
+            error, status = str(exc), 422
+    field, cell = explorer.error_field(error) if error else ("", "")
+    x = data["x"]
+    ctx = page_context(
+        request,
+        lang,
+        settings(request).store().summary(),
+        page="explorer",
+        data=data,
+        sizes={"T": len(x[0]), "C": len(x[0][0]), "d": len(data["w_q"][0])},
+        limits=explorer.LIMITS,
+        tokens=explorer.tokens_for(len(x[0]), len(x), lang),
+        views=explorer.stage_views(stages, lang) if stages is not None else [],
+        error=error,
+        error_matrix=field,
+        error_cell=cell,
+        presets=explorer.PRESETS,
+    )
+    html = request.app.state.templates.get_template("explorer.html").render(**ctx)
+    response = HTMLResponse(html, status_code=status)
+    remember_lang(request, response, lang)
+    return response
+
+
+@router.get("/explorer", response_class=HTMLResponse)
+def explorer_page(request: Request) -> HTMLResponse:
+    """The explorer with a preset (``?preset=lesson``) at the sizes asked (``?T=3&C=4&d=2``)."""
+    lang = lang_of(request)
+    try:
+        data = explorer.preset(request.query_params.get("preset", "lesson"))
+        T = _size(request, "T", len(data["x"][0]))
+        C = _size(request, "C", len(data["x"][0][0]))
+        d = _size(request, "d", len(data["w_q"][0]))
+        data = explorer.resize(data, T, C, d)
+    except InputError as exc:
+        raise RequestRefused(400, str(exc)) from None
+    return _page(request, data, lang)
+
+
+def _cells(form: Any, name: str, shape: tuple[int, ...]) -> Any:
+    """Rebuild a nested list from form fields ``name[i][j]...``; text that is not a number stays
+    text, so :func:`attnlab.inputs.parse_input` names the cell in its message."""
+    if not shape:
+        raw = str(form.get(name, "")).strip()
+        try:
+            return float(raw)
+        except ValueError:
+            return raw
+    return [_cells(form, f"{name}[{i}]", shape[1:]) for i in range(shape[0])]
+
+
+@router.post("/explorer", response_class=HTMLResponse, dependencies=[Depends(csrf_protect)])
+async def explorer_form(request: Request) -> HTMLResponse:
+    """The no-JavaScript path: the form posts every cell, the page comes back recomputed."""
+    lang = lang_of(request)
+    form = await request.form()
+    try:
+        T, C, d = (int(str(form.get(k, ""))) for k in ("T", "C", "d"))
+        explorer.check_sizes(T=T, C=C, d=d)
+    except ValueError:
+        raise RequestRefused(422, "T, C, d: expected whole numbers") from None
+    except InputError as exc:
+        raise RequestRefused(422, str(exc)) from None
+    B = explorer.LIMITS["B"]
+    data = {"x": _cells(form, "x", (B, T, C))}
+    data |= {k: _cells(form, k, (C, d)) for k in explorer.MATRICES[1:]}
+    return _page(request, data, lang)
+
+
+@router.post("/api/explorer", dependencies=[Depends(csrf_protect)])
+async def explorer_api(request: Request) -> Response:
+    """Live update: JSON numbers in, every stage out (numbers and the rendered tables)."""
+    if "application/json" not in request.headers.get("content-type", ""):
+        raise RequestRefused(415, "expected Content-Type: application/json")
+    lang = lang_of(request)
+    try:
+        payload = json.loads(await request.body())
+    except json.JSONDecodeError as exc:
+        raise RequestRefused(400, f"body is not valid JSON: {exc.msg} at position {exc.pos}") from None
+    except UnicodeDecodeError:
+        raise RequestRefused(400, "body is not UTF-8 text") from None
+    try:
+        stages = explorer.compute(payload)
+    except InputError as exc:
+        field, cell = explorer.error_field(str(exc))
+        return JSONResponse({"error": str(exc), "field": field, "cell": cell}, status_code=422)
+    template = request.app.state.templates.get_template("_stages.html")
+    html = template.render(views=explorer.stage_views(stages, lang), lang=lang, ui=UI[lang])
+    return JSONResponse({"stages": explorer.result_json(stages), "html": html})

@@ -1,0 +1,126 @@
+"""Pages you read: the whole lesson, one section, the glossary, "continue", the code stylesheet."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, PlainTextResponse, Response
+
+from attnlab import knowledge
+from attnlab.web import content
+from attnlab.web.blocks import code_css
+from attnlab.web.common import (
+    lang_of,
+    page_context,
+    remember_lang,
+    see_other,
+    settings,
+)
+from attnlab.web.security import RequestRefused
+
+router = APIRouter()
+
+
+def _render(template: str, lang: str, ctx: dict[str, Any]) -> HTMLResponse:
+    request: Request = ctx["request"]
+    html = request.app.state.templates.get_template(template).render(**ctx)
+    response = HTMLResponse(html)
+    remember_lang(request, response, lang)
+    return response
+
+
+@router.get("/")
+def home() -> Response:
+    """The lesson is the home page."""
+    return see_other("/lesson")
+
+
+@router.get("/lesson", response_class=HTMLResponse)
+def lesson(request: Request) -> HTMLResponse:
+    """All 20 sections in the lesson's order, each with its knowledge check."""
+    lang = lang_of(request)
+    summary = settings(request).store().summary()
+    views = content.all_sections(lang)
+    ctx = page_context(request, lang, summary, sections=views, page="lesson", checks={})
+    return _render("lesson.html", lang, ctx)
+
+
+def _check_state(request: Request, section_id: int) -> dict[str, Any]:
+    store = settings(request).store()
+    answers = store.attempts(f"check-{section_id}")
+    exercise_ids = [e.id for e in knowledge.section(section_id).exercises]
+    last = {}
+    for eid in exercise_ids:
+        tries = store.attempts(eid)
+        if tries:
+            last[eid] = tries[-1]
+    return {"answer": answers[-1] if answers else None, "exercises": last}
+
+
+@router.get("/section/{section_id}", response_class=HTMLResponse)
+def one_section(request: Request, section_id: str) -> HTMLResponse:
+    """One section alone (where forms return, and where the language switch keeps you)."""
+    try:
+        sid = content.parse_section_id(section_id)
+    except ValueError as exc:
+        raise RequestRefused(404, str(exc)) from None
+    lang = lang_of(request)
+    store = settings(request).store()
+    store.set_last_section(sid)
+    ctx = page_context(
+        request,
+        lang,
+        store.summary(),
+        sections=[content.section(sid, lang)],
+        page="section",
+        current=sid,
+        checks={sid: _check_state(request, sid)},
+        prev_id=sid - 1 if sid > 0 else None,
+        next_id=sid + 1 if sid + 1 < len(content.SECTION_IDS) else None,
+    )
+    return _render("section.html", lang, ctx)
+
+
+@router.get("/continue")
+def continue_lesson(request: Request) -> Response:
+    """Go to the section to work on next: the first to review, else the first not completed."""
+    lang = lang_of(request)
+    target = settings(request).store().summary().next_section()
+    return see_other(f"/section/{target}?lang={lang}" if target is not None else "/lesson")
+
+
+@router.get("/glossary", response_class=HTMLResponse)
+def glossary(request: Request) -> HTMLResponse:
+    """The week's terms."""
+    lang = lang_of(request)
+    summary = settings(request).store().summary()
+    terms = knowledge.glossary(lang)
+    ctx = page_context(request, lang, summary, terms=terms, page="glossary")
+    return _render("glossary.html", lang, ctx)
+
+
+@router.get("/api/progress")
+def progress_json(request: Request) -> dict[str, object]:
+    """This profile's progress as JSON (for scripts and the page's own checks)."""
+    s = settings(request).store().summary()
+    return {
+        "profile": s.profile,
+        "completed": list(s.completed),
+        "assessments": {str(k): v for k, v in s.assessments.items()},
+        "last_section": s.last_section,
+        "attempts": s.attempts,
+        "correct": s.correct,
+    }
+
+
+@router.get("/assets/code.css")
+def code_stylesheet() -> Response:
+    """Highlighting colours for the code blocks (pygments)."""
+    return PlainTextResponse(code_css(), media_type="text/css")
+
+
+@router.get("/healthz")
+def health() -> dict[str, str]:
+    """Liveness probe for scripts."""
+    return {"status": "ok"}

@@ -1,0 +1,94 @@
+"""Forms that change the learner's progress: complete, answer, self-assess, graded exercises.
+
+Every route validates its input and refuses with a 4xx and one line before writing anything;
+all of them require the same-origin check and session token (:func:`common.csrf_protect`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Form, Request
+from fastapi.responses import Response
+
+from attnlab import knowledge
+from attnlab.errors import InputError
+from attnlab.progress_file import ASSESSMENTS, MAX_TEXT
+from attnlab.web import content
+from attnlab.web.common import csrf_protect, lang_of, section_url, see_other, settings
+from attnlab.web.security import RequestRefused
+
+router = APIRouter(dependencies=[Depends(csrf_protect)])
+MAX_EXERCISE_TEXT = 200
+BACKS = ("section", "lesson")
+
+
+def _section(raw: str) -> int:
+    try:
+        return content.parse_section_id(raw)
+    except ValueError as exc:
+        raise RequestRefused(404, str(exc)) from None
+
+
+def _back(raw: str) -> str:
+    if raw not in BACKS:
+        raise RequestRefused(422, f"back must be one of {', '.join(BACKS)}, got {raw[:20]!r}")
+    return raw
+
+
+def _text(raw: str, field: str, limit: int) -> str:
+    text = raw.strip()
+    if not text:
+        raise RequestRefused(422, f"{field}: expected some text, got an empty answer")
+    if len(text) > limit:
+        raise RequestRefused(422, f"{field}: at most {limit} characters, got {len(text)}")
+    return text
+
+
+@router.post("/section/{section_id}/complete")
+def complete(request: Request, section_id: str, back: Annotated[str, Form()] = "section") -> Response:
+    """Mark a section complete."""
+    sid, where = _section(section_id), _back(back)
+    store = settings(request).store()
+    store.mark_complete(sid)
+    store.set_last_section(sid)
+    return see_other(section_url(sid, lang_of(request), where))
+
+
+@router.post("/section/{section_id}/answer")
+def answer(request: Request, section_id: str, answer: Annotated[str, Form()]) -> Response:
+    """Save the learner's answer to the knowledge check, then show the model answer."""
+    sid = _section(section_id)
+    text = _text(answer, "answer", MAX_TEXT)
+    store = settings(request).store()
+    store.record_attempt(f"check-{sid}", text, None)
+    store.set_last_section(sid)
+    return see_other(section_url(sid, lang_of(request), anchor=f"check-{sid}"))
+
+
+@router.post("/section/{section_id}/assess")
+def assess(request: Request, section_id: str, status: Annotated[str, Form()]) -> Response:
+    """Record the self-assessment: understood or review."""
+    sid = _section(section_id)
+    if status not in ASSESSMENTS:
+        raise RequestRefused(422, f"status must be one of {', '.join(ASSESSMENTS)}, got {status[:20]!r}")
+    settings(request).store().set_assessment(sid, status)
+    return see_other(section_url(sid, lang_of(request), anchor=f"check-{sid}"))
+
+
+@router.post("/exercise/{exercise_id}")
+def exercise(request: Request, exercise_id: str, answer: Annotated[str, Form()]) -> Response:
+    """Grade a numeric exercise against the pipeline's value and save the attempt."""
+    if exercise_id not in knowledge.exercise_ids():
+        raise RequestRefused(404, f"no exercise called {exercise_id[:20]!r}")
+    lang = lang_of(request)
+    text = _text(answer, "answer", MAX_EXERCISE_TEXT)
+    try:
+        grade = knowledge.check_answer(exercise_id, text, lang)
+    except InputError as exc:
+        raise RequestRefused(422, f"answer: {exc}") from None
+    ex = knowledge.exercise(exercise_id, lang)
+    store = settings(request).store()
+    store.record_attempt(exercise_id, text, grade.correct, grade.diagnosis)
+    store.set_last_section(ex.section)
+    return see_other(section_url(ex.section, lang, anchor=f"ex-{exercise_id}"))

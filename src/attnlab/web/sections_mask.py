@@ -1,0 +1,117 @@
+"""Sections 10-13 of the web lesson: the causal mask, −∞, and the code that reproduces it all.
+
+Every number is taken from :class:`attnlab.web.numbers.LessonNumbers`; the code shown is the
+project's own, read with :func:`inspect.getsource`.
+"""
+
+from __future__ import annotations
+
+from attnlab import example
+from attnlab.i18n import pick
+from attnlab.web.blocks import Block, code, figure, math, note, p, pre, table
+from attnlab.web.numbers import LessonNumbers, num, shape, tex_matrix, vec
+
+
+def why_mask(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
+    """Section 10: training must not read the future."""
+    st, a0, a1 = n.stages, tok[0][0], tok[0][1]
+    return [
+        p(pick(lang,
+            f"训练时整条序列一次摆在面前。位置 t=0 只看到“{a0}”，它的任务是预测下一个词“{a1}”；"
+            f"如果不加掩码，它可以直接读右边已经出现的“{a1}”——等于偷看答案。生成时未来的词还不存在，"
+            "这种“能力”根本用不上，训练和生成就对不上了。",
+            f"In training the whole sequence is laid out at once. Position t=0 sees only “{a0}” and "
+            f"must predict the next token, “{a1}”. Without a mask it could simply read the “{a1}” on "
+            "its right, which is peeking at the answer. At generation time the future does not exist "
+            "yet, so that skill is useless and training no longer matches generation.")),
+        math(r"M_{t,j}=\begin{cases}1,&j\le t\\0,&j>t\end{cases}"),
+        math(rf"M_{{T={st.causal_mask.size(0)}}}={tex_matrix(st.causal_mask.to(int), 0)},\qquad "
+             rf"M_{{T={n.mask_t4.size(0)}}}={tex_matrix(n.mask_t4, 0)}"),
+        p(pick(lang,
+            "看 T=4 的最后一行：位置 t=3 可以读 0、1、2、3 全部，不只是紧挨着的前一个。掩码只划出能看的范围，"
+            "不决定在范围内各读多少——那是 Softmax 的事。",
+            "Look at the last row for T=4: position t=3 may read 0, 1, 2 and 3, not just its "
+            "neighbour. The mask only draws the boundary; how much to read inside it is the softmax's "
+            "job.")),
+        math(r"M:[T,T]\ \xrightarrow{\text{broadcast}}\ \mathrm{Scores}:[B,n_{\mathrm{head}},T,T]"),
+    ]  # fmt: skip
+
+
+def neg_inf(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
+    """Section 11: the mask goes in before the softmax, as −∞."""
+    st, demo = n.stages, n.mask_demo
+    row, future = example.MASK_DEMO_ROW
+    rows = [
+        (pick(lang, f"原始 [{num(row, 1)}, {num(future, 1)}]", f"original [{num(row, 1)}, {num(future, 1)}]"),
+         pick(lang, "第二列是未来", "the second column is the future")),
+        (pick(lang, "错误：未来改成 0", "wrong: future set to 0"), f"softmax([{num(row, 1)}, 0]) = {vec(demo['fill_zero'])}"),
+        (pick(lang, "正确：未来改成 −∞", "right: future set to −∞"), f"softmax([{num(row, 1)}, −∞]) = {vec(demo['fill_neg_inf'], 0)}"),
+    ]
+    return [
+        p(pick(lang,
+            "0 是一个完全合法的分数，exp(0)=1，它照样分走权重。只有 −∞ 的指数才是 0，才能真正把未来位置移出候选。",
+            "0 is a perfectly valid score: exp(0)=1, so it still takes weight. Only −∞ has an "
+            "exponential of 0, which truly removes the future position from the running.")),
+        table([pick(lang, "t=0 的缩放行", "Scaled row at t=0"), pick(lang, "结果", "Result")], rows, key="mask-demo"),
+        figure("mask", lang, pick(lang, "同一行，未来位置填 0 与填 −∞ 的 Softmax 对比", "The same row with its future filled by 0 versus −∞")),
+        math(r"\widehat{S}_{t,j}=\begin{cases}\widetilde{S}_{t,j},&M_{t,j}=1\\-\infty,&M_{t,j}=0\end{cases},\qquad e^{-\infty}=0"),
+        math(rf"\widehat{{S}}_A={tex_matrix(st.masked_scores[0])},\qquad \widehat{{S}}_B={tex_matrix(st.masked_scores[1])}"),
+        math(rf"P_A={tex_matrix(st.weights[0])},\qquad P_B={tex_matrix(st.weights[1])}"),
+        note(pick(lang,
+            "顺序是：缩放 → 掩码 → Softmax。先 Softmax 再掩码，每行就不再加总为 1。",
+            "The order is scale → mask → softmax. Mask after the softmax and the rows no longer sum to 1.")),
+    ]  # fmt: skip
+
+
+def reproduce(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
+    """Section 12: the code that reproduces every hand-computed number."""
+    st = n.stages
+    expected = []
+    for b, name in enumerate("AB"):
+        expected.append(f"Prompt {name} weights: {vec(st.weights[b, -1], 4)}")
+    for b, name in enumerate("AB"):
+        expected.append(f"Prompt {name} output:  {vec(st.output[b, -1], 4)}")
+    return [
+        p(pick(lang,
+            "下面就是本项目里真正运行的那一条代码路径：命令行、图、测试和这个网页上的每个数都从它算出。"
+            "投影矩阵是固定值，不是随机初始化的 nn.Linear，所以代码能逐位复现手算结果。",
+            "Below is the one code path this project actually runs: the command line, the figures, "
+            "the tests and every number on this page come out of it. The projections are fixed "
+            "values, not a randomly initialised nn.Linear, so the code reproduces the hand-computed "
+            "numbers digit for digit.")),
+        code("attnlab.pipeline:attention_stages", pick(lang, "X → Q/K/V，再交给 attend", "X → Q/K/V, then attend")),
+        code("attnlab.pipeline:attend", pick(lang, "打分、缩放、掩码、Softmax、加权求和", "Score, scale, mask, softmax, weighted sum")),
+        pre(pick(lang, "最后一行的期望值（4 位小数）\n", "Expected final rows (4 decimals)\n") + "\n".join(expected)),
+        note(pick(lang,
+            f"这里按公式写 x @ w_q，所以 W 的形状是 [C,d_head]={shape(example.lesson_w_q().shape)}。"
+            "nn.Linear(C, d_head) 内部存的 weight 是它的转置 [d_head,C]，数学含义相同。",
+            f"The code follows the formula, x @ w_q, so W has shape [C,d_head]={shape(example.lesson_w_q().shape)}. "
+            "nn.Linear(C, d_head) stores its weight transposed, [d_head,C]; the maths is the same.")),
+    ]  # fmt: skip
+
+
+def head_module(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
+    """Section 13: a reusable causal head."""
+    rows = [
+        ("query/key/value(x)", "Q=XW_Q, K=XW_K, V=XW_V", "[B,T,C] → [B,T,d_head]"),
+        ("q @ k.transpose(-2,-1)", "S=QKᵀ", "[B,T,d_head] @ [B,d_head,T] → [B,T,T]"),
+        ("/ sqrt(d_head)", "S/√d_k", "[B,T,T] → [B,T,T]"),
+        ("masked_fill(~mask, -inf)", pick(lang, "未来 → −∞", "future → −∞"), "[B,T,T] → [B,T,T]"),
+        ("softmax(dim=-1)", pick(lang, "逐行 Softmax", "row softmax"), "[B,T,T] → [B,T,T]"),
+        ("weights @ v", "O=PV", "[B,T,T] @ [B,T,d_head] → [B,T,d_head]"),
+    ]
+    d, C = n.sizes["d"], n.sizes["C"]
+    return [
+        code("attnlab.modules:AttentionHead", pick(lang, "可复用的因果 Head（阶段交给 attend）", "A reusable causal head (the stages are attend's)")),
+        table([pick(lang, "代码阶段", "Code stage"), pick(lang, "公式", "Formula"), "Shape"], rows, key="head-stages"),
+        p(pick(lang,
+            "register_buffer 让掩码跟着模型搬到 CPU 或 GPU，却不成为可训练参数；attend 只取它左上角的 [T,T] 块，"
+            "所以一张按最大上下文长度建好的掩码适配任何更短的序列。",
+            "register_buffer makes the mask move with the model to CPU or GPU without becoming a "
+            "trainable parameter; attend uses only its top-left [T,T] block, so one mask built for "
+            "the longest context fits any shorter sequence.")),
+        note(pick(lang,
+            f"一个 Head 的输出宽度是 d_head={d}，不是 C={C}，所以还不能和输入 x 做残差相加。",
+            f"One head outputs width d_head={d}, not C={C}, so it cannot be added to the input x as a "
+            "residual yet.")),
+    ]  # fmt: skip

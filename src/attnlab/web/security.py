@@ -1,0 +1,159 @@
+"""Protections of the local server: request-size cap, trusted hosts, cross-site request checks.
+
+* :class:`BodyLimit` refuses a body larger than the cap, by its ``Content-Length`` and by the
+  bytes actually streamed (a client may lie or send chunked), before any route sees it.
+* :func:`check_origin`: a state-changing request must come from a page of this server: its
+  ``Origin`` (or, without one, its ``Referer``) must name the host the request was sent to. A
+  page on another origin cannot forge that header in a browser.
+* :func:`check_token`: and it must echo the per-session token (double-submit): a random value in
+  a ``SameSite=Strict`` cookie, repeated in a hidden form field or the ``X-CSRF-Token`` header.
+  (OWASP CSRF Prevention Cheat Sheet: "Verifying Origin With Standard Headers", "Signed
+  Double-Submit Cookie".) The cookie is never sent on a cross-site request, so the two agree only
+  when the request comes from our own page.
+* :data:`SECURITY_HEADERS`: no framing (clickjacking), scripts only from this server.
+
+Binding to 127.0.0.1 is the caller's job (:mod:`attnlab.commands.serve`); the trusted-host list
+refuses a DNS-rebinding page that reaches the port under another name.
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+import secrets
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+MAX_BODY_BYTES = 64 * 1024
+CSRF_COOKIE = "attnlab_csrf"
+CSRF_FIELD = "csrf_token"
+CSRF_HEADER = "x-csrf-token"
+_TOKEN = re.compile(r"^[A-Za-z0-9_-]{32,64}$")
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+LOCAL_HOSTS: tuple[str, ...] = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+SECURITY_HEADERS: dict[str, str] = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+        "img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+}
+
+
+class RequestRefused(Exception):
+    """A request the server will not act on: ``status`` and a one-line ``message``."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+def _refusal(scope: Scope, status: int, message: str) -> Response:
+    if str(scope.get("path", "")).startswith("/api/"):
+        return JSONResponse({"error": message}, status_code=status)
+    return PlainTextResponse(message, status_code=status)
+
+
+class BodyLimit:
+    """ASGI middleware: buffer the request body up to ``max_bytes``, refuse more with 413."""
+
+    def __init__(self, app: Callable[..., Awaitable[None]], max_bytes: int = MAX_BODY_BYTES):
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
+            found = declared.decode("latin-1")[:20]
+            msg = f"request body too large: at most {self.max_bytes} bytes, Content-Length {found}"
+            await _refusal(scope, 413, msg)(scope, receive, send)
+            return
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                break  # the client went away; let the app see the disconnect
+            size += len(message.get("body", b""))
+            if size > self.max_bytes:
+                msg = f"request body too large: at most {self.max_bytes} bytes were allowed"
+                await _refusal(scope, 413, msg)(scope, receive, send)
+                return
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        await self.app(scope, _replay(b"".join(chunks), receive), send)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+def new_token() -> str:
+    """A fresh per-session CSRF token (256 random bits)."""
+    return secrets.token_urlsafe(32)
+
+
+def valid_token(value: str | None) -> bool:
+    """Whether ``value`` looks like a token we issued."""
+    return bool(value) and bool(_TOKEN.match(value or ""))
+
+
+def check_origin(headers: MutableMapping[str, str] | Any) -> None:
+    """Raise 403 unless ``Origin`` (else ``Referer``) names the host the request was sent to."""
+    host = headers.get("host", "")
+    origin = headers.get("origin")
+    source, value = ("Origin", origin) if origin else ("Referer", headers.get("referer"))
+    if not value:
+        raise RequestRefused(
+            403, "cross-site check failed: the request carries neither Origin nor Referer"
+        )
+    netloc = urlsplit(value).netloc if value != "null" else "null"
+    if netloc.lower() != host.lower():
+        raise RequestRefused(
+            403,
+            f"cross-site request refused: {source} {value[:80]!r} is not this server ({host})",
+        )
+
+
+def check_token(cookie: str | None, sent: str | None) -> None:
+    """Raise 403 unless the token sent with the request equals the session cookie's."""
+    if not valid_token(cookie):
+        raise RequestRefused(
+            403, "missing session token: reload the page (cookies must be enabled) and try again"
+        )
+    if not sent or not hmac.compare_digest(str(sent), str(cookie)):
+        raise RequestRefused(
+            403, "session token mismatch: reload the page and submit the form from it again"
+        )
+
+
+def allowed_hosts(bind_host: str, port: int | None = None) -> list[str]:
+    """Host names the server answers to: loopback names plus the address it is bound to."""
+    names = list(LOCAL_HOSTS)
+    if bind_host not in names and bind_host not in ("0.0.0.0", "::"):
+        names.append(bind_host)
+    if bind_host in ("0.0.0.0", "::"):
+        names.append("*")  # the learner asked to be reachable on every interface
+    return names
