@@ -11,7 +11,8 @@ safely and migrating it is :mod:`attnlab.progress_db`'s job.
 
 Example::
 
-    >>> store = ProgressStore.open(data_dir=tmp_path)
+    >>> import tempfile
+    >>> store = ProgressStore.open(data_dir=tempfile.mkdtemp())
     >>> store.mark_complete(4)
     >>> store.summary().completed
     (4,)
