@@ -8,7 +8,10 @@ import math
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from attnlab.errors import InputError
 from attnlab.inputs import parse_input
 from attnlab.pipeline import causal_mask, lesson_stages, multi_head_stages
 from attnlab.plots import (
@@ -24,6 +27,7 @@ from attnlab.plots import (
     scale_data,
 )
 from attnlab.plots.effects import ScaleData
+from attnlab.plots.files import make_figures
 
 FUTURE_2 = ~causal_mask(2).numpy()  # [[False, True], [False, False]]
 
@@ -205,3 +209,46 @@ def test_cost_curve_is_b_heads_t_squared() -> None:
     assert list(ax.lines[2].get_ydata()) == [16, 4_000_000]
     assert [t.get_text() for t in ax.texts] == ["T=2: 16", "T=1000: 4,000,000  (×250,000)"]
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+
+
+def random_input(B: int, T: int, C: int, heads: int | None, seed: int):
+    gen = torch.Generator().manual_seed(seed)
+    width = C if heads else 2
+    data = {
+        "x": torch.randn(B, T, C, generator=gen).tolist(),
+        **{k: torch.randn(C, width, generator=gen).tolist() for k in ("w_q", "w_k", "w_v")},
+    }
+    if heads:
+        data["num_heads"] = heads
+    return parse_input(data, source="random.json")
+
+
+@given(
+    B=st.integers(1, 3),
+    T=st.integers(1, 6),
+    heads=st.sampled_from([None, 1, 2]),
+    seed=st.integers(0, 2**16),
+)
+@settings(max_examples=10)
+def test_every_panel_is_the_pipeline_and_masks_exactly_the_future(B, T, heads, seed) -> None:
+    lab = random_input(B, T, 4, heads, seed)
+    source = input_source(lab)
+    fig = plot_weights(source, lang="en")
+    weights = lab.stages().weights  # [B, T, T] or [B, n_head, T, T]
+    panels = [weights[b] for b in range(B)] if heads is None else [
+        weights[b, h] for b in range(B) for h in range(heads)]  # fmt: skip
+    future = ~causal_mask(T).numpy()
+    axes = heatmap_axes(fig)
+    assert len(axes) == len(panels)
+    for ax, expected in zip(axes, panels, strict=True):
+        assert_image_is(ax.images[0], expected, future)
+        assert cell_texts(ax).count("masked") == int(future.sum())
+
+
+def test_too_wide_or_too_many_panels_are_refused() -> None:
+    with pytest.raises(InputError, match=r"x is \[B, T, C\] = \[1, 2, 33\], too large to draw"):
+        input_source(random_input(1, 2, 33, None, 0))
+    many = input_source(random_input(9, 2, 4, 2, 0))  # 9 prompts × 2 heads = 18 panels
+    with pytest.raises(InputError, match=r"18 panels .*at most 16.*--prompt"):
+        make_figures("weights", many, "en")
+    assert len(make_figures("weights", many.select([3]), "en")) == 1

@@ -56,7 +56,7 @@ def make_figures(kind: str, source: PlotSource | None, lang: str) -> list[tuple[
     for b in source.shown:
         name = source.names[b]
         for h in range(source.num_heads):
-            head = f"h{h}" if source.num_heads > 1 else ""
+            head = f"h{h}" if source.multi_head else ""
             figures.append((_stem("chain", source, name, head), plot_chain(source, b, h, lang)))
     return figures
 

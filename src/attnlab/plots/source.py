@@ -44,9 +44,14 @@ class PlotSource:
     rows: tuple[int, ...] | None = None
 
     @property
+    def multi_head(self) -> bool:
+        """True when the stages carry an ``n_head`` axis (even a single head)."""
+        return isinstance(self.stages, MultiHeadStages)
+
+    @property
     def num_heads(self) -> int:
         """1 for a single head, else the size of the ``n_head`` axis."""
-        return self.stages.weights.size(1) if isinstance(self.stages, MultiHeadStages) else 1
+        return self.stages.weights.size(1) if self.multi_head else 1
 
     @property
     def shown(self) -> list[int]:

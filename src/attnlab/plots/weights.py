@@ -60,7 +60,8 @@ def plot_weights(source: PlotSource, lang: str = "zh") -> Figure:
     """
     weights = source.stages.weights  # [B, T, T] or [B, n_head, T, T]
     shown, heads, T = source.shown, source.num_heads, weights.size(-1)
-    n_rows, n_cols = (1, len(shown)) if heads == 1 else (len(shown), heads)
+    grid = source.multi_head  # batch × head; a single head puts the prompts side by side
+    n_rows, n_cols = (len(shown), heads) if grid else (1, len(shown))
     side = _panel_inches(T)
     fig = new_figure(side * n_cols + 1.2, side * n_rows + 0.9)
     axes = fig.subplots(n_rows, n_cols, squeeze=False)
@@ -68,9 +69,9 @@ def plot_weights(source: PlotSource, lang: str = "zh") -> Figure:
     cmap, norm = colormaps[WEIGHTS_CMAP], Normalize(0.0, 1.0)
     for i, b in enumerate(shown):
         for h in range(heads):
-            row, col = (0, i) if heads == 1 else (i, h)
-            panel = weights[b] if heads == 1 else weights[b, h]  # [T_query, T_key]
-            _draw_panel(axes[row, col], panel, norm, source, b, None if heads == 1 else h, lang)
+            row, col = (i, h) if grid else (0, i)
+            panel = weights[b, h] if grid else weights[b]  # [T_query, T_key]
+            _draw_panel(axes[row, col], panel, norm, source, b, h if grid else None, lang)
             if col == 0:
                 axes[row, col].set_ylabel(text("query", lang))
             if row == 0:
