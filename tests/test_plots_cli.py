@@ -15,10 +15,19 @@ from matplotlib.figure import Figure
 from typer.testing import CliRunner
 
 from attnlab.cli import app
-from attnlab.plots import lesson_source, plot_chain, plot_mask, plot_weights
+from attnlab.inputs import load_input
+from attnlab.plots import input_source, lesson_source, plot_chain, plot_mask, plot_weights
+from attnlab.plots.files import make_figures
 from attnlab.plots.fonts import use_cjk_font
 
 runner = CliRunner()
+TWO_HEADS = {
+    "x": [[[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]]],
+    "w_q": [[1, 0, 0, 1], [0, 1, 1, 0], [1, 1, 0, 0], [0, 0, 1, 1]],
+    "w_k": [[1, 0, 1, 0], [0, 1, 0, 1], [1, 0, 0, 1], [0, 1, 1, 0]],
+    "w_v": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]],
+    "num_heads": 2,
+}
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
@@ -64,7 +73,6 @@ def test_weights_png_is_named_printed_and_valid(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "names"),
     [
-        (["chain"], ["chain-A.png", "chain-B.png"]),
         (["chain", "--prompt", "b"], ["chain-B.png"]),
         (["weights", "--prompt", "A"], ["weights-A.png"]),
         (["mask"], ["mask.png"]),
@@ -78,6 +86,21 @@ def test_file_names_are_predictable(tmp_path: Path, args: list[str], names: list
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)  # no leftovers
 
 
+def test_figure_names_for_every_prompt_and_head(tmp_path: Path) -> None:
+    assert [stem for stem, _ in make_figures("chain", lesson_source("zh"), "zh")] == [
+        "chain-A",
+        "chain-B",
+    ]
+    source = tmp_path / "mine.json"
+    source.write_text(json.dumps(TWO_HEADS))
+    mine = input_source(load_input(source))
+    assert [stem for stem, _ in make_figures("chain", mine, "en")] == [
+        "chain-mine-0-h0",
+        "chain-mine-0-h1",
+    ]
+    assert [stem for stem, _ in make_figures("weights", mine, "en")] == ["weights-mine-0"]
+
+
 def test_svg_is_xml_with_an_svg_root(tmp_path: Path) -> None:
     result = runner.invoke(app, ["--lang", "en", "plot", "mask", "--format", "svg",
                                  "--out", str(tmp_path)])  # fmt: skip
@@ -88,19 +111,14 @@ def test_svg_is_xml_with_an_svg_root(tmp_path: Path) -> None:
 
 
 def test_input_file_with_heads(tmp_path: Path) -> None:
-    doc = {
-        "x": [[[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]]],
-        "w_q": [[1, 0, 0, 1], [0, 1, 1, 0], [1, 1, 0, 0], [0, 0, 1, 1]],
-        "w_k": [[1, 0, 1, 0], [0, 1, 0, 1], [1, 0, 0, 1], [0, 1, 1, 0]],
-        "w_v": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]],
-        "num_heads": 2,
-    }
-    source = tmp_path / "mine.json"
-    source.write_text(json.dumps(doc))
-    result = plot("chain", "--input", str(source), "--out", str(tmp_path / "out"))
+    source = tmp_path / "mine.toml"
+    source.write_text(
+        "num_heads = 2\n"
+        + "".join(f"{k} = {json.dumps(v)}\n" for k, v in TWO_HEADS.items() if k != "num_heads")
+    )
+    result = plot("weights", "--input", str(source), "--prompt", "0", "--out", str(tmp_path))
     assert result.exit_code == 0, result.output
-    assert [Path(p).name for p in result.stdout.split()] == ["chain-mine-0-h0.png",
-                                                              "chain-mine-0-h1.png"]  # fmt: skip
+    assert result.stdout.split() == [str(tmp_path / "weights-mine-0.png")]
 
 
 def one_line_error(result) -> str:
