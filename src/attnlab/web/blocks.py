@@ -49,12 +49,20 @@ def flow(items: Sequence[str]) -> Block:
     return Block("flow", items=tuple(items))
 
 
+_FENCE = '<mo stretchy="true" fence="true" form="{}">&#x000{};</mo>'
+
+
 @cache
 def mathml(latex: str, display: str = "block") -> Markup:
     """LaTeX → MathML, converted on the server by ``latex2mathml`` (nothing is fetched)."""
     from latex2mathml.converter import convert
 
-    return Markup(convert(latex, display=display))
+    html = convert(latex, display=display)
+    # latex2mathml leaves a bmatrix's brackets as plain operators, which browsers do not stretch;
+    # MathML Core stretches a fence to the height of its own row, so give each matrix one.
+    html = html.replace("<mo>&#x0005B;</mo><mtable>", "<mrow>" + _FENCE.format("prefix", "5B"))
+    html = html.replace("</mtable><mo>&#x0005D;</mo>", "</mtable>" + _FENCE.format("postfix", "5D") + "</mrow>")
+    return Markup(html)
 
 
 def math(latex: str) -> Block:

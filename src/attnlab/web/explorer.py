@@ -24,7 +24,8 @@ from attnlab.stagefmt import POSITION_STAGES, stage_rows
 LIMITS: dict[str, int] = {"B": 2, "T": 8, "C": 8, "d": 8}
 MATRICES: tuple[str, ...] = ("x", "w_q", "w_k", "w_v")
 PRESETS: tuple[str, ...] = ("lesson", "uniform")
-SHOWN_STAGES = tuple(s for s in STAGE_NAMES if s != "causal_mask")
+# The weights heatmap first: it is what the learner watches while typing.
+SHOWN_STAGES = ("weights", *(s for s in STAGE_NAMES if s not in ("causal_mask", "weights")))
 PRECISION = 3
 _FIELD = re.compile(r"^(x|w_q|w_k|w_v)((?:\[\d+\])*)")
 

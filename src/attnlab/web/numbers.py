@@ -84,6 +84,12 @@ def vec(values: Sequence[float] | torch.Tensor, p: int = 3) -> str:
     return "[" + ", ".join(num(v, p) for v in items) + "]"
 
 
+def short_vec(values: Sequence[float] | torch.Tensor, p: int = 3) -> str:
+    """``[1, 0.283]``: like :func:`vec` with trailing zeros dropped."""
+    items = values.tolist() if isinstance(values, torch.Tensor) else list(values)
+    return "[" + ", ".join(tex_num(v, p) for v in items) + "]"
+
+
 def shape(values: Sequence[int]) -> str:
     """``[2,2,4]`` (the lesson's compact form)."""
     return "[" + ",".join(str(int(v)) for v in values) + "]"

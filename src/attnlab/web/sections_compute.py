@@ -8,7 +8,7 @@ from __future__ import annotations
 from attnlab import example
 from attnlab.i18n import pick
 from attnlab.web.blocks import Block, figure, flow, math, note, p, pre, table
-from attnlab.web.numbers import LessonNumbers, num, shape, tex_matrix, vec
+from attnlab.web.numbers import LessonNumbers, num, shape, short_vec, tex_matrix, vec
 
 
 def projections(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
@@ -26,9 +26,9 @@ def projections(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block
             "every position, not a rule written per token.")),
         math(rf"W_Q={tex_matrix(w_q)},\quad W_K={tex_matrix(w_k)},\quad W_V={tex_matrix(w_v)}"),
         p(pick(lang,
-            f"“{last}”的输入是独热向量，乘任何 W 都只会取出对应的那一行：q={vec(q)}，k={vec(k)}，v={vec(v)}。",
+            f"“{last}”的输入是独热向量，乘任何 W 都只会取出对应的那一行：q={short_vec(q)}，k={short_vec(k)}，v={short_vec(v)}。",
             f"The input of “{last}” is one-hot, so multiplying it by any W just picks one row: "
-            f"q={vec(q)}, k={vec(k)}, v={vec(v)}.")),
+            f"q={short_vec(q)}, k={short_vec(k)}, v={short_vec(v)}.")),
     ]
     for b, name in enumerate("AB"):
         blocks.append(math(
