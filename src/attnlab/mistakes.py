@@ -12,7 +12,7 @@ as in :mod:`attnlab.pipeline`.
 
 Example::
 
-    >>> [m.name for m in diagnose("weights", [0.7199, 0.2801], prompt="A", row=1)]
+    >>> [m.name for m in diagnose("weights", [0.638, 0.362], prompt="A", row=1)]
     ['no_scale']
 """
 
@@ -29,8 +29,8 @@ from attnlab.pipeline import attention_stages, multi_head_stages
 
 __all__ = [
     "CATALOGUE",
-    "CHECK_STAGES",
     "CHECKLIST",
+    "CHECK_STAGES",
     "Mistake",
     "MistakeInput",
     "correct_stages",
@@ -38,6 +38,7 @@ __all__ = [
     "get",
     "lesson_input",
     "mistake_stages",
+    "mistake_steps_softmax",
     "multihead_example",
     "values_match",
 ]
@@ -297,7 +298,9 @@ def correct_stages(inp: MistakeInput) -> dict[str, torch.Tensor]:
     return stages
 
 
-def mistake_stages(mistake: Mistake | str, inp: MistakeInput | None = None) -> dict[str, torch.Tensor]:
+def mistake_stages(
+    mistake: Mistake | str, inp: MistakeInput | None = None
+) -> dict[str, torch.Tensor]:
     """Every stage of ``mistake`` on ``inp`` (the lesson example when omitted).
 
     Returns the same keys as :func:`correct_stages`; a stage's shape may differ from the right
@@ -309,6 +312,13 @@ def mistake_stages(mistake: Mistake | str, inp: MistakeInput | None = None) -> d
     if m.multihead_only and inp.num_heads < 2:
         raise ValueError(f"mistake {m.name!r} needs num_heads >= 2, got {inp.num_heads}")
     return steps.run(m.recipe, inp)
+
+
+def mistake_steps_softmax(mistake: Mistake | None, scaled_scores: torch.Tensor) -> torch.Tensor:
+    """Weights from given scaled scores ``[..., T, T]`` through the mask and softmax steps of
+    ``mistake`` (None: the lesson's steps). Section 11's 0-versus-−∞ demo uses this."""
+    recipe = mistake.recipe if mistake is not None else Recipe()
+    return recipe.softmax(recipe.mask(scaled_scores))
 
 
 def values_match(got: torch.Tensor, want: torch.Tensor, tol: float) -> bool:
@@ -323,8 +333,8 @@ def values_match(got: torch.Tensor, want: torch.Tensor, tol: float) -> bool:
 def _slice(t: torch.Tensor, prompt: int, head: int, row: int | None) -> torch.Tensor | None:
     if t.dim() == 0 or prompt >= t.size(0):
         return None
-    part = t[prompt]
-    if part.dim() == 3:  # [n_head, T, ...]
+    part: torch.Tensor | None = t[prompt]
+    if part is not None and part.dim() == 3:  # [n_head, T, ...]
         part = part[head] if head < part.size(0) else None
     if part is not None and row is not None:
         part = part[row] if part.dim() >= 1 and row < part.size(0) else None
@@ -369,7 +379,9 @@ def diagnose(
 
     Example::
 
-        >>> [m.name for m in diagnose("weights", [0.550, 0.450], prompt="A", row=0)]
+        >>> [m.name for m in diagnose("weights", [0.55, 0.45], prompt="A", row=0)]
+        ['no_mask', 'mask_inverted']
+        >>> diagnose("weights", [1.0, 0.0], prompt="A", row=0)  # right: nothing to explain
         []
     """
     inp = lesson_input() if inp is None else inp

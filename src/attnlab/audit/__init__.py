@@ -14,21 +14,28 @@ one JSON-ready dict. Modules:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import select
 import signal
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import cast
 
 from attnlab.errors import InputError
 
 KINDS = ("auto", "head", "multihead")
 DEFAULT_TIMEOUT = 20.0
 DEFAULT_MEMORY_MB = 2048
+#: Seconds the child may take to import torch before the learner's timeout starts.
+STARTUP_LIMIT = 60.0
+#: The line the child prints when its imports are done.
+READY = b"attnlab-audit-ready"
 
 
 def parse_target(spec: str) -> tuple[Path, str]:
@@ -51,13 +58,23 @@ def _crash(zh: str, en: str, where: str) -> dict[str, object]:
 def _describe_death(returncode: int, stderr: str) -> dict[str, object]:
     if returncode < 0:
         sig = signal.Signals(-returncode).name
-        hint = {"SIGSEGV": "segmentation fault", "SIGKILL": "killed (memory?)",
-                "SIGXCPU": "CPU time limit"}.get(sig, sig)  # fmt: skip
-        return _crash(f"你的代码让进程崩溃（{sig}，{hint}）", f"your code crashed the process ({sig}: {hint})", "crash")
+        hint = {
+            "SIGSEGV": "segmentation fault",
+            "SIGKILL": "killed (memory?)",
+            "SIGXCPU": "CPU time limit",
+        }.get(sig, sig)
+        return _crash(
+            f"你的代码让进程崩溃（{sig}，{hint}）",
+            f"your code crashed the process ({sig}: {hint})",
+            "crash",
+        )
     tail = " ".join(stderr.strip().splitlines()[-1:])[:200]
-    return _crash(f"进程在审计完成前退出（退出码 {returncode}）{tail}",
-                  f"the process exited with code {returncode} before the audit finished "
-                  f"(os._exit or a crash?) {tail}".strip(), "exit")  # fmt: skip
+    return _crash(
+        f"进程在审计完成前退出（退出码 {returncode}）{tail}",
+        f"the process exited with code {returncode} before the audit finished "
+        f"(os._exit or a crash?) {tail}".strip(),
+        "exit",
+    )
 
 
 def run_audit(
@@ -92,8 +109,8 @@ def run_audit(
     if result["status"] != "ok":
         result["exit_code"] = 2
     else:
-        items = result.get("items", [])
-        failed = any(i["status"] == "FAIL" for i in items)  # type: ignore[index, union-attr]
+        items = cast(list[dict[str, object]], result.get("items", []))
+        failed = any(i["status"] == "FAIL" for i in items)
         result["exit_code"] = 1 if failed else 0
     return result
 
@@ -101,30 +118,59 @@ def run_audit(
 def _spawn(path: Path, name: str, kind: str, timeout: float, memory_mb: int) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="attnlab-audit-") as tmp:
         request, result = Path(tmp) / "request.json", Path(tmp) / "result.json"
-        request.write_text(json.dumps({
-            "path": str(path), "name": name, "kind": kind, "memory_mb": memory_mb,
-            "cpu_seconds": math.ceil(timeout) + 1,
-        }), encoding="utf-8")  # fmt: skip
+        request.write_text(
+            json.dumps(
+                {
+                    "path": str(path),
+                    "name": name,
+                    "kind": kind,
+                    "memory_mb": memory_mb,
+                    "cpu_seconds": math.ceil(timeout) + 30,  # a backstop; the wall clock decides
+                }
+            ),
+            encoding="utf-8",
+        )
         cmd = [sys.executable, "-m", "attnlab.audit.runner", str(request), str(result)]
         proc = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            start_new_session=True, cwd=tmp,
-        )  # fmt: skip
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            cwd=tmp,
+        )
+        # The learner's time starts once the child has imported torch (its start-up is ours).
+        ready = _wait_ready(proc, STARTUP_LIMIT)
         try:
-            _, stderr = proc.communicate(timeout=timeout)
+            _, stderr = proc.communicate(timeout=timeout if ready else 0.1)
         except subprocess.TimeoutExpired:
             _kill(proc)
-            return _crash(f"你的代码在 {timeout:g} 秒内没有完成（死循环？）",
-                          f"your code did not finish within {timeout:g} s (an endless loop?)",
-                          "timeout")  # fmt: skip
+            if not ready:
+                return _crash(
+                    f"审计进程 {STARTUP_LIMIT:g} 秒内没有启动（机器太忙？）",
+                    f"the audit process did not start within {STARTUP_LIMIT:g} s "
+                    "(machine too busy?)",
+                    "startup",
+                )
+            return _crash(
+                f"你的代码在 {timeout:g} 秒内没有完成（死循环？）",
+                f"your code did not finish within {timeout:g} s (an endless loop?)",
+                "timeout",
+            )
         if result.is_file():
             return dict(json.loads(result.read_text(encoding="utf-8")))
         return _describe_death(proc.returncode, stderr.decode("utf-8", "replace"))
 
 
+def _wait_ready(proc: subprocess.Popen[bytes], limit: float) -> bool:
+    """Block until the child prints its ready line (True), or it dies / ``limit`` passes."""
+    if proc.stdout is None:
+        return False
+    ready, _, _ = select.select([proc.stdout], [], [], limit)
+    return bool(ready) and proc.stdout.readline().strip() == READY
+
+
 def _kill(proc: subprocess.Popen[bytes]) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)  # the whole session: learner subprocesses too
-    except ProcessLookupError:
-        pass
     proc.communicate()

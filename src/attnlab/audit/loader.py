@@ -59,7 +59,11 @@ def guarded(where: str, path: Path) -> Iterator[None]:
 
 
 _STEP_ZH = {"import": "导入文件", "build": "构造模块", "call": "运行 forward"}
-_STEP_EN = {"import": "importing the file", "build": "building the module", "call": "running forward"}
+_STEP_EN = {
+    "import": "importing the file",
+    "build": "building the module",
+    "call": "running forward",
+}
 
 
 def _learner_line(exc: BaseException, path: Path) -> str:
@@ -114,7 +118,9 @@ def _check_signature(target: Callable[..., Any], kind: str) -> None:
         ) from None
 
 
-def build(target: Callable[..., Any], kind: str, sizes: tuple[int, int, int], path: Path) -> nn.Module:
+def build(
+    target: Callable[..., Any], kind: str, sizes: tuple[int, int, int], path: Path
+) -> nn.Module:
     """Call ``target(*sizes)`` (positionally, as the lesson does) and check it gives a Module."""
     _check_signature(target, kind)
     with guarded("build", path):
@@ -131,7 +137,7 @@ def build(target: Callable[..., Any], kind: str, sizes: tuple[int, int, int], pa
 
 
 def guess_kind(target: Callable[..., Any]) -> str:
-    """"multihead" when the second constructor argument is a head count, else "head"."""
+    """ "multihead" when the second constructor argument is a head count, else "head"."""
     try:
         params = [p for p in inspect.signature(target).parameters if p != "self"]
     except (TypeError, ValueError):

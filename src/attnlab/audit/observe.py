@@ -41,14 +41,20 @@ class Run:
         return last.unsqueeze(1) if last.dim() == 3 else last.reshape(B, -1, T, T)
 
     def softmaxes(self) -> list[Call]:
-        return [c for c in self.rec.of("softmax") if c.out.dim() >= 3 and c.out.shape[-2:] == (self.T, self.T)]
+        return [
+            c
+            for c in self.rec.of("softmax")
+            if c.out.dim() >= 3 and c.out.shape[-2:] == (self.T, self.T)
+        ]
 
     def weights(self) -> torch.Tensor | None:
         """The softmax outputs of shape ``[.., T, T]``, as ``[B, n_head, T, T]``."""
         return self._tables([c.out for c in self.softmaxes()])
 
     def softmax_inputs(self) -> torch.Tensor | None:
-        return self._tables([c.args[0] for c in self.softmaxes() if isinstance(c.args[0], torch.Tensor)])
+        return self._tables(
+            [c.args[0] for c in self.softmaxes() if isinstance(c.args[0], torch.Tensor)]
+        )
 
     def softmax_dims(self) -> set[int | None]:
         return {softmax_dim(c) for c in self.softmaxes()}

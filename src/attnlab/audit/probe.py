@@ -4,7 +4,8 @@ Recognised layouts (leaf names compared case-insensitively):
 
 * separate ``nn.Linear`` layers for the query, key and value, named ``query``/``key``/``value``,
   ``W_query``/``W_key``/``W_value``, ``q_proj``/``k_proj``/``v_proj``, ``q``/``k``/``v``... either
-  one per role or one per head (``heads[h].query``), head h owning features ``h*d_head:(h+1)*d_head``;
+  one per role or one per head (``heads[h].query``), head h owning features
+  ``h*d_head:(h+1)*d_head``;
 * one fused ``nn.Linear(C, 3·width)`` (``c_attn``, ``qkv``...): rows Q, then K, then V;
 * an ``nn.MultiheadAttention`` (``in_proj_weight``, ``out_proj``);
 * for a multi-head module, an output projection ``nn.Linear(C, C)`` (``output_projection``,
@@ -23,16 +24,70 @@ import torch
 from torch import nn
 
 _ROLES = {
-    "q": {"query", "q", "q_proj", "w_query", "w_q", "wq", "to_q", "q_linear", "queries",
-          "query_proj", "linear_q", "q_layer", "query_layer"},
-    "k": {"key", "k", "k_proj", "w_key", "w_k", "wk", "to_k", "k_linear", "keys", "key_proj",
-          "linear_k", "k_layer", "key_layer"},
-    "v": {"value", "v", "v_proj", "w_value", "w_v", "wv", "to_v", "v_linear", "values",
-          "value_proj", "linear_v", "v_layer", "value_layer"},
-}  # fmt: skip
+    "q": {
+        "query",
+        "q",
+        "q_proj",
+        "w_query",
+        "w_q",
+        "wq",
+        "to_q",
+        "q_linear",
+        "queries",
+        "query_proj",
+        "linear_q",
+        "q_layer",
+        "query_layer",
+    },
+    "k": {
+        "key",
+        "k",
+        "k_proj",
+        "w_key",
+        "w_k",
+        "wk",
+        "to_k",
+        "k_linear",
+        "keys",
+        "key_proj",
+        "linear_k",
+        "k_layer",
+        "key_layer",
+    },
+    "v": {
+        "value",
+        "v",
+        "v_proj",
+        "w_value",
+        "w_v",
+        "wv",
+        "to_v",
+        "v_linear",
+        "values",
+        "value_proj",
+        "linear_v",
+        "v_layer",
+        "value_layer",
+    },
+}
 _FUSED = {"c_attn", "qkv", "in_proj", "qkv_proj", "w_qkv", "to_qkv", "qkv_linear", "attn"}
-_OUT = {"output_projection", "out_proj", "c_proj", "proj", "o_proj", "w_o", "wo", "out",
-        "fc_out", "o", "output", "to_out", "w_out", "out_projection", "linear_out"}  # fmt: skip
+_OUT = {
+    "output_projection",
+    "out_proj",
+    "c_proj",
+    "proj",
+    "o_proj",
+    "w_o",
+    "wo",
+    "out",
+    "fc_out",
+    "o",
+    "output",
+    "to_out",
+    "w_out",
+    "out_projection",
+    "linear_out",
+}
 
 Weights = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]
 
@@ -66,8 +121,10 @@ def _zero_bias(layers: list[nn.Linear]) -> None:
 
 
 def _role_layout(linears: list[tuple[str, nn.Linear]], C: int, width: int) -> Layout | None:
-    groups = {r: sorted((n for n, m in linears if _leaf(n) in names and m.in_features == C),
-                        key=_natural) for r, names in _ROLES.items()}  # fmt: skip
+    groups = {
+        r: sorted((n for n, m in linears if _leaf(n) in names and m.in_features == C), key=_natural)
+        for r, names in _ROLES.items()
+    }
     by_name = dict(linears)
     counts = {len(g) for g in groups.values()}
     if len(counts) != 1 or 0 in counts:
@@ -130,10 +187,14 @@ def _mha_layout(module: nn.Module, C: int) -> Layout | None:
             mha.in_proj_bias.zero_()
         _zero_bias([mha.out_proj])
 
-    return Layout(f"{name or 'self'} (nn.MultiheadAttention)", read, write, mha.in_proj_bias is not None)
+    return Layout(
+        f"{name or 'self'} (nn.MultiheadAttention)", read, write, mha.in_proj_bias is not None
+    )
 
 
-def _with_output(base: Layout, linears: list[tuple[str, nn.Linear]], C: int, used: set[str]) -> Layout:
+def _with_output(
+    base: Layout, linears: list[tuple[str, nn.Linear]], C: int, used: set[str]
+) -> Layout:
     square = [(n, m) for n, m in linears if m.in_features == C == m.out_features and n not in used]
     named = [(n, m) for n, m in square if _leaf(n) in _OUT]
     pick = named or square
@@ -151,7 +212,9 @@ def _with_output(base: Layout, linears: list[tuple[str, nn.Linear]], C: int, use
             layer.weight.copy_(w[3].T)
         _zero_bias([layer])
 
-    return Layout(f"{base.description}, W_O = {name}", read, write, base.has_bias or layer.bias is not None)
+    return Layout(
+        f"{base.description}, W_O = {name}", read, write, base.has_bias or layer.bias is not None
+    )
 
 
 def find_layout(module: nn.Module, kind: str, C: int, width: int) -> Layout | None:
@@ -164,8 +227,11 @@ def find_layout(module: nn.Module, kind: str, C: int, width: int) -> Layout | No
     base = _role_layout(linears, C, width) or _fused_layout(linears, C, width)
     if base is None or kind == "head":
         return base
-    used = {n for n, m in linears if _leaf(n) in set().union(*_ROLES.values(), _FUSED)
-            or m.out_features == 3 * width}  # fmt: skip
+    used = {
+        n
+        for n, m in linears
+        if _leaf(n) in set().union(*_ROLES.values(), _FUSED) or m.out_features == 3 * width
+    }
     return _with_output(base, linears, C, used)
 
 

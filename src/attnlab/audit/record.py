@@ -54,7 +54,7 @@ class Recorder(TorchFunctionMode):
     def __post_init__(self) -> None:
         super().__init__()
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+    def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
         kind = _KINDS.get(func)

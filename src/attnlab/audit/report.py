@@ -7,12 +7,20 @@ from typing import Any
 from attnlab.i18n import pick
 from attnlab.mistakes import CHECKLIST, get
 
-_STATUS = {"PASS": ("通过", "PASS"), "FAIL": ("未通过", "FAIL"), "NOT CHECKED": ("未检查", "NOT CHECKED")}
+_STATUS = {
+    "PASS": ("通过", "PASS"),
+    "FAIL": ("未通过", "FAIL"),
+    "NOT CHECKED": ("未检查", "NOT CHECKED"),
+}
 
 
 def _mistake_line(names: list[str], section: int | None, lang: str) -> str:
-    titles = "; ".join(f"{n}（{get(n).text('title', lang)}）" if lang == "zh"
-                       else f"{n} ({get(n).text('title', lang)})" for n in names)  # fmt: skip
+    titles = "; ".join(
+        f"{n}（{get(n).text('title', lang)}）"
+        if lang == "zh"
+        else f"{n} ({get(n).text('title', lang)})"
+        for n in names
+    )
     reread = pick(lang, f"重读第 {section} 节", f"reread section {section}") if section else ""
     return pick(lang, f"复现它的错误：{titles}；{reread}", f"reproduced by: {titles}; {reread}")
 
@@ -25,8 +33,14 @@ def render(result: dict[str, Any], lang: str) -> str:
         why = pick(lang, "无法审计", "cannot audit")
         return f"{head}\n{why}: {err}\n"
     kind = result.get("kind", "")
-    layout = result.get("layout") or pick(lang, "未找到（只做黑盒检查）", "not found (black-box checks only)")
-    lines = [head, pick(lang, f"类型：{kind}；投影：{layout}", f"kind: {kind}; projections: {layout}"), ""]
+    layout = result.get("layout") or pick(
+        lang, "未找到（只做黑盒检查）", "not found (black-box checks only)"
+    )
+    lines = [
+        head,
+        pick(lang, f"类型：{kind}；投影：{layout}", f"kind: {kind}; projections: {layout}"),
+        "",
+    ]
     counts = {"PASS": 0, "FAIL": 0, "NOT CHECKED": 0}
     for it in result["items"]:
         counts[it["status"]] += 1
@@ -36,10 +50,20 @@ def render(result: dict[str, Any], lang: str) -> str:
         if it["status"] == "FAIL" and it["mistakes"]:
             lines.append(" " * 4 + "→ " + _mistake_line(it["mistakes"], it["section"], lang))
         elif it["status"] == "FAIL" and it["section"]:
-            lines.append(" " * 4 + "→ " + pick(lang, f"重读第 {it['section']} 节", f"reread section {it['section']}"))
+            lines.append(
+                " " * 4
+                + "→ "
+                + pick(lang, f"重读第 {it['section']} 节", f"reread section {it['section']}")
+            )
     secs = result.get("seconds", 0.0)
-    lines += ["", pick(lang, f"结果：{counts['FAIL']} 项未通过，{counts['PASS']} 项通过，"
-                       f"{counts['NOT CHECKED']} 项未检查（{secs:.1f} 秒）",
-                       f"result: {counts['FAIL']} FAIL, {counts['PASS']} PASS, "
-                       f"{counts['NOT CHECKED']} NOT CHECKED ({secs:.1f} s)")]  # fmt: skip
+    lines += [
+        "",
+        pick(
+            lang,
+            f"结果：{counts['FAIL']} 项未通过，{counts['PASS']} 项通过，"
+            f"{counts['NOT CHECKED']} 项未检查（{secs:.1f} 秒）",
+            f"result: {counts['FAIL']} FAIL, {counts['PASS']} PASS, "
+            f"{counts['NOT CHECKED']} NOT CHECKED ({secs:.1f} s)",
+        ),
+    ]
     return "\n".join(lines) + "\n"

@@ -32,16 +32,32 @@ def _limit(memory_mb: int, cpu_seconds: int) -> None:
 def _token_id_report(err: Any) -> list[dict[str, object]]:
     from attnlab.audit.items import NOT_CHECKED
 
-    items: list[dict[str, object]] = [{
-        "item": 1, "status": "FAIL", "mistakes": ["token_ids_as_x"], "section": 1,
-        "evidence": {"zh": f"输入浮点向量 X [2,2,4] 时{err.zh}：模块把输入当成了 Token ID",
-                     "en": f"fed float vectors X [2,2,4]: {err.en}; the module treats its input "
-                           "as token IDs"},
-    }]  # fmt: skip
+    items: list[dict[str, object]] = [
+        {
+            "item": 1,
+            "status": "FAIL",
+            "mistakes": ["token_ids_as_x"],
+            "section": 1,
+            "evidence": {
+                "zh": f"输入浮点向量 X [2,2,4] 时{err.zh}：模块把输入当成了 Token ID",
+                "en": f"fed float vectors X [2,2,4]: {err.en}; the module treats its input "
+                "as token IDs",
+            },
+        }
+    ]
     for n in range(2, 11):
-        items.append({"item": n, "status": NOT_CHECKED, "mistakes": [], "section": None,
-                      "evidence": {"zh": "模块无法处理 [B,T,C] 向量，未检查",
-                                   "en": "not checked: the module cannot run on [B, T, C] vectors"}})  # fmt: skip
+        items.append(
+            {
+                "item": n,
+                "status": NOT_CHECKED,
+                "mistakes": [],
+                "section": None,
+                "evidence": {
+                    "zh": "模块无法处理 [B,T,C] 向量，未检查",
+                    "en": "not checked: the module cannot run on [B, T, C] vectors",
+                },
+            }
+        )
     return items
 
 
@@ -58,13 +74,28 @@ def audit(path: Path, name: str, kind: str) -> dict[str, object]:
             a = build_audit(target, kind, path)
         except LearnerError as err:
             if err.where == "call" and _TOKEN_ID_HINT.search(err.en):
-                return {"status": "ok", "kind": kind, "layout": None, "items": _token_id_report(err)}
+                return {
+                    "status": "ok",
+                    "kind": kind,
+                    "layout": None,
+                    "items": _token_id_report(err),
+                }
             raise
         layouts = [s.layout.description for s in a.sides if s.layout is not None]
-        return {"status": "ok", "kind": kind, "layout": layouts[0] if layouts else None,
-                "reproduced_by": a.reproduced_by, "items": judge(a)}  # fmt: skip
+        return {
+            "status": "ok",
+            "kind": kind,
+            "layout": layouts[0] if layouts else None,
+            "reproduced_by": a.reproduced_by,
+            "items": judge(a),
+        }
     except LearnerError as err:
-        return {"status": "error", "kind": kind, "where": err.where, "error": {"zh": err.zh, "en": err.en}}
+        return {
+            "status": "error",
+            "kind": kind,
+            "where": err.where,
+            "error": {"zh": err.zh, "en": err.en},
+        }
 
 
 def main(argv: list[str]) -> int:
@@ -72,12 +103,21 @@ def main(argv: list[str]) -> int:
     request = json.loads(request_path.read_text(encoding="utf-8"))
     _limit(int(request["memory_mb"]), int(request["cpu_seconds"]))
     start = time.perf_counter()
+    import torch  # noqa: F401 - the slow import, done before telling the parent we are ready
+
+    import attnlab.audit.context
+    import attnlab.audit.items  # noqa: F401
+
+    os.write(1, b"attnlab-audit-ready\n")
     try:
         result = audit(Path(request["path"]), request["name"], request["kind"])
     except BaseException as exc:  # the auditor's own failure still gives a clean report
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        result = {"status": "error", "where": "audit",
-                  "error": {"zh": f"审计器内部错误：{last}", "en": f"the auditor failed: {last}"}}  # fmt: skip
+        result = {
+            "status": "error",
+            "where": "audit",
+            "error": {"zh": f"审计器内部错误：{last}", "en": f"the auditor failed: {last}"},
+        }
     result["child_seconds"] = round(time.perf_counter() - start, 3)
     tmp = result_path.with_suffix(".part")
     tmp.write_text(json.dumps(result, ensure_ascii=False), encoding="utf-8")

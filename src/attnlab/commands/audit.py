@@ -27,7 +27,9 @@ def register(app: typer.Typer) -> None:
         kind: Annotated[
             str, typer.Option("--kind", help="head, multihead or auto (from the argument names)")
         ] = "auto",
-        timeout: Annotated[float, typer.Option("--timeout", help="Seconds before giving up")] = 20.0,
+        timeout: Annotated[
+            float, typer.Option("--timeout", help="Seconds before giving up")
+        ] = 20.0,
         as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON")] = False,
         lang: LangOption = None,
     ) -> None:

@@ -1,5 +1,5 @@
 """Broken on purpose. item=2 mistake=swapped_qk"""
-# expect: item=2 mistake=swapped_qk
+# expect: item=3 mistake=swapped_qk  (swapping W_Q and W_K gives exactly Sᵀ: it shows in the score table)
 import math
 
 import torch

@@ -1,0 +1,141 @@
+"""``attnlab check``: grade hand-computed numbers and name the mistake behind a wrong answer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from attnlab.commands._common import LangOption, fail, lang_of
+from attnlab.i18n import pick
+
+if TYPE_CHECKING:
+    from attnlab.handcheck import Answer, Verdict
+
+ORDER = 45
+
+
+def _fmt(values: list[float]) -> str:
+    return (
+        "["
+        + ", ".join(
+            f"{v:.4f}".rstrip("0").rstrip(".")
+            if abs(v) != float("inf")
+            else ("-inf" if v < 0 else "inf")
+            for v in values
+        )
+        + "]"
+    )
+
+
+def render(v: Verdict, lang: str) -> str:
+    """One answer's verdict: ✓/✗, what was expected, and the matching mistakes."""
+    a = v.answer
+    row = pick(lang, f"，第 {a.row} 行", f", row {a.row}") if a.row is not None else ""
+    where = pick(
+        lang, f"{a.stage}（Prompt {a.prompt}{row}）", f"{a.stage} (prompt {a.prompt}{row})"
+    )
+    tol = f"±{v.tol:.2g}"
+    if v.correct:
+        return pick(
+            lang,
+            f"✓ {where}：{_fmt(v.entered)} 正确（{tol}）",
+            f"✓ {where}: {_fmt(v.entered)} is right ({tol})",
+        )
+    lines = [
+        pick(
+            lang,
+            f"✗ {where}：你填的是 {_fmt(v.entered)}，正确是 {_fmt(v.expected)}（{tol}）",
+            f"✗ {where}: you entered {_fmt(v.entered)}, the right numbers are "
+            f"{_fmt(v.expected)} ({tol})",
+        )
+    ]
+    for m in v.mistakes:
+        lines.append(
+            pick(
+                lang,
+                f"  {m.text('explain', lang)}（{m.name}）。从 {m.redo} 重算，"
+                f"重读第 {m.section} 节。",
+                f"  {m.text('explain', lang)} ({m.name}). Redo from {m.redo}; reread "
+                f"section {m.section}.",
+            )
+        )
+    if not v.mistakes:
+        lines.append(
+            pick(
+                lang,
+                "  目录中没有错误能复现这些数；请从头逐步重算这一阶段。",
+                "  No catalogued mistake gives these numbers; recompute this stage step by step.",
+            )
+        )
+    return "\n".join(lines)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``check`` command to ``app``."""
+
+    @app.command(
+        "check",
+        help="Check numbers you computed by hand for a stage of the lesson example (or of "
+        "--input FILE). Give --stage/--prompt/--row/--values, or an answer file (TOML "
+        "[[answer]] tables or JSON) with several stages. Exit 0 all right, 1 any wrong.",
+    )
+    def check(
+        ctx: typer.Context,
+        answers: Annotated[
+            Path | None, typer.Argument(help="Answer file (.toml or .json) with several stages")
+        ] = None,
+        stage: Annotated[
+            str | None,
+            typer.Option(
+                help="x, q, k, v, raw_scores, scaled_scores, "
+                "masked_scores, weights, output or logits"
+            ),
+        ] = None,
+        prompt: Annotated[str, typer.Option(help="A or B (a letter or index with --input)")] = "A",
+        row: Annotated[int | None, typer.Option(help="Query row / token position")] = None,
+        head: Annotated[int, typer.Option(help="Head, for a multi-head --input")] = 0,
+        values: Annotated[str | None, typer.Option(help='Your numbers, e.g. "0.6 0.4"')] = None,
+        input_file: Annotated[
+            Path | None, typer.Option("--input", help="Your own numbers (JSON/TOML)")
+        ] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Print the verdicts as JSON")] = False,
+        lang: LangOption = None,
+    ) -> None:
+        from attnlab import handcheck
+        from attnlab.errors import InputError
+
+        chosen = lang_of(ctx, lang)
+        try:
+            todo = _answers(answers, stage, prompt, row, head, values)
+            inp = handcheck.lab_input(input_file)
+            verdicts = [handcheck.check_answer(a, inp) for a in todo]
+        except InputError as exc:
+            fail(str(exc))
+        if as_json:
+            typer.echo(json.dumps([v.to_json() for v in verdicts], ensure_ascii=False, indent=2))
+        else:
+            typer.echo("\n".join(render(v, chosen) for v in verdicts))
+        raise typer.Exit(0 if all(v.correct for v in verdicts) else 1)
+
+
+def _answers(
+    answers: Path | None,
+    stage: str | None,
+    prompt: str,
+    row: int | None,
+    head: int,
+    values: str | None,
+) -> list[Answer]:
+    from attnlab import handcheck
+    from attnlab.errors import InputError
+
+    if answers is not None:
+        if stage is not None or values is not None:
+            raise InputError("give either an answer file or --stage/--values, not both")
+        return handcheck.load_answers(answers)
+    if stage is None or values is None:
+        raise InputError("expected --stage and --values (or an answer file), got neither")
+    return [handcheck.Answer(stage, prompt, handcheck.parse_values(values), row, head)]

@@ -1,0 +1,193 @@
+"""``attnlab audit`` on a zoo of learner files: broken ones fail the right item, correct ones
+pass, and code that raises, loops, exits or crashes gives a clean report with exit code 2.
+
+The zoo's good and bad files are audited in this process through the runner's ``audit()`` (the
+checks are the same; only the sandbox is skipped) to keep the suite fast; the sandbox itself is
+tested end to end on the broken files, all started at once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from attnlab import mistakes
+from attnlab.audit import run_audit
+from attnlab.audit.report import render
+from attnlab.audit.runner import audit
+from attnlab.cli import app
+
+ZOO = Path(__file__).parent / "zoo"
+runner = CliRunner()
+
+
+def _target(path: Path) -> str:
+    src = path.read_text(encoding="utf-8")
+    factory = re.search(r"^def (make_\w+)", src, re.M)
+    return factory.group(1) if factory else re.findall(r"^class (\w+)", src, re.M)[-1]
+
+
+def _expect(path: Path) -> tuple[int, str]:
+    found = re.search(
+        r"^# expect: item=(\d+) mistake=(\w+)", path.read_text(encoding="utf-8"), re.M
+    )
+    assert found, f"{path.name} has no '# expect:' line"
+    return int(found.group(1)), found.group(2)
+
+
+BAD = sorted((ZOO / "bad").glob("*.py"))
+GOOD = sorted((ZOO / "good").glob("*.py"))
+
+
+def _failures(result: dict[str, Any]) -> dict[int, list[str]]:
+    return {i["item"]: i["mistakes"] for i in result["items"] if i["status"] == "FAIL"}
+
+
+def test_zoo_covers_every_catalogue_mistake() -> None:
+    assert len(BAD) >= 20 and len(GOOD) >= 6
+    covered = {_expect(p)[1] for p in BAD}
+    assert covered == {m.name for m in mistakes.CATALOGUE}
+
+
+@pytest.mark.parametrize("path", BAD, ids=lambda p: p.stem)
+def test_bad_file_fails_on_its_item_naming_its_mistake(path: Path) -> None:
+    item, name = _expect(path)
+    result = audit(path, _target(path), "auto")
+    assert result["status"] == "ok", result
+    failed = _failures(result)
+    assert item in failed, f"item {item} did not fail: {failed}"
+    assert name in failed[item], f"item {item} names {failed[item]}, not {name}"
+    # Any other FAIL is a consequence of the same bug, and says so.
+    assert all(name in names for names in failed.values()), failed
+    assert min(failed) <= item
+
+
+@pytest.mark.parametrize("path", GOOD, ids=lambda p: p.stem)
+def test_good_file_has_no_fail(path: Path) -> None:
+    result = audit(path, _target(path), "auto")
+    assert result["status"] == "ok", result
+    assert _failures(result) == {}, [i for i in result["items"] if i["status"] == "FAIL"]
+    statuses = [i["status"] for i in result["items"]]
+    assert [i["item"] for i in result["items"]] == list(range(1, 11))
+    assert statuses.count("PASS") >= 6, statuses
+
+
+def test_evidence_names_indices_and_lesson_numbers() -> None:
+    result = audit(ZOO / "bad" / "zero_fill.py", "AttentionHead", "head")
+    item5 = next(i for i in result["items"] if i["item"] == 5)
+    assert re.search(
+        r"weights\[\d,\d,\d\] = 0\.\d{3} but position \d is in the future of "
+        r"position \d",
+        item5["evidence"]["en"],
+    ), item5
+    assert item5["section"] == 11
+    good = audit(ZOO / "good" / "lesson_head.py", "AttentionHead", "head")
+    item3 = next(i for i in good["items"] if i["item"] == 3)
+    assert item3["evidence"]["en"] == "raw_scores[0,1,0] = 1.131, as in the lesson"
+
+
+IN_PROCESS = {
+    "raises_import.py:X": ("import", "RuntimeError: I have not finished this file yet"),
+    "raises_forward.py:AttentionHead": ("call", "NameError: name 'keys' is not defined"),
+    "exits.py:X": ("import", "sys.exit(3)"),
+    "wrong_signature.py:AttentionHead": (
+        "build",
+        "expected (embed_dim, head_size, context_length), found (embed_dim)",
+    ),
+    "not_a_module.py:make_head": ("build", "must give an nn.Module, got function"),
+    "../good/lesson_head.py:Missing": (
+        "import",
+        "has no class or function called Missing (found: AttentionHead)",
+    ),
+}
+SANDBOX = {
+    "loops.py:AttentionHead": ("timeout", "did not finish within 3 s"),
+    "os_exit.py:AttentionHead": ("exit", "exited with code 7"),
+    "segfault.py:AttentionHead": ("crash", "SIGSEGV"),
+    "memory_hog.py:AttentionHead": ("build", "can't allocate memory"),
+    "raises_forward.py:AttentionHead": ("call", "NameError: name 'keys' is not defined"),
+}
+GOOD_SPEC = "../good/sdpa_fused.py:FastAttention"
+
+
+@pytest.mark.parametrize("spec", IN_PROCESS)
+def test_learner_errors_become_one_line_reports(spec: str) -> None:
+    file, name = spec.split(":")
+    result = audit((ZOO / "broken" / file).resolve(), name, "auto")
+    where, message = IN_PROCESS[spec]
+    assert result["status"] == "error" and result["where"] == where, result
+    assert message in result["error"]["en"], result["error"]
+    assert result["error"]["zh"] and "\n" not in result["error"]["en"]
+
+
+@pytest.fixture(scope="module")
+def sandbox_results() -> dict[str, tuple[dict[str, Any], float]]:
+    def one(spec: str) -> tuple[dict[str, Any], float]:
+        start = time.perf_counter()
+        result = run_audit(str(ZOO / "broken" / spec), timeout=3)
+        return result, time.perf_counter() - start
+
+    specs = [*SANDBOX, GOOD_SPEC]
+    with ThreadPoolExecutor(max_workers=len(specs)) as pool:
+        return dict(zip(specs, pool.map(one, specs), strict=True))
+
+
+@pytest.mark.parametrize("spec", SANDBOX)
+def test_sandbox_survives_learner_code_exit_2(
+    spec: str, sandbox_results: dict[str, tuple[dict[str, Any], float]]
+) -> None:
+    result, seconds = sandbox_results[spec]
+    where, message = SANDBOX[spec]
+    assert result["exit_code"] == 2 and result["status"] == "error", result
+    assert result["where"] == where, result
+    assert message in result["error"]["en"], result["error"]
+    assert "\n" not in result["error"]["en"]
+    # The learner's 3 s start once torch is imported; start-up on a busy 2-core box is extra.
+    assert seconds < 3 + 30
+
+
+def test_sandboxed_good_file_exits_0(
+    sandbox_results: dict[str, tuple[dict[str, Any], float]],
+) -> None:
+    result, _ = sandbox_results[GOOD_SPEC]
+    assert result["exit_code"] == 0, result
+    text = render(result, "en")
+    assert re.search(r"^ 5\. causal mask\s+PASS", text, re.M), text
+    assert "result: 0 FAIL" in text
+
+
+def test_cli_json_exit_1_and_rendered_report() -> None:
+    bad = runner.invoke(app, ["audit", str(ZOO / "bad" / "no_scale_loop.py:LoopMHA"), "--json"])
+    assert bad.exit_code == 1, bad.output
+    data = json.loads(bad.output)
+    assert _failures(data) == {4: ["no_scale"]}
+    assert "复现它的错误：no_scale（没有缩放）；重读第 8 节" in render(data, "zh")
+    assert "reproduced by: no_scale (no scaling); reread section 8" in render(data, "en")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nope.py:X"], "file not found: nope.py"),
+        (["tests"], "expected FILE.py:NAME"),
+        (
+            [f"{ZOO / 'good' / 'lesson_head.py'}:X", "--kind", "tail"],
+            "--kind must be one of auto, head, multihead",
+        ),
+        (
+            [f"{ZOO / 'good' / 'lesson_head.py'}:X", "--timeout", "0"],
+            "--timeout must be between 0 and 600",
+        ),
+    ],
+)
+def test_bad_arguments_one_line_exit_2(args: list[str], message: str) -> None:
+    result = runner.invoke(app, ["audit", *args])
+    assert result.exit_code == 2
+    assert message in result.output and len(result.output.strip().splitlines()) == 1

@@ -1,0 +1,140 @@
+"""``attnlab check``: hand-computed numbers graded, wrong ones traced to a catalogue mistake."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from attnlab import mistakes
+from attnlab.cli import app
+from attnlab.handcheck import Answer, check_answer, lab_input, parse_values
+
+runner = CliRunner()
+
+
+def invoke(*args: str):
+    return runner.invoke(app, list(args))
+
+
+def test_right_answer_exits_0() -> None:
+    result = invoke(
+        "--lang",
+        "en",
+        "check",
+        "--stage",
+        "weights",
+        "--prompt",
+        "A",
+        "--row",
+        "1",
+        "--values",
+        "0.599 0.401",
+    )
+    assert result.exit_code == 0, result.output
+    assert "✓ weights (prompt A, row 1)" in result.output
+
+
+def test_wrong_answer_names_the_mistake_in_both_languages() -> None:
+    args = ["check", "--stage", "weights", "--prompt", "A", "--row", "1", "--values", "0.638 0.362"]
+    zh = invoke(*args)
+    en = invoke("--lang", "en", *args)
+    assert zh.exit_code == en.exit_code == 1
+    assert "你跳过了 ÷√d_k（no_scale）" in zh.output and "重读第 8 节" in zh.output
+    assert "you skipped ÷√d_k (no_scale). Redo from scaled_scores" in en.output
+    assert "the right numbers are [0.5987, 0.4013]" in en.output
+
+
+@pytest.mark.parametrize(
+    "m", [m for m in mistakes.CATALOGUE if not m.multihead_only], ids=lambda m: m.name
+)
+def test_every_single_head_mistake_is_named_from_its_own_weights_or_output(
+    m: mistakes.Mistake,
+) -> None:
+    inp = mistakes.lesson_input()
+    wrong, right = mistakes.mistake_stages(m, inp), mistakes.correct_stages(inp)
+    for stage in ("weights", "output", "logits", "raw_scores", "x"):
+        if wrong[stage].shape != right[stage].shape:
+            continue
+        for b, prompt in enumerate("AB"):
+            for row in range(2):
+                got = wrong[stage][b, row]
+                if mistakes.values_match(got, right[stage][b, row], 1e-3):
+                    continue
+                texts = tuple(f"{v:.4f}" if v == v else "nan" for v in got.tolist())
+                verdict = check_answer(Answer(stage, prompt, texts, row), inp)
+                if m in verdict.mistakes:
+                    return
+    pytest.fail(f"{m.name}: no stage row of its own numbers was traced back to it")
+
+
+def test_answer_files_toml_and_json(tmp_path: Path) -> None:
+    toml = tmp_path / "a.toml"
+    toml.write_text(
+        '[[answer]]\nstage = "raw_scores"\nprompt = "A"\nvalues = "0.566 0.283 1.131 0.566"\n'
+        '[[answer]]\nstage = "output"\nprompt = "B"\nrow = 1\nvalues = [0.426, 0.574]\n',
+        encoding="utf-8",
+    )
+    result = invoke("--lang", "en", "check", str(toml))
+    assert result.exit_code == 1, result.output
+    assert "✓ raw_scores (prompt A)" in result.output
+    assert "lm_head_on_weights" in result.output
+    js = tmp_path / "a.json"
+    js.write_text(
+        json.dumps(
+            {"answer": [{"stage": "masked_scores", "prompt": "A", "row": 0, "values": "0.4 -inf"}]}
+        ),
+        encoding="utf-8",
+    )
+    result = invoke("check", str(js), "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)[0]["correct"] is True
+
+
+def test_input_file_is_used(tmp_path: Path) -> None:
+    path = tmp_path / "in.json"
+    path.write_text(
+        json.dumps(
+            {
+                "x": [[[1, 0], [0, 1]]],
+                "w_q": [[1, 0], [0, 1]],
+                "w_k": [[1, 0], [0, 1]],
+                "w_v": [[1, 0], [0, 1]],
+            }
+        )
+    )
+    stages = mistakes.correct_stages(lab_input(path))
+    want = " ".join(f"{v:.4f}" for v in stages["weights"][0, 1].tolist())
+    result = invoke(
+        "check", "--input", str(path), "--stage", "weights", "--row", "1", "--values", want
+    )
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--stage", "wts", "--values", "1 2"], "stage: expected one of x, q, k"),
+        (["--stage", "weights", "--row", "1", "--values", "1 2 3"], "expected 2 numbers, got 3"),
+        (["--stage", "weights", "--values", "abc"], "--values: expected numbers"),
+        (["--stage", "weights", "--row", "5", "--values", "1 2"], "row: expected 0..1"),
+        (
+            ["--stage", "weights", "--prompt", "Z", "--values", "1 2"],
+            "prompt: expected one of A, B",
+        ),
+        (["--values", "1 2"], "expected --stage and --values"),
+        (["missing.toml"], "answer file not found: missing.toml"),
+    ],
+)
+def test_bad_input_one_line_exit_2(args: list[str], message: str) -> None:
+    result = invoke("check", *args)
+    assert result.exit_code == 2
+    assert message in result.output and "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_parse_values_accepts_learner_spellings() -> None:
+    assert parse_values("[0.6, 0.4]") == ("0.6", "0.4")
+    assert parse_values("1; −∞") == ("1", "−∞")

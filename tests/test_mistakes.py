@@ -1,0 +1,144 @@
+"""The mistakes catalogue: faithful default steps, distinct bugs, and diagnosis from numbers."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from attnlab import example, mistakes
+from attnlab.mistake_steps import MistakeInput, Recipe, run
+from attnlab.pipeline import attention_stages, multi_head_stages
+
+ISSUE_MISTAKES = {
+    "token_ids_as_x", "swapped_qk", "scores_not_transposed", "scores_transposed", "no_scale",
+    "scale_by_d_k", "scale_by_sqrt_c", "no_mask", "mask_zero_fill", "mask_inverted",
+    "mask_off_by_one", "mask_after_softmax", "softmax_query_axis", "weights_times_keys",
+    "concat_time_axis", "split_without_transpose", "no_output_projection", "batch_mixed",
+    "lm_head_on_weights",
+}  # fmt: skip
+
+
+def _input_for(m: mistakes.Mistake) -> MistakeInput:
+    return mistakes.multihead_example() if m.multihead_only else mistakes.lesson_input()
+
+
+def test_catalogue_covers_the_issue_and_every_checklist_item() -> None:
+    names = {m.name for m in mistakes.CATALOGUE}
+    assert ISSUE_MISTAKES <= names, ISSUE_MISTAKES - names
+    assert {m.item for m in mistakes.CATALOGUE} == set(range(1, 11))
+    assert len(names) == len(mistakes.CATALOGUE)
+    for m in mistakes.CATALOGUE:
+        assert 1 <= m.section <= 19 and m.redo in (*mistakes.CHECK_STAGES, "concat"), m.name
+        assert all(m.title) and all(m.explain) and m.code != m.fix, m.name
+
+
+@given(
+    B=st.integers(1, 3), T=st.integers(1, 6), heads=st.integers(1, 3), d=st.integers(1, 3),
+    seed=st.integers(0, 2**16), with_wo=st.booleans(),
+)  # fmt: skip
+def test_default_recipe_is_the_pipeline(
+    B: int, T: int, heads: int, d: int, seed: int, with_wo: bool
+) -> None:
+    g = torch.Generator().manual_seed(seed)
+    C = heads * d
+    x, w_q, w_k, w_v, w_o = (torch.randn(*s, generator=g, dtype=torch.float64)
+                             for s in ((B, T, C), (C, C), (C, C), (C, C), (C, C)))  # fmt: skip
+    w_o = w_o if with_wo or heads > 1 else None
+    got = run(Recipe(), MistakeInput(x, w_q, w_k, w_v, heads, w_o))
+    if heads == 1 and w_o is None:
+        want = attention_stages(x, w_q, w_k, w_v)
+    else:
+        want = multi_head_stages(x, w_q, w_k, w_v, heads, w_o)  # type: ignore[assignment]
+    for name in ("q", "raw_scores", "scaled_scores", "weights", "output"):
+        diff = (got[name] - getattr(want, name)).abs().max().item()
+        assert diff < 1e-12, f"{name}: max |diff| = {diff}"
+
+
+def test_correct_stages_give_the_published_numbers() -> None:
+    s = mistakes.correct_stages(mistakes.lesson_input())
+    assert [round(v, 4) for v in s["weights"][0, 1].tolist()] == [0.5987, 0.4013]
+    assert [round(v, 4) for v in s["weights"][1, 1].tolist()] == [0.4256, 0.5744]
+    assert [round(v, 6) for v in s["logits"][0, 1].tolist()] == [
+        0,
+        0.598688,
+        1.197375,
+        -0.197375,
+        0,
+    ]
+
+
+@pytest.mark.parametrize("m", mistakes.CATALOGUE, ids=lambda m: m.name)
+def test_every_mistake_changes_the_numbers_and_is_recognised(m: mistakes.Mistake) -> None:
+    inp = _input_for(m)
+    right, wrong = mistakes.correct_stages(inp), mistakes.mistake_stages(m, inp)
+    recognised = []
+    for stage in ("weights", "output", "logits", "masked_scores", "raw_scores", "q", "k", "x"):
+        if stage not in wrong or wrong[stage].shape != right[stage].shape:
+            continue
+        for b in range(inp.x.size(0)):
+            for row in range(inp.x.size(1)):
+                got = wrong[stage][b, 0, row] if wrong[stage].dim() == 4 else wrong[stage][b, row]
+                want = right[stage][b, 0, row] if right[stage].dim() == 4 else right[stage][b, row]
+                if mistakes.values_match(got, want, 1e-3):
+                    continue
+                found = mistakes.diagnose(stage, got.tolist(), prompt=b, row=row, inp=inp)
+                recognised.append((stage, b, row, m in found))
+    assert recognised, f"{m.name} never changes a stage on the lesson example"
+    assert any(ok for *_, ok in recognised), f"{m.name} not recognised: {recognised[:4]}"
+
+
+def test_lesson_example_diagnoses() -> None:
+    names = lambda *a, **k: [m.name for m in mistakes.diagnose(*a, **k)]  # noqa: E731
+    assert names("weights", [0.5987, 0.4013], prompt="A", row=1) == []
+    assert names("weights", [0.638, 0.362], prompt="A", row=1) == ["no_scale"]
+    # At C=4, d_head=2, ÷d_k and ÷√C are the same number: both are named.
+    assert names("weights", [0.447, 0.553], prompt="B", row=1) == [
+        "scale_by_d_k",
+        "scale_by_sqrt_c",
+    ]
+    assert names("output", [0.426, 0.574], prompt="B", row=1) == ["lm_head_on_weights"]
+    assert "mask_zero_fill" in names("masked_scores", [0.4, 0.0], prompt="A", row=0)
+    assert names("weights", [0.1, 0.2], prompt="A", row=1) == []
+
+
+def test_zero_fill_reproduces_section_11_demo_row() -> None:
+    # Section 11: a row [0.2, future] filled with 0 gives softmax([0.2, 0]) = [0.550, 0.450].
+    demo = torch.tensor([[list(example.MASK_DEMO_ROW), [0.0, 0.0]]], dtype=torch.float64)
+    w = mistakes.mistake_steps_softmax(mistakes.get("mask_zero_fill"), demo)
+    assert [round(v, 3) for v in w[0, 0].tolist()] == [0.550, 0.450]
+    right = mistakes.mistake_steps_softmax(None, demo)
+    assert right[0, 0].tolist() == [1.0, 0.0]
+
+
+def test_values_match_handles_infinities_and_nan() -> None:
+    inf, nan = float("-inf"), float("nan")
+    assert mistakes.values_match(torch.tensor([0.4, inf]), torch.tensor([0.4002, inf]), 5e-4)
+    assert mistakes.values_match(torch.tensor([nan]), torch.tensor([nan]), 5e-4)
+    assert not mistakes.values_match(torch.tensor([0.4, 0.0]), torch.tensor([0.4, inf]), 5e-4)
+    assert not mistakes.values_match(torch.tensor([0.4]), torch.tensor([0.4, 0.1]), 5e-4)
+
+
+def test_tolerance_follows_rounding() -> None:
+    assert mistakes.decimals_tolerance(["0.599", "0.4"]) == pytest.approx(0.0005, abs=2e-6)
+    assert mistakes.decimals_tolerance(["1"]) == pytest.approx(0.5, abs=2e-6)
+
+
+def test_errors_name_what_was_expected() -> None:
+    with pytest.raises(KeyError, match="no mistake called 'nope'; known: token_ids_as_x"):
+        mistakes.get("nope")
+    with pytest.raises(
+        ValueError, match="mistake 'no_output_projection' needs num_heads >= 2, got 1"
+    ):
+        mistakes.mistake_stages("no_output_projection")
+    with pytest.raises(ValueError, match="prompt must be one of A, B, got 'C'"):
+        mistakes.diagnose("weights", [1.0, 0.0], prompt="C")
+
+
+def test_token_ids_mistake_uses_the_ids() -> None:
+    inp = replace(mistakes.lesson_input(), token_ids=torch.tensor([[0, 1], [4, 1]]))
+    x = mistakes.mistake_stages("token_ids_as_x", inp)["x"]
+    assert x[1, 0].tolist() == [4.0] * 4
