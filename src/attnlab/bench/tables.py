@@ -1,0 +1,176 @@
+"""Rich tables of a bench run, in Chinese or English (the command line prints these)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from rich.table import Table
+
+from attnlab.bench.bars import Bar
+from attnlab.bench.results import BenchRow, FitRow
+from attnlab.bench.runner import BenchResult
+from attnlab.bench.workloads import FORWARD, FORWARD_BACKWARD, IMPLS
+from attnlab.i18n import pick
+
+_STATUS = {
+    "skipped": ("跳过", "skipped"),
+    "refused": ("拒绝", "refused"),
+    "failed": ("失败", "failed"),
+}
+
+
+def _status(row: BenchRow, lang: str) -> str:
+    zh, en = _STATUS.get(row.status, (row.status, row.status))
+    return pick(lang, zh, en)
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "—" if value is None else f"{value:,.{digits}f}"
+
+
+def _short(value: float | None) -> str:
+    """Milliseconds or MiB with enough digits to tell small measurements apart."""
+    if value is None:
+        return "—"
+    return f"{value:,.0f}" if value >= 100 else f"{value:.1f}" if value >= 1 else f"{value:.3f}"
+
+
+def _ratio(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}×"
+
+
+def _impl_columns(table: Table, lang: str) -> None:
+    table.add_column(pick(lang, "层级", "level"))
+    table.add_column(pick(lang, "实现", "implementation"))
+
+
+def context_lines(result: BenchResult, lang: str) -> list[str]:
+    """What was measured and how: threads, matmul rate, timing and memory methods."""
+    before, after = result.matmul_gflops
+    c = result.config
+    zh = [
+        f"配置 {c.name}：{result.threads} 个线程，用时 {result.seconds:.0f} 秒",
+        f"本机 float32 矩阵乘法：开始时 {before:.0f}、结束时 {after:.0f} GFLOP/s"
+        "（实际上限；两者相差大说明机器正被共享，数字有噪声）",
+        f"时间：预热一次后，{c.min_repeats}–{c.max_repeats} 次计时调用的中位数，各实现轮流运行",
+        f"峰值内存：{result.memory_method}",
+        "×SDPA：与同一层级（layer 或 kernel）、同一形状和模式的 SDPA 参照行之比",
+    ]
+    en = [
+        f"config {c.name}: {result.threads} threads, {result.seconds:.0f} s",
+        f"this machine's float32 matmul: {before:.0f} GFLOP/s at the start, {after:.0f} at the "
+        "end (the practical limit; a large gap means the machine is shared and figures are noisy)",
+        f"time: median of {c.min_repeats}-{c.max_repeats} timed calls after one warm-up, "
+        "implementations taking turns",
+        f"peak memory: {result.memory_method}",
+        "×SDPA: against the SDPA reference row of the same level (layer or kernel), shape, mode",
+    ]
+    return zh if lang == "zh" else en
+
+
+def standard_table(result: BenchResult, lang: str) -> Table:
+    """Every implementation at the standard shape: time, ratio, GFLOP/s and peak memory."""
+    s = result.config.standard
+    shape = f"B={s.B}, T={s.T}, C={s.C}, n_head={s.n_head}"
+    table = Table(title=pick(lang, f"标准形状 {shape}", f"standard shape {shape}"))
+    _impl_columns(table, lang)
+    for head in ("fwd ms", "×SDPA", "GFLOP/s", "fwd+bwd ms", "×SDPA", "GFLOP/s"):
+        table.add_column(head, justify="right")
+    table.add_column(pick(lang, "MiB 前向", "MiB fwd"), justify="right")
+    table.add_column(pick(lang, "MiB 前向+反向", "MiB f+b"), justify="right")
+    by_key = {(r.impl, r.mode): r for r in result.rows if r.section == "standard"}
+    for i, impl in enumerate(IMPLS):
+        if i and impl.level != IMPLS[i - 1].level:
+            table.add_section()
+        cells = [impl.level, impl.label]
+        for mode in (FORWARD, FORWARD_BACKWARD):
+            row = by_key[(impl.key, mode)]
+            if row.status != "ok":
+                cells += [_status(row, lang), "", ""]
+            else:
+                cells += [_short(row.median_ms), _ratio(row.ratio_to_sdpa), _num(row.gflops, 0)]
+        cells += [_short(by_key[(impl.key, m)].peak_mib) for m in (FORWARD, FORWARD_BACKWARD)]
+        table.add_row(*cells)
+    return table
+
+
+def sweep_table(result: BenchResult, mode: str, lang: str, memory: bool = False) -> Table:
+    """One cell per implementation and T: milliseconds with the ratio, or peak MiB."""
+    c = result.config
+    shape = f"B={c.sweep_B}, n_head={c.sweep_heads}, d_head={c.sweep_d_head}"
+    zh_what, en_what = (
+        ("峰值内存 MiB", "peak memory MiB") if memory else ("毫秒 (×SDPA)", "ms (×SDPA)")
+    )
+    title = pick(lang, f"T 扫描 {shape}：{mode}，{zh_what}", f"T sweep {shape}: {mode}, {en_what}")
+    table = Table(title=title)
+    _impl_columns(table, lang)
+    for T in c.sweep_Ts:
+        table.add_column(f"T={T}", justify="right")
+    cells = {(r.impl, r.T): r for r in result.rows if r.section == "sweep" and r.mode == mode}
+    for i, impl in enumerate(IMPLS):
+        if i and impl.level != IMPLS[i - 1].level:
+            table.add_section()
+        texts = []
+        for T in c.sweep_Ts:
+            row = cells[(impl.key, T)]
+            if row.status != "ok":
+                texts.append(_status(row, lang))
+            elif memory:
+                texts.append(_short(row.peak_mib))
+            else:
+                texts.append(f"{_short(row.median_ms)} ({_ratio(row.ratio_to_sdpa)})")
+        table.add_row(impl.level, impl.label, *texts)
+    return table
+
+
+def fits_table(fits: list[FitRow], lang: str) -> Table:
+    """Fitted growth exponents p (time ∝ T^p, memory ∝ T^p) of every sweep implementation."""
+    title = pick(
+        lang,
+        "随 T 的增长指数（对数-对数最小二乘）",
+        "growth exponents in T (log-log least squares)",
+    )
+    table = Table(title=title)
+    _impl_columns(table, lang)
+    table.add_column(pick(lang, "模式", "mode"))
+    for zh, en in (
+        ("时间指数", "time p"),
+        ("内存指数", "memory p"),
+        ("T 范围", "T range"),
+        ("点数", "points"),
+    ):
+        table.add_column(pick(lang, zh, en), justify="right")
+    for f in fits:
+        span = f"{f.T_min}..{f.T_max}" if f.points else "—"
+        p_time, p_memory = _num(f.time_exponent, 2), _num(f.memory_exponent, 2)
+        table.add_row(f.level, f.label, f.mode, p_time, p_memory, span, str(f.points))
+    return table
+
+
+def bars_table(bars: list[Bar], lang: str) -> Table:
+    """The issue's bars: measured value, limit, and whether this run meets it."""
+    table = Table(title=pick(lang, "目标（本次运行的数字）", "bars (this run's figures)"))
+    table.add_column(pick(lang, "比较", "comparison"))
+    table.add_column(pick(lang, "测得", "measured"), justify="right")
+    table.add_column(pick(lang, "目标", "bar"), justify="right")
+    table.add_column("")
+    marks = {True: "✓", False: "✗", None: ""}
+    for bar in bars:
+        value = "—" if bar.value is None else f"{bar.value:.2f}"
+        table.add_row(pick(lang, bar.zh, bar.en), value, bar.limit, marks[bar.ok])
+    return table
+
+
+def skip_notes(rows: list[BenchRow], lang: str) -> list[str]:
+    """One line per distinct reason a measurement was skipped, refused or failed, with where."""
+    grouped: dict[str, list[BenchRow]] = defaultdict(list)
+    for r in rows:
+        if r.status != "ok":
+            grouped[f"{_status(r, lang)}: {r.note}"].append(r)
+    lines = []
+    for reason, where in grouped.items():
+        impls = ", ".join(dict.fromkeys(r.impl for r in where))
+        Ts = ", ".join(str(T) for T in sorted({r.T for r in where}))
+        modes = ", ".join(dict.fromkeys(r.mode for r in where))
+        lines.append(f"{reason} [{impls}; T={Ts}; {modes}]")
+    return lines
