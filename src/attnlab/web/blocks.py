@@ -22,7 +22,7 @@ class Block:
 
     kind: str  # p | note | math | table | code | figure | pre | flow
     text: str = ""
-    html: Markup = Markup("")
+    html: Markup = field(default_factory=Markup)
     headers: tuple[str, ...] = ()
     rows: tuple[tuple[str, ...], ...] = ()
     items: tuple[str, ...] = ()
@@ -60,8 +60,12 @@ def mathml(latex: str, display: str = "block") -> Markup:
     html = convert(latex, display=display)
     # latex2mathml leaves a bmatrix's brackets as plain operators, which browsers do not stretch;
     # MathML Core stretches a fence to the height of its own row, so give each matrix one.
-    html = html.replace("<mo>&#x0005B;</mo><mtable>", "<mrow>" + _FENCE.format("prefix", "5B"))
-    html = html.replace("</mtable><mo>&#x0005D;</mo>", "</mtable>" + _FENCE.format("postfix", "5D") + "</mrow>")
+    html = html.replace(
+        "<mo>&#x0005B;</mo><mtable>", "<mrow>" + _FENCE.format("prefix", "5B") + "<mtable>"
+    )
+    html = html.replace(
+        "</mtable><mo>&#x0005D;</mo>", "</mtable>" + _FENCE.format("postfix", "5D") + "</mrow>"
+    )
     return Markup(html)
 
 

@@ -53,7 +53,8 @@ class Settings:
 
 def settings(request: Request) -> Settings:
     """The app's settings."""
-    return request.app.state.settings  # type: ignore[no-any-return]
+    chosen: Settings = request.app.state.settings
+    return chosen
 
 
 def lang_of(request: Request) -> str:

@@ -89,7 +89,9 @@ def section(section_id: int, lang: str) -> SectionView:
     """Section ``section_id`` in ``lang``, built from the pipeline's numbers (cached)."""
     tokens = example.prompt_tokens(lang)
     blocks = tuple(BUILDERS[section_id](lesson_numbers(), lang, tokens))
-    return SectionView(section_id, label(section_id, lang), knowledge.section(section_id, lang), blocks)
+    return SectionView(
+        section_id, label(section_id, lang), knowledge.section(section_id, lang), blocks
+    )
 
 
 def all_sections(lang: str) -> list[SectionView]:

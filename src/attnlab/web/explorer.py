@@ -49,8 +49,14 @@ def _resized(rows: list[Any], n: int, fill: Any) -> list[Any]:
 def resize(data: dict[str, Any], T: int, C: int, d: int) -> dict[str, Any]:
     """``data`` cut or zero-padded to T positions, width C and head width d."""
     check_sizes(T=T, C=C, d=d)
-    x = [_resized([_resized(r, C, float) for r in prompt], T, lambda: [0.0] * C) for prompt in data["x"]]
-    ws = {k: _resized([_resized(r, d, float) for r in data[k]], C, lambda: [0.0] * d) for k in MATRICES[1:]}
+    x = [
+        _resized([_resized(r, C, float) for r in prompt], T, lambda: [0.0] * C)
+        for prompt in data["x"]
+    ]
+    ws = {
+        k: _resized([_resized(r, d, float) for r in data[k]], C, lambda: [0.0] * d)
+        for k in MATRICES[1:]
+    }
     return {"x": x, **ws}
 
 
@@ -58,7 +64,9 @@ def check_sizes(**sizes: int) -> None:
     """Raise :class:`InputError` for a size above :data:`LIMITS` (or below 1)."""
     for axis, size in sizes.items():
         if not 1 <= size <= LIMITS[axis]:
-            raise InputError(f"{axis}: expected 1 <= {axis} <= {LIMITS[axis]} in the explorer but found {size}")
+            raise InputError(
+                f"{axis}: expected 1 <= {axis} <= {LIMITS[axis]} in the explorer but found {size}"
+            )
 
 
 def compute(payload: object) -> AttentionStages:
@@ -146,7 +154,9 @@ def result_json(stages: AttentionStages) -> dict[str, Any]:
     """The numbers of the result for the JSON API (−∞ as the string ``"-inf"``)."""
 
     def clean(t: torch.Tensor) -> Any:
-        return [clean(row) for row in t] if t.dim() else ("-inf" if t.isinf() else round(float(t), 6))
+        return (
+            [clean(row) for row in t] if t.dim() else ("-inf" if t.isinf() else round(float(t), 6))
+        )
 
     return {name: clean(getattr(stages, name)) for name in SHOWN_STAGES} | {
         "position_stages": sorted(POSITION_STAGES & set(SHOWN_STAGES))

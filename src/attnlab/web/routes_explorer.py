@@ -113,7 +113,9 @@ async def explorer_api(request: Request) -> Response:
     try:
         payload = json.loads(await request.body())
     except json.JSONDecodeError as exc:
-        raise RequestRefused(400, f"body is not valid JSON: {exc.msg} at position {exc.pos}") from None
+        raise RequestRefused(
+            400, f"body is not valid JSON: {exc.msg} at position {exc.pos}"
+        ) from None
     except UnicodeDecodeError:
         raise RequestRefused(400, "body is not UTF-8 text") from None
     try:

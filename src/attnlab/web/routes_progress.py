@@ -46,7 +46,9 @@ def _text(raw: str, field: str, limit: int) -> str:
 
 
 @router.post("/section/{section_id}/complete")
-def complete(request: Request, section_id: str, back: Annotated[str, Form()] = "section") -> Response:
+def complete(
+    request: Request, section_id: str, back: Annotated[str, Form()] = "section"
+) -> Response:
     """Mark a section complete."""
     sid, where = _section(section_id), _back(back)
     store = settings(request).store()
@@ -71,7 +73,9 @@ def assess(request: Request, section_id: str, status: Annotated[str, Form()]) ->
     """Record the self-assessment: understood or review."""
     sid = _section(section_id)
     if status not in ASSESSMENTS:
-        raise RequestRefused(422, f"status must be one of {', '.join(ASSESSMENTS)}, got {status[:20]!r}")
+        raise RequestRefused(
+            422, f"status must be one of {', '.join(ASSESSMENTS)}, got {status[:20]!r}"
+        )
     settings(request).store().set_assessment(sid, status)
     return see_other(section_url(sid, lang_of(request), anchor=f"check-{sid}"))
 

@@ -18,42 +18,63 @@ def projections(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block
     q, k, v = st.q[0, -1], st.k[0, -1], st.v[0, -1]
     s = st.raw_scores
     blocks = [
-        p(pick(lang,
-            "下面的矩阵是为手算专门设计的；真实模型从随机数出发，训练后得到稠密的小数。注意 W 是所有位置共用的"
-            "一套参数，不是给每个 Token 单独写的规则。",
-            "The matrices below were designed for hand arithmetic; a real model starts from random "
-            "numbers and ends with dense decimals after training. W is one set of parameters shared by "
-            "every position, not a rule written per token.")),
+        p(
+            pick(
+                lang,
+                "下面的矩阵是为手算专门设计的；真实模型从随机数出发，训练后得到稠密的小数。注意 W 是所有位置共用的"
+                "一套参数，不是给每个 Token 单独写的规则。",
+                "The matrices below were designed for hand arithmetic; a real model starts from random "
+                "numbers and ends with dense decimals after training. W is one set of parameters shared by "
+                "every position, not a rule written per token.",
+            )
+        ),
         math(rf"W_Q={tex_matrix(w_q)},\quad W_K={tex_matrix(w_k)},\quad W_V={tex_matrix(w_v)}"),
-        p(pick(lang,
-            f"“{last}”的输入是独热向量，乘任何 W 都只会取出对应的那一行：q={short_vec(q)}，k={short_vec(k)}，v={short_vec(v)}。",
-            f"The input of “{last}” is one-hot, so multiplying it by any W just picks one row: "
-            f"q={short_vec(q)}, k={short_vec(k)}, v={short_vec(v)}.")),
+        p(
+            pick(
+                lang,
+                f"“{last}”的输入是独热向量，乘任何 W 都只会取出对应的那一行：q={short_vec(q)}，k={short_vec(k)}，v={short_vec(v)}。",
+                f"The input of “{last}” is one-hot, so multiplying it by any W just picks one row: "
+                f"q={short_vec(q)}, k={short_vec(k)}, v={short_vec(v)}.",
+            )
+        ),
     ]
     for b, name in enumerate("AB"):
-        blocks.append(math(
-            rf"Q_{name}={tex_matrix(st.q[b])},\quad K_{name}={tex_matrix(st.k[b])},\quad "
-            rf"V_{name}={tex_matrix(st.v[b])}"))
+        blocks.append(
+            math(
+                rf"Q_{name}={tex_matrix(st.q[b])},\quad K_{name}={tex_matrix(st.k[b])},\quad "
+                rf"V_{name}={tex_matrix(st.v[b])}"
+            )
+        )
     lines = []
     for b, name in enumerate("AB"):
         qf = st.q[b, -1].tolist()
         for j in range(st.k.size(1)):
             kj = st.k[b, j].tolist()
-            terms = " + ".join(f"{num(a, 0 if a == int(a) else 3)}×{num(c)}" for a, c in zip(qf, kj, strict=True))
+            terms = " + ".join(
+                f"{num(a, 0 if a == int(a) else 3)}×{num(c)}" for a, c in zip(qf, kj, strict=True)
+            )
             lines.append(f"{name}: q({tok[b][-1]}) · k({tok[b][j]}) = {terms} = {num(s[b, -1, j])}")
     blocks += [
-        p(pick(lang,
-            f"最后的“{last}”的 Query 和每个可见位置的 Key 做点积。A 里它和“{a0}”得 {num(s[0, -1, 0])}，"
-            f"B 里它和“{b0}”只得 {num(s[1, -1, 0])}；和自己的 Key 在两边都是 {num(s[0, -1, 1])}。",
-            f"The final “{last}” takes the dot product of its query with every visible key. In A it "
-            f"scores {num(s[0, -1, 0])} against “{a0}”; in B only {num(s[1, -1, 0])} against “{b0}”; "
-            f"against its own key it scores {num(s[0, -1, 1])} in both.")),
+        p(
+            pick(
+                lang,
+                f"最后的“{last}”的 Query 和每个可见位置的 Key 做点积。A 里它和“{a0}”得 {num(s[0, -1, 0])}，"
+                f"B 里它和“{b0}”只得 {num(s[1, -1, 0])}；和自己的 Key 在两边都是 {num(s[0, -1, 1])}。",
+                f"The final “{last}” takes the dot product of its query with every visible key. In A it "
+                f"scores {num(s[0, -1, 0])} against “{a0}”; in B only {num(s[1, -1, 0])} against “{b0}”; "
+                f"against its own key it scores {num(s[0, -1, 1])} in both.",
+            )
+        ),
         pre("\n".join(lines)),
         math(rf"S_A=Q_AK_A^\top={tex_matrix(s[0])},\qquad S_B=Q_BK_B^\top={tex_matrix(s[1])}"),
-        note(pick(lang,
-            "上三角（t=0 行第 j=1 列）也算出来了，但它是未来位置，稍后会被掩码删掉。",
-            "The upper triangle (row t=0, column j=1) is computed too, but it is a future position "
-            "and the mask will remove it shortly.")),
+        note(
+            pick(
+                lang,
+                "上三角（t=0 行第 j=1 列）也算出来了，但它是未来位置，稍后会被掩码删掉。",
+                "The upper triangle (row t=0, column j=1) is computed too, but it is a future position "
+                "and the mask will remove it shortly.",
+            )
+        ),
     ]
     return blocks  # fmt: skip
 
@@ -154,7 +175,9 @@ def scaling(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     sqrt_d = num(st.raw_scores[0, -1, 0] / st.scaled_scores[0, -1, 0])
     text = [f"sqrt(d_k) = sqrt({d}) ≈ {sqrt_d}"]
     for b, name in enumerate("AB"):
-        text.append(f"{name}: raw {vec(st.raw_scores[b, -1])}  →  scaled {vec(st.scaled_scores[b, -1])}")
+        text.append(
+            f"{name}: raw {vec(st.raw_scores[b, -1])}  →  scaled {vec(st.scaled_scores[b, -1])}"
+        )
     return [
         p(pick(lang,
             "点积是 d_k 个乘积之和。如果各分量大致零均值、单位方差、彼此不太相关，和的方差大约随 d_k 增长，"
@@ -180,22 +203,64 @@ def axes(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     """Section 9: every axis of every shape, and the extra shape check."""
     st = n.stages
     axes_rows = [
-        ("X", shape(st.x.shape), pick(lang, "批、Token 位置、模型特征", "batch, token position, model feature")),
-        ("Q / K / V", shape(st.q.shape), pick(lang, "批、Token 位置、Head 特征", "batch, token position, head feature")),
-        ("Scores / Weights", shape(st.weights.shape), pick(lang, "批、Query 位置、Key/Value 位置", "batch, query position, key/value position")),
-        ("Head output", shape(st.output.shape), pick(lang, "批、Query 位置、Head 特征", "batch, query position, head feature")),
+        (
+            "X",
+            shape(st.x.shape),
+            pick(lang, "批、Token 位置、模型特征", "batch, token position, model feature"),
+        ),
+        (
+            "Q / K / V",
+            shape(st.q.shape),
+            pick(lang, "批、Token 位置、Head 特征", "batch, token position, head feature"),
+        ),
+        (
+            "Scores / Weights",
+            shape(st.weights.shape),
+            pick(
+                lang, "批、Query 位置、Key/Value 位置", "batch, query position, key/value position"
+            ),
+        ),
+        (
+            "Head output",
+            shape(st.output.shape),
+            pick(lang, "批、Query 位置、Head 特征", "batch, query position, head feature"),
+        ),
     ]
     index_rows = [
-        ("weights[0,1,0]", num(st.weights[0, 1, 0]), pick(lang, f"A 最后的“{tok[0][1]}”分给“{tok[0][0]}”的权重", f"weight the final “{tok[0][1]}” of A gives “{tok[0][0]}”")),
-        ("weights[1,1,0]", num(st.weights[1, 1, 0]), pick(lang, f"B 最后的“{tok[1][1]}”分给“{tok[1][0]}”的权重", f"weight the final “{tok[1][1]}” of B gives “{tok[1][0]}”")),
-        ("output[1,1,:]", vec(st.output[1, 1]), pick(lang, f"B 最后的“{tok[1][1]}”的 Head 输出向量", f"head output vector of B's final “{tok[1][1]}”")),
+        (
+            "weights[0,1,0]",
+            num(st.weights[0, 1, 0]),
+            pick(
+                lang,
+                f"A 最后的“{tok[0][1]}”分给“{tok[0][0]}”的权重",
+                f"weight the final “{tok[0][1]}” of A gives “{tok[0][0]}”",
+            ),
+        ),
+        (
+            "weights[1,1,0]",
+            num(st.weights[1, 1, 0]),
+            pick(
+                lang,
+                f"B 最后的“{tok[1][1]}”分给“{tok[1][0]}”的权重",
+                f"weight the final “{tok[1][1]}” of B gives “{tok[1][0]}”",
+            ),
+        ),
+        (
+            "output[1,1,:]",
+            vec(st.output[1, 1]),
+            pick(
+                lang,
+                f"B 最后的“{tok[1][1]}”的 Head 输出向量",
+                f"head output vector of B's final “{tok[1][1]}”",
+            ),
+        ),
     ]
     cfg = example.SHAPE_CHECK
     extra = [(r.stage, shape(r.shape), ", ".join(r.axes)) for r in n.shapes]
     return [
         table(["Tensor", "Shape", pick(lang, "各轴含义", "Meaning of each axis")], axes_rows,
               pick(lang, "形状的数字相同，不代表轴的含义相同。", "Equal sizes do not mean equal meanings."), key="axes"),
-        math(rf"Q:[B,T,d_k]\ @\ K^\top:[B,d_k,T]\rightarrow S:[B,T,T],\qquad P:[B,T,T]\ @\ V:[B,T,d_v]\rightarrow O:[B,T,d_v]"),
+        math(r"Q:[B,T,d_k]\ @\ K^\top:[B,d_k,T]\rightarrow S:[B,T,T],\qquad P:[B,T,T]\ @\ V:[B,T,d_v]\rightarrow O:[B,T,d_v]"),
         p(pick(lang,
             "每张 [T,T] 表里，行 t 是发起读取的 Query 位置，列 j 是被比较的 Key 位置（也是随后取 Value 的位置）。"
             "两个轴都是位置轴，不是特征轴。",

@@ -10,7 +10,7 @@ from attnlab import example
 from attnlab.experiment import ExperimentResult
 from attnlab.i18n import pick
 from attnlab.web.blocks import Block, code, figure, flow, math, note, p, pre, table
-from attnlab.web.numbers import LessonNumbers, num, shape, tex_matrix, tex_num, vec
+from attnlab.web.numbers import LessonNumbers, num, shape, short_vec, tex_matrix, tex_num, vec
 
 P6 = 6  # section 16 shows six decimals, as the experiment's script does
 
@@ -74,13 +74,16 @@ def logits(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     bt = shape((z["B"], z["T"]))[:-1]
     targets = [words[int(i)] for i in example.lesson_targets()]
     rows = [
-        (f"{''.join(tok[b])}", vec(r.before.logits[b], P6),
-         f"p({targets[b]}) ≈ {num(r.before.target_probs[b], P6)}; L ≈ {num(r.before.losses[b], P6)}")
+        (
+            f"{''.join(tok[b])}",
+            short_vec(r.before.logits[b], P6),
+            f"p({targets[b]}) ≈ {num(r.before.target_probs[b], P6)}; L ≈ {num(r.before.losses[b], P6)}",
+        )
         for b in range(z["B"])
     ]
     return [
         flow([f"X {bt},C]", f"Multi-Head Attention {bt},C]", pick(lang, f"残差 / FFN / 更多层 {bt},C]", f"Residual / FFN / more layers {bt},C]"),
-              f"LM head W_vocab:[C,V_vocab]", f"Logits {bt},V_vocab]", pick(lang, "需要概率时，沿词表轴做 Softmax", "Softmax along the vocabulary axis when probabilities are needed")]),
+              "LM head W_vocab:[C,V_vocab]", f"Logits {bt},V_vocab]", pick(lang, "需要概率时，沿词表轴做 Softmax", "Softmax along the vocabulary axis when probabilities are needed")]),
         math(r"H:[B,T,C]\ @\ W_{\mathrm{vocab}}:[C,V_{\mathrm{vocab}}]\rightarrow\mathrm{Logits}:[B,T,V_{\mathrm{vocab}}]"),
         p(pick(lang,
             "Attention 不直接输出哪个词。它产生上下文特征；两条提示的特征不同，LM Head 才能给出不同的 Logits。",
@@ -106,17 +109,36 @@ def _gradient_step(r: ExperimentResult, lang: str, targets: list[str]) -> list[B
     intercepts = scaled - r.score_slopes * r.q_old  # [B, T_key]
     lines = []
     for b, name in enumerate("AB"):
-        terms = [_linear(float(a), float(c)) for a, c in zip(r.score_slopes[b], intercepts[b], strict=True)]
-        lines.append(pick(lang, f"{name} 的最后一行缩放分数：[{', '.join(terms)}]", f"{name}, final scaled scores: [{', '.join(terms)}]"))
+        terms = [
+            _linear(float(a), float(c))
+            for a, c in zip(r.score_slopes[b], intercepts[b], strict=True)
+        ]
+        lines.append(
+            pick(
+                lang,
+                f"{name} 的最后一行缩放分数：[{', '.join(terms)}]",
+                f"{name}, final scaled scores: [{', '.join(terms)}]",
+            )
+        )
     lines += [
         f"q = W_Q[{i},{j}] = {tex_num(r.q_old)}",
         f"d(mean loss)/dq ≈ {num(r.grad_autograd, P6)}  (autograd; finite difference {num(r.grad_finite_difference, P6)})",
         f"lr = {tex_num(r.lr, 4)}:  q_new = q − lr·grad ≈ {num(r.q_new, P6)}",
     ]
     after = [
-        (f"p({targets[b]} | {name})", num(r.before.target_probs[b], P6), num(r.after.target_probs[b], P6))
+        (
+            f"p({targets[b]} | {name})",
+            num(r.before.target_probs[b], P6),
+            num(r.after.target_probs[b], P6),
+        )
         for b, name in enumerate("AB")
-    ] + [(pick(lang, "平均损失", "mean loss"), num(r.before.loss_mean, P6), num(r.after.loss_mean, P6))]
+    ] + [
+        (
+            pick(lang, "平均损失", "mean loss"),
+            num(r.before.loss_mean, P6),
+            num(r.after.loss_mean, P6),
+        )
+    ]
     return [
         p(pick(lang,
             f"为了只看一个因素，只调整 W_Q[{i},{j}]：它影响最后一个位置 Query 的第一个分量。先从损失求出它的梯度，再走一步。",
@@ -150,7 +172,11 @@ def cost(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     cfg = example.COST_CHECK
     first = n.cost[0].tokens
     rows = [
-        (f"T={r.tokens}", f"{cfg.batch} × {cfg.heads} × {r.tokens}² = {r.elements:,}", f"{r.ratio:,.0f}×")
+        (
+            f"T={r.tokens}",
+            f"{cfg.batch} × {cfg.heads} × {r.tokens}² = {r.elements:,}",
+            f"{r.ratio:,.0f}×",
+        )
         for r in n.cost
     ]
     return [
@@ -177,15 +203,38 @@ def checklist(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     """Section 18: the debugging order, and ten things to keep."""
     steps = [
         ("X", pick(lang, "是 [B,T,C] 的向量，不是 Token ID", "[B,T,C] vectors, not token IDs")),
-        ("Q/K/V", pick(lang, "[B,T,d_head]，来自各自的投影", "[B,T,d_head], from their own projections")),
-        ("Scores", pick(lang, "用了 K.transpose(-2,-1)，得到 [B,T,T]", "K.transpose(-2,-1) was used, giving [B,T,T]")),
+        (
+            "Q/K/V",
+            pick(lang, "[B,T,d_head]，来自各自的投影", "[B,T,d_head], from their own projections"),
+        ),
+        (
+            "Scores",
+            pick(
+                lang,
+                "用了 K.transpose(-2,-1)，得到 [B,T,T]",
+                "K.transpose(-2,-1) was used, giving [B,T,T]",
+            ),
+        ),
         ("Scale", pick(lang, "除以 √d_k", "divided by √d_k")),
-        ("Mask", pick(lang, "未来列在 Softmax 之前为 −∞", "future columns are −∞ before the softmax")),
+        (
+            "Mask",
+            pick(lang, "未来列在 Softmax 之前为 −∞", "future columns are −∞ before the softmax"),
+        ),
         ("Softmax", pick(lang, "dim=-1，每行加总为 1", "dim=-1, every query row sums to 1")),
         ("Retrieval", pick(lang, "权重 @ V，而不是 @ K", "weights @ V, not @ K")),
-        ("Multi-Head", pick(lang, "沿特征轴拼接，经 W_O 回到 C", "concatenated on features, W_O back to C")),
+        (
+            "Multi-Head",
+            pick(lang, "沿特征轴拼接，经 W_O 回到 C", "concatenated on features, W_O back to C"),
+        ),
         ("Batch", pick(lang, "不同批之间没有互相读取", "batch rows never read each other")),
-        ("Logits", pick(lang, "LM Head 接收上下文特征，不是注意力权重", "the LM head takes context features, not attention weights")),
+        (
+            "Logits",
+            pick(
+                lang,
+                "LM Head 接收上下文特征，不是注意力权重",
+                "the LM head takes context features, not attention weights",
+            ),
+        ),
     ]
     rows = [(f"{i}. {name}", what) for i, (name, what) in enumerate(steps, start=1)]
     return [

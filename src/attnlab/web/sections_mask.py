@@ -6,6 +6,8 @@ project's own, read with :func:`inspect.getsource`.
 
 from __future__ import annotations
 
+import torch
+
 from attnlab import example
 from attnlab.i18n import pick
 from attnlab.web.blocks import Block, code, figure, math, note, p, pre, table
@@ -25,7 +27,7 @@ def why_mask(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
             "its right, which is peeking at the answer. At generation time the future does not exist "
             "yet, so that skill is useless and training no longer matches generation.")),
         math(r"M_{t,j}=\begin{cases}1,&j\le t\\0,&j>t\end{cases}"),
-        math(rf"M_{{T={st.causal_mask.size(0)}}}={tex_matrix(st.causal_mask.to(int), 0)},\qquad "
+        math(rf"M_{{T={st.causal_mask.size(0)}}}={tex_matrix(st.causal_mask.to(torch.int64), 0)},\qquad "
              rf"M_{{T={n.mask_t4.size(0)}}}={tex_matrix(n.mask_t4, 0)}"),
         p(pick(lang,
             "看 T=4 的最后一行：位置 t=3 可以读 0、1、2、3 全部，不只是紧挨着的前一个。掩码只划出能看的范围，"
@@ -42,10 +44,22 @@ def neg_inf(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     st, demo = n.stages, n.mask_demo
     row, future = example.MASK_DEMO_ROW
     rows = [
-        (pick(lang, f"原始 [{num(row, 1)}, {num(future, 1)}]", f"original [{num(row, 1)}, {num(future, 1)}]"),
-         pick(lang, "第二列是未来", "the second column is the future")),
-        (pick(lang, "错误：未来改成 0", "wrong: future set to 0"), f"softmax([{num(row, 1)}, 0]) = {vec(demo['fill_zero'])}"),
-        (pick(lang, "正确：未来改成 −∞", "right: future set to −∞"), f"softmax([{num(row, 1)}, −∞]) = {vec(demo['fill_neg_inf'], 0)}"),
+        (
+            pick(
+                lang,
+                f"原始 [{num(row, 1)}, {num(future, 1)}]",
+                f"original [{num(row, 1)}, {num(future, 1)}]",
+            ),
+            pick(lang, "第二列是未来", "the second column is the future"),
+        ),
+        (
+            pick(lang, "错误：未来改成 0", "wrong: future set to 0"),
+            f"softmax([{num(row, 1)}, 0]) = {vec(demo['fill_zero'])}",
+        ),
+        (
+            pick(lang, "正确：未来改成 −∞", "right: future set to −∞"),
+            f"softmax([{num(row, 1)}, −∞]) = {vec(demo['fill_neg_inf'], 0)}",
+        ),
     ]
     return [
         p(pick(lang,

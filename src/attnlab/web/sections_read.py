@@ -19,7 +19,7 @@ def core_goal(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
         for b in range(z["B"])
         for t in range(z["T"])
     ]
-    vocab_shape = shape((z["B"], z["T"])) .replace("]", ",V_vocab]")
+    vocab_shape = shape((z["B"], z["T"])).replace("]", ",V_vocab]")
     return [
         p(pick(lang,
             f"两个提示 A=[{a0},{last}] 和 B=[{b0},{last}] 的最后一个词一模一样。上周的 Bigram 只拿当前词"

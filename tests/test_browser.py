@@ -1,0 +1,162 @@
+"""The web lesson in a real headless Chromium (Debian's ``chromium``, driven by Playwright).
+
+One browser for the module, a uvicorn server in a thread on a free loopback port, a temporary
+progress folder. Without Chromium the tests are skipped LOUDLY, unless ATTNLAB_REQUIRE_BROWSER=1
+(set by ``.ci/run``), where a missing browser is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from attnlab import example
+from attnlab.pipeline import attention_stages, lesson_stages
+from attnlab.web.numbers import num, vec
+
+pytestmark = pytest.mark.browser
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+# Prompt A, row t=1, column j=0 of the explorer's weights table.
+FIRST_WEIGHT = '[data-stage="weights"] table[data-prompt="0"] tbody tr:nth-child(2) td'
+SHOTS = Path(os.environ.get("ATTNLAB_SCREENSHOTS", "/tmp"))
+
+
+def _chromium() -> str:
+    path = os.environ.get("ATTNLAB_CHROMIUM") or shutil.which("chromium")
+    why = ""
+    if not path:
+        why = "no Chromium found (set ATTNLAB_CHROMIUM or apt-get install chromium)"
+    else:
+        try:
+            import playwright.sync_api  # noqa: F401
+        except ImportError:
+            why = "the playwright package is not installed"
+    if why:
+        if os.environ.get("ATTNLAB_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"ATTNLAB_REQUIRE_BROWSER=1 but {why}")
+        pytest.skip(f"!!! BROWSER TESTS SKIPPED: {why} !!!")
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    import uvicorn
+
+    from attnlab.web.app import create_app
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    app = create_app(tmp_path_factory.mktemp("progress"), figures_on=False)
+    srv = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not srv.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert srv.started, "uvicorn did not start within 15 s"
+    yield f"http://127.0.0.1:{port}"
+    srv.should_exit = True
+    thread.join(timeout=5)
+    sock.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    path = _chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, server):  # type: ignore[no-untyped-def]
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=server)
+    pg = context.new_page()
+    yield pg
+    context.close()
+
+
+def test_lesson_shows_the_pipelines_numbers(page) -> None:  # type: ignore[no-untyped-def]
+    page.goto("/lesson")
+    st = lesson_stages()
+    rows = page.locator('table[data-table="uniform"] tbody tr')
+    assert rows.nth(1).locator("td").nth(0).inner_text() == vec(st.weights[0, -1])
+    assert rows.nth(2).locator("td").nth(0).inner_text() == vec(st.weights[1, -1])
+    work = page.locator("#s-5 pre.work").inner_text()
+    assert f"weights       = {vec(st.weights[1, -1])}" in work
+    assert "本周进度：已完成 0 / 20 节" in page.locator("#week-progress").inner_text()
+    page.screenshot(path=str(SHOTS / "attnlab-lesson.png"))
+
+
+def test_explorer_updates_as_you_type(page) -> None:  # type: ignore[no-untyped-def]
+    page.goto("/explorer")
+    cell = (
+        page.locator('[data-stage="weights"] table[data-prompt="0"] tbody tr')
+        .nth(1)
+        .locator("td")
+        .first
+    )
+    assert cell.inner_text() == num(lesson_stages().weights[0, 1, 0])
+    w_q = example.lesson_w_q()
+    w_q[1, 0] = 3.0
+    expected = num(
+        attention_stages(
+            example.lesson_x(), w_q, example.lesson_w_k(), example.lesson_w_v()
+        ).weights[0, 1, 0]
+    )
+    page.fill('[data-cell="w_q[1][0]"]', "3")
+    page.wait_for_function(
+        f"t => document.querySelector('{FIRST_WEIGHT}').textContent === t", arg=expected
+    )
+    page.screenshot(path=str(SHOTS / "attnlab-explorer.png"), full_page=True)
+    page.fill('[data-cell="x[0][1][2]"]', "abc")
+    page.wait_for_selector('[data-cell="x[0][1][2]"].invalid')
+    assert "x[0][1][2]: expected a number" in page.locator("#explorer-error").inner_text()
+
+
+def test_check_complete_reload_and_switch_language(page) -> None:  # type: ignore[no-untyped-def]
+    page.goto("/section/6")
+    page.fill("#answer-6", "Both the weights and the values differ.")
+    page.click("#check-6 .answer-form button")
+    assert (
+        "Both the weights and the values differ."
+        in page.locator("#check-6 .your-answer").inner_text()
+    )
+    assert page.locator("#check-6 .model").is_visible()
+    page.click("#check-6 .assess button:has-text('我懂了')")
+    page.click("#check-6 button.mark")
+    page.reload()
+    assert page.locator("#check-6 button.done").is_disabled()
+    assert "已完成 1 / 20 节" in page.locator("#week-progress").inner_text()
+    assert "chosen" in (page.locator("#check-6 .assess button").first.get_attribute("class") or "")
+    page.click("#lang-switch")
+    assert page.url.endswith("/section/6?lang=en")
+    assert "Week progress: 1 of 20 sections" in page.locator("#week-progress").inner_text()
+    page.screenshot(path=str(SHOTS / "attnlab-section-en.png"), full_page=True)
+    page.goto("/lesson?lang=en#s-9")
+    page.wait_for_function("document.getElementById('lang-switch').href.endsWith('#s-9')")
+    page.click("#lang-switch")
+    assert page.url.endswith("/lesson?lang=zh#s-9")
+
+
+def test_phone_width_has_no_sideways_page_scroll(browser, server) -> None:  # type: ignore[no-untyped-def]
+    context = browser.new_context(viewport={"width": 390, "height": 844}, base_url=server)
+    pg = context.new_page()
+    pg.goto("/section/9")
+    assert pg.evaluate("document.scrollingElement.scrollWidth") <= 390
+    pg.screenshot(path=str(SHOTS / "attnlab-phone.png"), full_page=True)
+    context.close()
