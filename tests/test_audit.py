@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 from typer.testing import CliRunner
 
 from attnlab import mistakes
@@ -25,6 +27,15 @@ from attnlab.audit.runner import audit
 from attnlab.cli import app
 
 ZOO = Path(__file__).parent / "zoo"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread() -> Iterator[None]:
+    """Audit in-process as the sandbox does: one torch thread (tiny tensors)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 runner = CliRunner()
 
 

@@ -150,10 +150,16 @@ def test_too_large_input_suggests_cost_or_json(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["heatmap"], "KIND must be one of weights, chain, scale, mask, cost, got 'heatmap'"),
+        (
+            ["heatmap"],
+            "KIND must be one of weights, chain, scale, mask, cost, bench, got 'heatmap'",
+        ),
         (["weights", "--prompt", "C"], "--prompt must be all or one of A, B, got 'C'"),
         (["weights", "--format", "jpg"], "--format must be one of png, svg, got 'jpg'"),
-        (["cost", "--input", "x.json"], "--input applies to weights and chain"),
+        (["cost", "--input", "x.json"], "--input applies to weights and chain, not cost"),
+        (["mask", "--csv", "b.csv"], "--csv applies to bench, not mask"),
+        (["bench"], "bench: expected --csv FILE"),
+        (["bench", "--csv", "none.csv"], "--csv: file not found: none.csv"),
         (["weights", "--input", "missing.json"], "file not found"),
     ],
 )
@@ -168,3 +174,47 @@ def test_out_that_is_a_file_is_refused(tmp_path: Path) -> None:
     target.write_text("")
     line = one_line_error(plot("mask", "--out", str(target)))
     assert "expected a directory" in line
+
+
+def bench_rows():
+    from attnlab.bench import BenchRow
+
+    rows = []
+    for mode in ("forward", "forward+backward"):
+        for impl, power in (("sdpa", 1), ("explicit", 2)):
+            for t in (256, 512, 1024):
+                rows.append(
+                    BenchRow("sweep", impl, f"{impl} label", "kernel", mode, 1, t, 512, 8, 64,
+                             median_ms=(t / 256) ** power, peak_mib=2.0 * (t / 256) ** power)
+                )  # fmt: skip
+    rows.append(BenchRow("standard", "sdpa", "sdpa label", "kernel", "forward", 8, 1024, 768, 12,
+                         64, median_ms=99.0))  # fmt: skip
+    return rows
+
+
+def test_bench_figure_draws_the_csv_rows(tmp_path: Path) -> None:
+    from attnlab.bench import write_csv
+    from attnlab.plots.bench_plot import load_bench_rows, plot_bench
+
+    path = tmp_path / "attnlab-bench.csv"
+    write_csv(path, bench_rows())
+    rows = load_bench_rows(path)
+    assert {r.section for r in rows} == {"sweep"}  # the standard-shape row is not a T sweep
+    fig = plot_bench(rows, lang="en")
+    time_fwd, memory_fwd, time_bwd, _ = fig.axes
+    explicit = time_fwd.lines[1]
+    assert list(explicit.get_xdata()) == [256, 512, 1024]
+    assert list(explicit.get_ydata()) == [1.0, 4.0, 16.0]
+    assert explicit.get_label() == "explicit label  (T^2.00)"
+    assert list(memory_fwd.lines[0].get_ydata()) == [2.0, 4.0, 8.0]
+    assert time_bwd.get_title() == "forward+backward"
+    result = plot("bench", "--csv", str(path), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.split() == [str(tmp_path / "out" / "bench.png")]
+
+
+def test_bench_csv_of_another_kind_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "other.csv"
+    path.write_text("a,b\n1,2\n")
+    line = one_line_error(plot("bench", "--csv", str(path), "--out", str(tmp_path / "out")))
+    assert "is not a CSV written by `attnlab bench`" in line

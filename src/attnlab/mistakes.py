@@ -18,6 +18,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import torch
@@ -341,6 +342,31 @@ def _slice(t: torch.Tensor, prompt: int, head: int, row: int | None) -> torch.Te
     return part
 
 
+_TABLES: list[
+    tuple[MistakeInput, tuple[dict[str, torch.Tensor], dict[str, dict[str, torch.Tensor]]]]
+] = []
+
+
+@functools.cache
+def _default_input() -> MistakeInput:
+    return lesson_input()
+
+
+def _tables(
+    inp: MistakeInput,
+) -> tuple[dict[str, torch.Tensor], dict[str, dict[str, torch.Tensor]]]:
+    """The right stages and every applicable mistake's stages of ``inp``, computed once per
+    input object (a knowledge check asks about the same example many times)."""
+    for seen, tables in _TABLES:
+        if seen is inp:
+            return tables
+    wrong = {m.name: mistake_stages(m, inp) for m in CATALOGUE
+             if not (m.multihead_only and inp.num_heads < 2)}  # fmt: skip
+    tables = (correct_stages(inp), wrong)
+    _TABLES[:] = [*_TABLES[-7:], (inp, tables)]
+    return tables
+
+
 def prompt_index(prompt: int | str) -> int:
     """``"A"``/``"B"`` (any case) or a batch index → the batch index."""
     if isinstance(prompt, str):
@@ -384,17 +410,18 @@ def diagnose(
         >>> diagnose("weights", [1.0, 0.0], prompt="A", row=0)  # right: nothing to explain
         []
     """
-    inp = lesson_input() if inp is None else inp
+    inp = _default_input() if inp is None else inp
     b = prompt_index(prompt)
     want = torch.tensor([float(v) for v in values], dtype=torch.float64)
-    right = _slice(correct_stages(inp).get(stage, torch.empty(0)), b, head, row)
+    right_stages, wrong_stages = _tables(inp)
+    right = _slice(right_stages.get(stage, torch.empty(0)), b, head, row)
     if right is not None and values_match(want, right, tol):
         return []
     found = []
     for m in CATALOGUE:
-        if m.multihead_only and inp.num_heads < 2:
+        if m.name not in wrong_stages:
             continue
-        got = _slice(mistake_stages(m, inp).get(stage, torch.empty(0)), b, head, row)
+        got = _slice(wrong_stages[m.name].get(stage, torch.empty(0)), b, head, row)
         if got is None or (right is not None and values_match(got, right, 1e-9)):
             continue
         if values_match(want, got, tol):

@@ -14,7 +14,7 @@ ORDER = 50
 _KIND_HELP = (
     "weights (heatmaps of the attention weights), chain (every stage of one prompt), "
     "scale (section 8: why divide by sqrt(d_k)), mask (section 11: 0 versus -inf), "
-    "cost (section 17: B*n_head*T^2)."
+    "cost (section 17: B*n_head*T^2), bench (time and memory from an `attnlab bench` CSV)."
 )
 
 
@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
     @app.command("plot", help=f"Draw a figure of the lesson. KIND: {_KIND_HELP}")
     def plot(
         ctx: typer.Context,
-        kind: Annotated[str, typer.Argument(help="weights, chain, scale, mask or cost.")],
+        kind: Annotated[str, typer.Argument(help="weights, chain, scale, mask, cost or bench.")],
         prompt: Annotated[
             str, typer.Option(help="A, B or all (with --input: a batch index or all).")
         ] = "all",
@@ -44,6 +44,10 @@ def register(app: typer.Typer) -> None:
         ] = None,
         out: Annotated[Path, typer.Option(help="Directory to write the figures into.")] = Path("."),
         fmt: Annotated[str, typer.Option("--format", help="png or svg.")] = "png",
+        csv_path: Annotated[
+            Path | None,
+            typer.Option("--csv", help="bench only: the CSV `attnlab bench` wrote."),
+        ] = None,
         lang: LangOption = None,
     ) -> None:
         language = lang_of(ctx, lang)
@@ -57,8 +61,10 @@ def register(app: typer.Typer) -> None:
             fail(f"KIND must be one of {', '.join(files.KINDS)}, got {kind!r}")
         if fmt not in files.FORMATS:
             fail(f"--format must be one of {', '.join(files.FORMATS)}, got {fmt!r}")
-        if kind in files.SECTION_KINDS and input_file is not None:
-            fail(f"--input applies to weights and chain; {kind} draws a lesson section")
+        if kind not in files.SOURCE_KINDS and input_file is not None:
+            fail(f"--input applies to weights and chain, not {kind}")
+        if kind != files.BENCH_KIND and csv_path is not None:
+            fail(f"--csv applies to bench, not {kind}")
         try:
             source = None
             if kind in files.SOURCE_KINDS:
@@ -67,7 +73,7 @@ def register(app: typer.Typer) -> None:
                     else input_source(load_input(input_file))
                 )  # fmt: skip
                 source = source.select(_pick_rows(prompt, source.names))
-            figures = files.make_figures(kind, source, language)
+            figures = files.make_figures(kind, source, language, csv_path)
             written = files.save_figures(figures, out, fmt)
         except (InputError, OSError) as exc:
             fail(str(exc))

@@ -1,8 +1,8 @@
 """Which figures a ``plot`` request makes, their predictable file names, and safe saving.
 
 Names: ``weights-A-B.png``, ``weights-A.png``, ``chain-A.png``, ``scale.png``, ``mask.png``,
-``cost.png``; a learner's input adds its file stem (``weights-mine-0-1.png``) and, with several
-heads, the chain adds the head (``chain-mine-0-h1.png``).
+``cost.png``, ``bench.png``; a learner's input adds its file stem (``weights-mine-0-1.png``)
+and, with several heads, the chain adds the head (``chain-mine-0-h1.png``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ SECTION_KINDS: dict[str, Callable[[str], Figure]] = {
     "mask": lambda lang: plot_mask(lang=lang),
     "cost": lambda lang: plot_cost(lang=lang),
 }
-KINDS: tuple[str, ...] = (*SOURCE_KINDS, *SECTION_KINDS)
+#: Drawn from a CSV that `attnlab bench` wrote (``--csv``).
+BENCH_KIND = "bench"
+KINDS: tuple[str, ...] = (*SOURCE_KINDS, *SECTION_KINDS, BENCH_KIND)
 FORMATS: tuple[str, ...] = ("png", "svg")
 #: Pixels per inch of a PNG: sharp on a laptop screen and in print.
 PNG_DPI = 150
@@ -38,8 +40,17 @@ def _stem(kind: str, source: PlotSource, *parts: str) -> str:
     return "-".join(p for p in (kind, source.stem, *parts) if p)
 
 
-def make_figures(kind: str, source: PlotSource | None, lang: str) -> list[tuple[str, Figure]]:
+def make_figures(
+    kind: str, source: PlotSource | None, lang: str, csv_path: Path | None = None
+) -> list[tuple[str, Figure]]:
     """Draw every figure of ``kind``: ``(file stem, figure)`` pairs, nothing written yet."""
+    if kind == BENCH_KIND:
+        # Imported here: the bench package (and its workloads) loads only for this figure.
+        from attnlab.plots.bench_plot import load_bench_rows, plot_bench
+
+        if csv_path is None:
+            raise InputError("bench: expected --csv FILE (a CSV written by `attnlab bench`)")
+        return [(BENCH_KIND, plot_bench(load_bench_rows(csv_path), lang))]
     if kind in SECTION_KINDS:
         return [(kind, SECTION_KINDS[kind](lang))]
     if kind not in SOURCE_KINDS or source is None:

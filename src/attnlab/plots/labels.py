@@ -71,6 +71,13 @@ _TEXT: dict[str, tuple[str, str]] = {
         "第 17 节：T 翻倍，Score 元素变为 4 倍",
         "Section 17: doubling T multiplies the score elements by 4",
     ),
+    "bench_time": ("中位耗时（毫秒）", "median time (ms)"),
+    "bench_memory": ("峰值内存（MiB）", "peak memory (MiB)"),
+    "bench_title": (
+        "attnlab bench：B={B}、n_head={H}、d_head={d}，T 增长时的耗时与内存（图例中为拟合指数）",
+        "attnlab bench: time and memory as T grows, B={B}, n_head={H}, d_head={d} "
+        "(fitted exponent in the legend)",
+    ),
 }
 
 
