@@ -128,28 +128,34 @@ def test_explorer_updates_as_you_type(page) -> None:  # type: ignore[no-untyped-
     assert "x[0][1][2]: expected a number" in page.locator("#explorer-error").inner_text()
 
 
+def click_and_load(page, selector: str) -> None:  # type: ignore[no-untyped-def]
+    """Click a link or submit button and wait until the next page has loaded."""
+    with page.expect_navigation():
+        page.click(selector)
+
+
 def test_check_complete_reload_and_switch_language(page) -> None:  # type: ignore[no-untyped-def]
     page.goto("/section/6")
     page.fill("#answer-6", "Both the weights and the values differ.")
-    page.click("#check-6 .answer-form button")
+    click_and_load(page, "#check-6 .answer-form button")
     assert (
         "Both the weights and the values differ."
         in page.locator("#check-6 .your-answer").inner_text()
     )
     assert page.locator("#check-6 .model").is_visible()
-    page.click("#check-6 .assess button:has-text('我懂了')")
-    page.click("#check-6 button.mark")
+    click_and_load(page, "#check-6 .assess button:has-text('我懂了')")
+    click_and_load(page, "#check-6 button.mark")
     page.reload()
     assert page.locator("#check-6 button.done").is_disabled()
     assert "已完成 1 / 20 节" in page.locator("#week-progress").inner_text()
     assert "chosen" in (page.locator("#check-6 .assess button").first.get_attribute("class") or "")
-    page.click("#lang-switch")
+    click_and_load(page, "#lang-switch")
     assert page.url.endswith("/section/6?lang=en")
     assert "Week progress: 1 of 20 sections" in page.locator("#week-progress").inner_text()
     page.screenshot(path=str(SHOTS / "attnlab-section-en.png"), full_page=True)
     page.goto("/lesson?lang=en#s-9")
     page.wait_for_function("document.getElementById('lang-switch').href.endsWith('#s-9')")
-    page.click("#lang-switch")
+    click_and_load(page, "#lang-switch")
     assert page.url.endswith("/lesson?lang=zh#s-9")
 
 
