@@ -205,9 +205,10 @@ def test_bench_figure_draws_the_csv_rows(tmp_path: Path) -> None:
     explicit = time_fwd.lines[1]
     assert list(explicit.get_xdata()) == [256, 512, 1024]
     assert list(explicit.get_ydata()) == [1.0, 4.0, 16.0]
-    assert explicit.get_label() == "explicit label  (T^2.00)"
+    assert explicit.get_label() == "kernel · explicit label   time T^2.00, memory T^2.00"
+    assert explicit.get_linestyle() == "--"  # kernels dashed, layers solid
     assert list(memory_fwd.lines[0].get_ydata()) == [2.0, 4.0, 8.0]
-    assert time_bwd.get_title() == "forward+backward"
+    assert time_bwd.get_title() == "forward+backward: median time (ms)"
     result = plot("bench", "--csv", str(path), "--out", str(tmp_path / "out"))
     assert result.exit_code == 0, result.output
     assert result.stdout.split() == [str(tmp_path / "out" / "bench.png")]

@@ -74,10 +74,12 @@ _TEXT: dict[str, tuple[str, str]] = {
     "bench_time": ("中位耗时（毫秒）", "median time (ms)"),
     "bench_memory": ("峰值内存（MiB）", "peak memory (MiB)"),
     "bench_title": (
-        "attnlab bench：B={B}、n_head={H}、d_head={d}，T 增长时的耗时与内存（图例中为拟合指数）",
+        "attnlab bench：B={B}、n_head={H}、d_head={d}，T 增长时的耗时与内存"
+        "（实线 layer，虚线 kernel）",
         "attnlab bench: time and memory as T grows, B={B}, n_head={H}, d_head={d} "
-        "(fitted exponent in the legend)",
+        "(solid: layer, dashed: kernel)",
     ),
+    "bench_fit": ("耗时 {time}，内存 {memory}", "time {time}, memory {memory}"),
 }
 
 
