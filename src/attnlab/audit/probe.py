@@ -8,6 +8,8 @@ Recognised layouts (leaf names compared case-insensitively):
   ``h*d_head:(h+1)*d_head``;
 * one fused ``nn.Linear(C, 3·width)`` (``c_attn``, ``qkv``...): rows Q, then K, then V;
 * an ``nn.MultiheadAttention`` (``in_proj_weight``, ``out_proj``);
+* bare ``nn.Parameter`` matrices with those names (``Wq``, ``W_query``...), used as ``x @ W``
+  (``[C, width]``) or, when stored ``[width, C]``, as ``nn.Linear`` stores its weight;
 * for a multi-head module, an output projection ``nn.Linear(C, C)`` (``output_projection``,
   ``out_proj``, ``c_proj``, ``proj``, ``W_O``...).
 
@@ -192,6 +194,34 @@ def _mha_layout(module: nn.Module, C: int) -> Layout | None:
     )
 
 
+def _param_layout(module: nn.Module, C: int, width: int, kind: str) -> Layout | None:
+    params = {n: p for n, p in module.named_parameters() if p.dim() == 2}
+    found: dict[str, tuple[str, bool]] = {}  # role → (name, stored transposed)
+    for role, names in (*_ROLES.items(), ("o", _OUT)):
+        hits = [n for n in params if _leaf(n) in names]
+        if len(hits) == 1 and params[hits[0]].shape in ((C, width), (width, C)):
+            found[role] = (hits[0], params[hits[0]].shape != (C, width))
+    if not all(r in found for r in "qkv"):
+        return None
+    roles = "qkvo" if kind == "multihead" and "o" in found else "qkv"
+
+    def get(role: str) -> torch.Tensor:
+        name, transposed = found[role]
+        return params[name].T if transposed else params[name]
+
+    def read() -> Weights:
+        return get("q"), get("k"), get("v"), get("o") if "o" in roles else None
+
+    def write(w: Weights) -> None:
+        for role, full in zip(roles, w, strict=False):
+            if full is not None:
+                name, transposed = found[role]
+                params[name].copy_(full.T if transposed else full)
+
+    names = "/".join(found[r][0] for r in roles)
+    return Layout(f"{names} (nn.Parameter, x @ W)", read, write)
+
+
 def _with_output(
     base: Layout, linears: list[tuple[str, nn.Linear]], C: int, used: set[str]
 ) -> Layout:
@@ -225,7 +255,9 @@ def find_layout(module: nn.Module, kind: str, C: int, width: int) -> Layout | No
             return mha
     linears = _linears(module)
     base = _role_layout(linears, C, width) or _fused_layout(linears, C, width)
-    if base is None or kind == "head":
+    if base is None:
+        return _param_layout(module, C, width, kind)
+    if kind == "head":
         return base
     used = {
         n

@@ -1,4 +1,4 @@
-"""Correct: projections as bare nn.Parameters (black-box audit only)."""
+"""Correct: projections as bare nn.Parameters used as x @ W."""
 import math
 
 import torch
