@@ -255,3 +255,16 @@ def test_figures_are_inline_svg(tmp_path: Path) -> None:
     client = TestClient(create_app(tmp_path), base_url=ORIGIN)
     html = client.get("/section/11").text
     assert re.search(r'<figure class="plot" data-figure="mask"><svg', html)
+
+
+def test_serve_command_refuses_bad_setup_without_starting(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from attnlab.cli import app
+
+    (tmp_path / "progress.sqlite3").write_text("not a database")
+    r = CliRunner().invoke(app, ["serve", "--data-dir", str(tmp_path), "--port", "0"])
+    assert r.exit_code == 2 and "not an attnlab progress database" in r.output
+    assert CliRunner().invoke(app, ["serve", "--port", "70000"]).exit_code == 2
+    help_text = CliRunner().invoke(app, ["serve", "--help"]).output
+    assert "--host" in help_text and "--open" in help_text

@@ -15,6 +15,7 @@ import torch
 
 from attnlab import example
 from attnlab.errors import InputError
+from attnlab.explain import STAGE_TITLES
 from attnlab.i18n import pick
 from attnlab.inputs import parse_input
 from attnlab.pipeline import STAGE_NAMES, AttentionStages, attention_stages
@@ -115,6 +116,7 @@ class StageView:
     """One stage: its name, shape and a table per prompt."""
 
     name: str
+    title: str
     shape: str
     tables: list[StageTable]
 
@@ -146,7 +148,8 @@ def stage_views(stages: AttentionStages, lang: str) -> list[StageView]:
                     styled.append((text, colour))
                 cells.append(styled)
             tables.append(StageTable(pick(lang, "提示 ", "Prompt ") + "AB"[b], headers, cells))
-        views.append(StageView(name, "[" + ",".join(str(s) for s in tensor.shape) + "]", tables))
+        shape = "[" + ",".join(str(s) for s in tensor.shape) + "]"
+        views.append(StageView(name, STAGE_TITLES[lang][name], shape, tables))
     return views
 
 

@@ -28,8 +28,9 @@ def _size(request: Request, name: str, default: int) -> int:
 
 
 def _page(
-    request: Request, data: dict[str, Any], lang: str, status: int = 200, error: str = ""
+    request: Request, data: dict[str, Any], lang: str, preset: str = "", error: str = ""
 ) -> HTMLResponse:
+    status = 200
     stages = None
     if not error:
         try:
@@ -52,6 +53,7 @@ def _page(
         error_matrix=field,
         error_cell=cell,
         presets=explorer.PRESETS,
+        preset=preset,
     )
     html = request.app.state.templates.get_template("explorer.html").render(**ctx)
     response = HTMLResponse(html, status_code=status)
@@ -63,15 +65,16 @@ def _page(
 def explorer_page(request: Request) -> HTMLResponse:
     """The explorer with a preset (``?preset=lesson``) at the sizes asked (``?T=3&C=4&d=2``)."""
     lang = lang_of(request)
+    name = request.query_params.get("preset", "lesson")
     try:
-        data = explorer.preset(request.query_params.get("preset", "lesson"))
+        data = explorer.preset(name)
         T = _size(request, "T", len(data["x"][0]))
         C = _size(request, "C", len(data["x"][0][0]))
         d = _size(request, "d", len(data["w_q"][0]))
         data = explorer.resize(data, T, C, d)
     except InputError as exc:
         raise RequestRefused(400, str(exc)) from None
-    return _page(request, data, lang)
+    return _page(request, data, lang, preset=name)
 
 
 def _cells(form: Any, name: str, shape: tuple[int, ...]) -> Any:
