@@ -150,6 +150,12 @@ def test_progress_is_shared_with_the_terminal_store(client: TestClient, tmp_path
     assert r.status_code == 303 and r.headers["location"].startswith("/section/2")
 
 
+def test_cross_site_page_load_does_not_move_the_bookmark(client: TestClient, tmp_path: Path):
+    client.get("/section/3", headers={"Sec-Fetch-Site": "same-origin"})
+    client.get("/section/15", headers={"Sec-Fetch-Site": "cross-site"})
+    assert client.get("/api/progress").json()["last_section"] == 3
+
+
 def test_glossary_page(client: TestClient) -> None:
     html = client.get("/glossary?lang=en").text
     for term in knowledge.glossary("en"):

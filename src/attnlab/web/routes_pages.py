@@ -67,7 +67,10 @@ def one_section(request: Request, section_id: str) -> HTMLResponse:
         raise RequestRefused(404, str(exc)) from None
     lang = lang_of(request)
     store = settings(request).store()
-    store.set_last_section(sid)
+    # Remember the visit only for the learner's own navigation: a page on another site could
+    # load this URL (an <img>, say) to move "continue where I left off" (Fetch Metadata).
+    if request.headers.get("sec-fetch-site", "none") in ("same-origin", "none"):
+        store.set_last_section(sid)
     ctx = page_context(
         request,
         lang,
