@@ -49,7 +49,8 @@ class BenchConfig:
     min_repeats: int = 3
     max_repeats: int = 7
     memory_fraction: float = 0.4  # skip a call predicted to need more of the available memory
-    deadline_seconds: float = 720.0  # start no measurement after this
+    standard_seconds: float = 180.0  # start no standard-shape measurement after this long
+    sweep_seconds: float = 480.0  # the same for the sweep (clock restarts with the sweep)
     fit_range: tuple[int, int] = (1024, 16384)
     matmul_size: int = 2048  # n of the [n, n] @ [n, n] multiply that measures the machine
     threads: int | None = None  # torch threads for the run; None keeps the current setting
@@ -57,14 +58,14 @@ class BenchConfig:
 
 FULL = BenchConfig("full", Shape(8, 1024, 768, 12), (256, 512, 1024, 2048, 4096, 8192, 16384))
 QUICK = replace(
-    FULL, name="quick", standard=Shape(2, 1024, 768, 12), sweep_Ts=(256, 512, 1024, 2048),
+    FULL, name="quick", standard=Shape(1, 1024, 768, 12), sweep_Ts=(256, 512, 1024, 2048),
     layer_max_T=1024, max_run_seconds=1.5, repeat_seconds=0.6, max_repeats=5,
-    deadline_seconds=75.0, fit_range=(256, 2048),
+    standard_seconds=25.0, sweep_seconds=35.0, fit_range=(256, 2048),
 )  # fmt: skip
 TINY = replace(
     QUICK, name="tiny", standard=Shape(1, 16, 16, 2), sweep_Ts=(8, 16), sweep_heads=2,
     sweep_d_head=4, layer_max_T=8, repeat_seconds=0.01, max_repeats=3, fit_range=(8, 16),
-    matmul_size=128, threads=1,
+    standard_seconds=60.0, sweep_seconds=60.0, matmul_size=128, threads=1,
 )  # fmt: skip
 CONFIGS = {c.name: c for c in (FULL, QUICK, TINY)}
 
@@ -114,6 +115,7 @@ class _Run:
     config: BenchConfig
     matmul: float
     start: float = field(default_factory=time.perf_counter)
+    section_start: dict[str, float] = field(default_factory=dict)
     # (impl, mode) → (T, seconds of one call, peak bytes) of its last sweep measurement
     history: dict[tuple[str, str], tuple[int, float, int]] = field(default_factory=dict)
 
@@ -154,8 +156,10 @@ def _row(group: _Group, impl: Impl, **values: object) -> BenchRow:
 
 def _skip_reason(run: _Run, group: _Group, impl: Impl) -> str | None:
     config, T = run.config, group.shape.T
-    if time.perf_counter() - run.start > config.deadline_seconds:
-        return f"bench time budget ({config.deadline_seconds:.0f} s) used up"
+    budget = config.standard_seconds if group.section == "standard" else config.sweep_seconds
+    started = run.section_start.setdefault(group.section, time.perf_counter())
+    if time.perf_counter() - started > budget:
+        return f"time budget of the {group.section} section ({budget:.0f} s) used up"
     if group.section == "sweep" and impl.level == LAYER and T > config.layer_max_T:
         return f"layer rows stop at T={config.layer_max_T} to keep the run short; see kernel rows"
     last = run.history.get((impl.key, group.mode))

@@ -33,7 +33,10 @@ def register(app: typer.Typer) -> None:
     def bench(
         ctx: typer.Context,
         quick: Annotated[
-            bool, typer.Option("--quick", help="About one minute: smaller batch, T up to 2048.")
+            bool,
+            typer.Option(
+                "--quick", help="About one minute: B=1 standard shape, T sweep up to 2048."
+            ),
         ] = False,
         csv_path: Annotated[
             Path,
