@@ -18,6 +18,7 @@ from attnlab import example, mistakes
 from attnlab.audit import probe
 from attnlab.audit.loader import build
 from attnlab.audit.observe import Run, close, forward
+from attnlab.audit.record import Recorder
 from attnlab.mistake_steps import MistakeInput
 
 #: (C, head_size or num_heads, context_length) for the lesson run and the probe run.
@@ -80,9 +81,62 @@ def _lesson_base(kind: str) -> MistakeInput:
     return mistakes.multihead_example()
 
 
-def _side(module: nn.Module, kind: str, x: torch.Tensor, path: Path, lesson: bool) -> Side:
-    C, second, _ = SIZES[kind]["lesson" if lesson else "probe"]
-    layout = probe.find_layout(module, kind, C, second if kind == "head" else C)
+def _width(kind: str, which: str) -> tuple[int, int]:
+    C, second, _ = SIZES[kind][which]
+    return C, second if kind == "head" else C
+
+
+def _infer(module: nn.Module, kind: str, x: torch.Tensor, path: Path) -> probe.Layout | None:
+    """Unknown layer names: try each reading of the module's ``nn.Linear`` layers as
+    query/key/value(/W_O) and keep the one whose reference reproduces the module's output."""
+    C, width = _width(kind, "probe")
+    found = probe.candidates(module, kind, C, width)
+    if not found:
+        return None
+    with torch.no_grad():
+        for layer in module.modules():
+            if isinstance(layer, nn.Linear) and layer.bias is not None:
+                layer.bias.zero_()  # the reference has no bias
+    out = forward(module, x, path).out
+    heads = 1 if kind == "head" else SIZES[kind]["probe"][1]
+    readings = []
+    for names in found:
+        layout = probe.by_names(module, names)
+        w = probe.read(layout)
+        inp = MistakeInput(x.double(), w[0], w[1], w[2], heads, w[3])
+        if close(out, mistakes.correct_stages(inp)["output"]):
+            return layout
+        readings.append((layout, inp))
+    for layout, inp in readings:  # no right reading: maybe a catalogue mistake explains one
+        side = Side(module, Run(x, out, Recorder()), layout, inp, None)
+        _reproduce(side, kind)
+        if any(close(out, stages["output"]) for stages in side.wrong.values()):
+            return layout
+    return None
+
+
+def _layouts(
+    lesson_mod: nn.Module, probe_mod: nn.Module, kind: str, x: torch.Tensor, path: Path
+) -> tuple[probe.Layout | None, probe.Layout | None]:
+    lesson = probe.find_layout(lesson_mod, kind, *_width(kind, "lesson"))
+    found = probe.find_layout(probe_mod, kind, *_width(kind, "probe"))
+    if lesson is not None or found is not None:
+        return lesson, found
+    found = _infer(probe_mod, kind, x, path)
+    if found is None or found.names is None:
+        return None, None
+    return probe.by_names(lesson_mod, found.names), found
+
+
+def _side(
+    module: nn.Module,
+    kind: str,
+    x: torch.Tensor,
+    path: Path,
+    layout: probe.Layout | None,
+    lesson: bool,
+) -> Side:
+    second = SIZES[kind]["lesson" if lesson else "probe"][1]
     inp = None
     if layout is not None:
         own = probe.read(layout)
@@ -118,8 +172,11 @@ def build_audit(target: object, kind: str, path: Path) -> Audit:
     probe_mod = build(target, kind, sizes["probe"], path)  # type: ignore[arg-type]
     gen = torch.Generator().manual_seed(7)
     x_probe = torch.randn(*PROBE_SHAPE, sizes["probe"][0], generator=gen)  # [B, T, C]
-    lesson = _side(lesson_mod, kind, example.lesson_x(torch.float32), path, lesson=True)
-    probe_side = _side(probe_mod, kind, x_probe, path, lesson=False)
+    x_lesson = example.lesson_x(torch.float32)  # [2, 2, 4]
+    forward(lesson_mod, x_lesson, path)  # fails first on token IDs or a broken forward
+    lesson_layout, probe_layout = _layouts(lesson_mod, probe_mod, kind, x_probe, path)
+    lesson = _side(lesson_mod, kind, x_lesson, path, lesson_layout, lesson=True)
+    probe_side = _side(probe_mod, kind, x_probe, path, probe_layout, lesson=False)
     audit = Audit(kind, path, lesson, probe_side)
     for side in audit.sides:
         _reproduce(side, kind)

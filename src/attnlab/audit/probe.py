@@ -18,9 +18,11 @@ Weights are exchanged in the lesson's formula convention ``[C, width]`` (``q = x
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 from torch import nn
@@ -102,6 +104,7 @@ class Layout:
     read: Callable[[], Weights]
     write: Callable[[Weights], None]
     has_bias: bool = False
+    names: tuple[str, str, str, str | None] | None = None  # set for layouts found by matching
 
 
 def _leaf(name: str) -> str:
@@ -218,8 +221,8 @@ def _param_layout(module: nn.Module, C: int, width: int, kind: str) -> Layout | 
                 name, transposed = found[role]
                 params[name].copy_(full.T if transposed else full)
 
-    names = "/".join(found[r][0] for r in roles)
-    return Layout(f"{names} (nn.Parameter, x @ W)", read, write)
+    described = "/".join(found[r][0] for r in roles)
+    return Layout(f"{described} (nn.Parameter, x @ W)", read, write)
 
 
 def _with_output(
@@ -265,6 +268,40 @@ def find_layout(module: nn.Module, kind: str, C: int, width: int) -> Layout | No
         if _leaf(n) in set().union(*_ROLES.values(), _FUSED) or m.out_features == 3 * width
     }
     return _with_output(base, linears, C, used)
+
+
+def candidates(
+    module: nn.Module, kind: str, C: int, width: int
+) -> list[tuple[str, str, str, str | None]]:
+    """Ways to read unknown-named ``nn.Linear`` layers as (query, key, value, W_O), in order."""
+    linears = [(n, m) for n, m in _linears(module) if m.in_features == C]
+    pool = [n for n, m in linears if m.out_features == width]
+    squares = [n for n, m in linears if m.out_features == C] if kind == "multihead" else []
+    found: list[tuple[str, str, str, str | None]] = []
+    for q, k, v in itertools.permutations(pool, 3):
+        rest: list[str | None] = [o for o in squares if o not in (q, k, v)]
+        found.extend((q, k, v, o) for o in (rest or [None]))
+    return found[:24]
+
+
+def by_names(module: nn.Module, names: tuple[str, str, str, str | None]) -> Layout:
+    """The layout that reads layers ``names`` = (query, key, value, W_O or None)."""
+    mods = dict(module.named_modules())
+    q, k, v = (cast(nn.Linear, mods[n]) for n in names[:3])
+    o = cast(nn.Linear, mods[names[3]]) if names[3] is not None else None
+    every = [q, k, v] + ([o] if o is not None else [])
+
+    def read() -> Weights:
+        return q.weight.T, k.weight.T, v.weight.T, None if o is None else o.weight.T
+
+    def write(w: Weights) -> None:
+        for layer, full in zip(every, w, strict=False):
+            if full is not None:
+                layer.weight.copy_(full.T)
+        _zero_bias(every)
+
+    described = "/".join(n for n in names if n is not None)
+    return Layout(f"{described} (roles found by matching)", read, write, False, names)
 
 
 def load(layout: Layout, w: Weights) -> None:
