@@ -10,6 +10,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -20,12 +21,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
 from starlette.exceptions import HTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from attnlab.i18n import resolve_lang
 from attnlab.progress_file import check_profile
-from attnlab.web import figures
+from attnlab.web import content, figures
 from attnlab.web.common import Settings, lang_of
 from attnlab.web.security import (
     CSRF_COOKIE,
@@ -42,7 +44,7 @@ from attnlab.web.ui_text import UI
 HERE = Path(__file__).parent
 
 
-def _environment() -> Environment:
+def _environment(figures_on: bool) -> Environment:
     env = Environment(
         loader=FileSystemLoader(HERE / "templates"),
         autoescape=select_autoescape(["html"], default=True),  # user text is always escaped
@@ -50,6 +52,15 @@ def _environment() -> Environment:
         lstrip_blocks=True,
     )
     env.globals["figure_svg"] = figures.svg
+
+    # A section's explanation depends only on its language, so it is rendered once; the
+    # learner's check and progress around it are rendered on every request.
+    @functools.cache
+    def section_body(section_id: int, lang: str) -> Markup:
+        macro = env.get_template("_blocks.html").module.render_blocks  # type: ignore[attr-defined]
+        return Markup(macro(content.section(section_id, lang).blocks, UI[lang], figures_on))
+
+    env.globals["section_body"] = section_body
     return env
 
 
@@ -79,7 +90,7 @@ def create_app(
     app.state.settings = Settings(
         Path(data_dir) if data_dir else None, profile, resolve_lang(lang), figures_on
     )
-    app.state.templates = _environment()
+    app.state.templates = _environment(figures_on)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     from attnlab.web import routes_explorer, routes_pages, routes_progress
 

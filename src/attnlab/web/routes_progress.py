@@ -63,8 +63,7 @@ def answer(request: Request, section_id: str, answer: Annotated[str, Form()]) ->
     sid = _section(section_id)
     text = _text(answer, "answer", MAX_TEXT)
     store = settings(request).store()
-    store.record_attempt(f"check-{sid}", text, None)
-    store.set_last_section(sid)
+    store.record_attempt(f"check-{sid}", text, None)  # the redirect's GET records the visit
     return see_other(section_url(sid, lang_of(request), anchor=f"check-{sid}"))
 
 
@@ -92,7 +91,5 @@ def exercise(request: Request, exercise_id: str, answer: Annotated[str, Form()])
     except InputError as exc:
         raise RequestRefused(422, f"answer: {exc}") from None
     ex = knowledge.exercise(exercise_id, lang)
-    store = settings(request).store()
-    store.record_attempt(exercise_id, text, grade.correct, grade.diagnosis)
-    store.set_last_section(ex.section)
+    settings(request).store().record_attempt(exercise_id, text, grade.correct, grade.diagnosis)
     return see_other(section_url(ex.section, lang, anchor=f"ex-{exercise_id}"))
