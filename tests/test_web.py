@@ -274,3 +274,31 @@ def test_serve_command_refuses_bad_setup_without_starting(tmp_path: Path) -> Non
     assert CliRunner().invoke(app, ["serve", "--port", "70000"]).exit_code == 2
     help_text = CliRunner().invoke(app, ["serve", "--help"]).output
     assert "--host" in help_text and "--open" in help_text
+
+
+def test_no_lesson_number_is_typed_into_the_prose() -> None:
+    """Every decimal or multi-digit number on the page must come from the pipeline: the section
+    modules' string literals (docstrings aside) hold none."""
+    import ast
+
+    from attnlab.web import sections_compute, sections_learn, sections_mask, sections_read
+
+    typed = []
+    for module in (sections_read, sections_compute, sections_mask, sections_learn):
+        tree = ast.parse(inspect.getsource(module))
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.FunctionDef) and ast.get_docstring(node)
+        }
+        texts = [
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+        ]
+        for node in texts:
+            if re.search(r"\d\.\d|\d\d", node.value):
+                typed.append(f"{module.__name__}:{node.lineno}: {node.value[:40]!r}")
+    assert typed == []

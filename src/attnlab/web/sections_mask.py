@@ -17,6 +17,8 @@ from attnlab.web.numbers import LessonNumbers, num, shape, tex_matrix, vec
 def why_mask(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     """Section 10: training must not read the future."""
     st, a0, a1 = n.stages, tok[0][0], tok[0][1]
+    big, last = n.mask_t4.size(0), n.mask_t4.size(0) - 1
+    seen = [str(j) for j in n.mask_t4[last].nonzero()[:, 0].tolist()]  # what the last row may read
     return [
         p(pick(lang,
             f"训练时整条序列一次摆在面前。位置 t=0 只看到“{a0}”，它的任务是预测下一个词“{a1}”；"
@@ -30,11 +32,11 @@ def why_mask(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
         math(rf"M_{{T={st.causal_mask.size(0)}}}={tex_matrix(st.causal_mask.to(torch.int64), 0)},\qquad "
              rf"M_{{T={n.mask_t4.size(0)}}}={tex_matrix(n.mask_t4, 0)}"),
         p(pick(lang,
-            "看 T=4 的最后一行：位置 t=3 可以读 0、1、2、3 全部，不只是紧挨着的前一个。掩码只划出能看的范围，"
-            "不决定在范围内各读多少——那是 Softmax 的事。",
-            "Look at the last row for T=4: position t=3 may read 0, 1, 2 and 3, not just its "
-            "neighbour. The mask only draws the boundary; how much to read inside it is the softmax's "
-            "job.")),
+            f"看 T={big} 的最后一行：位置 t={last} 可以读 {'、'.join(seen)} 全部，不只是紧挨着的前一个。"
+            "掩码只划出能看的范围，不决定在范围内各读多少——那是 Softmax 的事。",
+            f"Look at the last row for T={big}: position t={last} may read {', '.join(seen)}, not "
+            "just its neighbour. The mask only draws the boundary; how much to read inside it is "
+            "the softmax's job.")),
         math(r"M:[T,T]\ \xrightarrow{\text{broadcast}}\ \mathrm{Scores}:[B,n_{\mathrm{head}},T,T]"),
     ]  # fmt: skip
 
