@@ -36,6 +36,8 @@ def _one_thread() -> Iterator[None]:
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
 runner = CliRunner()
 
 
@@ -47,7 +49,7 @@ def _target(path: Path) -> str:
 
 def _expect(path: Path) -> tuple[int, str]:
     found = re.search(
-        r"^# expect: item=(\d+) mistake=(\w+)", path.read_text(encoding="utf-8"), re.M
+        r"^# expect: item=(\d+) mistake=(\w+|-)", path.read_text(encoding="utf-8"), re.M
     )
     assert found, f"{path.name} has no '# expect:' line"
     return int(found.group(1)), found.group(2)
@@ -63,7 +65,7 @@ def _failures(result: dict[str, Any]) -> dict[int, list[str]]:
 
 def test_zoo_covers_every_catalogue_mistake() -> None:
     assert len(BAD) >= 20 and len(GOOD) >= 6
-    covered = {_expect(p)[1] for p in BAD}
+    covered = {_expect(p)[1] for p in BAD} - {"-"}
     assert covered == {m.name for m in mistakes.CATALOGUE}
 
 
@@ -74,6 +76,9 @@ def test_bad_file_fails_on_its_item_naming_its_mistake(path: Path) -> None:
     assert result["status"] == "ok", result
     failed = _failures(result)
     assert item in failed, f"item {item} did not fail: {failed}"
+    if name == "-":  # a bug outside the catalogue: caught, and no mistake claims it
+        assert failed == {item: []}, failed
+        return
     assert name in failed[item], f"item {item} names {failed[item]}, not {name}"
     # Any other FAIL is a consequence of the same bug, and says so.
     assert all(name in names for names in failed.values()), failed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from attnlab.i18n import pick
@@ -12,6 +13,12 @@ _STATUS = {
     "FAIL": ("未通过", "FAIL"),
     "NOT CHECKED": ("未检查", "NOT CHECKED"),
 }
+
+
+def _pad(text: str, width: int) -> str:
+    """Left-justify ``text`` to ``width`` terminal columns (CJK characters take two)."""
+    cols = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    return text + " " * max(width - cols, 1)
 
 
 def _mistake_line(names: list[str], section: int | None, lang: str) -> str:
@@ -46,7 +53,7 @@ def render(result: dict[str, Any], lang: str) -> str:
         counts[it["status"]] += 1
         name = CHECKLIST[it["item"]][0 if lang == "zh" else 1]
         status = _STATUS[it["status"]][0 if lang == "zh" else 1]
-        lines.append(f"{it['item']:>2}. {name:<24} {status:<11} {it['evidence'][lang]}")
+        lines.append(f"{it['item']:>2}. {_pad(name, 26)}{_pad(status, 12)}{it['evidence'][lang]}")
         if it["status"] == "FAIL" and it["mistakes"]:
             lines.append(" " * 4 + "→ " + _mistake_line(it["mistakes"], it["section"], lang))
         elif it["status"] == "FAIL" and it["section"]:

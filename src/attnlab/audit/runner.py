@@ -30,7 +30,7 @@ def _limit(memory_mb: int, cpu_seconds: int) -> None:
 
 
 def _token_id_report(err: Any) -> list[dict[str, object]]:
-    from attnlab.audit.items import NOT_CHECKED
+    from attnlab.audit.verdict import NOT_CHECKED
 
     items: list[dict[str, object]] = [
         {
@@ -64,7 +64,7 @@ def _token_id_report(err: Any) -> list[dict[str, object]]:
 def audit(path: Path, name: str, kind: str) -> dict[str, object]:
     """Audit ``path:name``; learner failures become ``{"status": "error", ...}``."""
     from attnlab.audit.context import build_audit
-    from attnlab.audit.items import judge
+    from attnlab.audit.judge import judge
     from attnlab.audit.loader import LearnerError, guess_kind, load_target
 
     try:
@@ -110,7 +110,7 @@ def main(argv: list[str]) -> int:
     torch.set_num_threads(1)
 
     import attnlab.audit.context
-    import attnlab.audit.items  # noqa: F401
+    import attnlab.audit.judge  # noqa: F401
 
     os.write(1, b"attnlab-audit-ready\n")
     try:
