@@ -87,8 +87,9 @@ def softmax_rows(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Bloc
         text += [
             pick(lang, f"提示 {name}，最后一行", f"Prompt {name}, final query row"),
             f"  scaled scores = {vec(f['scaled'][b])}",
-            f"  exp           = {vec(f['exps'][b])}",
-            f"  sum           = {num(f['sums'][b])}",
+            # Four decimals: adding three-decimal exps would not give the three-decimal sum.
+            f"  exp           = {vec(f['exps'][b], 4)}",
+            f"  sum           = {num(f['sums'][b], 4)}",
             f"  weights       = {vec(f['weights'][b])}",
             "",
         ]
