@@ -137,7 +137,6 @@ def _spawn(path: Path, name: str, kind: str, timeout: float, memory_mb: int) -> 
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
-            cwd=tmp,
         )
         # The learner's time starts once the child has imported torch (its start-up is ours).
         ready = _wait_ready(proc, STARTUP_LIMIT)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from attnlab import mistakes
 from attnlab.audit.context import Audit, Side
 from attnlab.audit.items import ITEMS
-from attnlab.audit.observe import first_diff
+from attnlab.audit.observe import as_heads, close, first_diff
 from attnlab.audit.verdict import FAIL, NOT_CHECKED, PASS, SECTION, Verdict, idx, vec
 
 _MATCH_ZH = "载入课程权重后，输出与 attnlab.pipeline 的参考一致（课程例子与随机输入）"
@@ -38,14 +38,31 @@ def _repro_evidence(a: Audit, names: list[str]) -> Verdict:
         )
     i = first_diff(out, ref)
     row = i[:-1]
+    zh, en = _weights_evidence(side)
     return Verdict(
         FAIL,
-        f"{where_zh}上 output{idx(row)} = {vec(out[row])}，正确应为 "
+        f"{zh}{where_zh}上 output{idx(row)} = {vec(out[row])}，正确应为 "
         f"{vec(ref[row])}；目录中的错误 {joined} 在课程例子和随机输入上都恰好复现你的输出",
-        f"on {where_en} output{idx(row)} = {vec(out[row])}, the right value is "
+        f"{en}on {where_en} output{idx(row)} = {vec(out[row])}, the right value is "
         f"{vec(ref[row])}; catalogue mistake {joined} reproduces your output exactly, "
         "on the lesson example and on a random input",
         names,
+    )
+
+
+def _weights_evidence(side: Side) -> tuple[str, str]:
+    """The first row of observed weights that differs from the reference's, if any."""
+    seen = side.run.weights()
+    if seen is None or side.ref is None:
+        return "", ""
+    want = as_heads(side.ref["weights"])
+    if seen.shape != want.shape or close(seen, want):
+        return "", ""
+    row = first_diff(seen, want)[:-1]
+    at = idx(row if want.size(1) > 1 else (row[0], *row[2:]))
+    return (
+        f"weights{at} = {vec(seen[row])}，参考为 {vec(want[row])}；",
+        f"weights{at} = {vec(seen[row])}, the reference gives {vec(want[row])}; ",
     )
 
 
