@@ -149,3 +149,19 @@ def test_bad_input_one_line_exit_2(args: list[str], message: str) -> None:
 def test_parse_values_accepts_learner_spellings() -> None:
     assert parse_values("[0.6, 0.4]") == ("0.6", "0.4")
     assert parse_values("1; −∞") == ("1", "−∞")
+
+
+def test_multi_head_input_and_a_multi_head_mistake(tmp_path: Path) -> None:
+    inp = mistakes.multihead_example()
+    path = tmp_path / "mh.json"
+    path.write_text(json.dumps({"x": inp.x.tolist(), "w_q": inp.w_q.tolist(),
+                                "w_k": inp.w_k.tolist(), "w_v": inp.w_v.tolist(),
+                                "num_heads": 2, "w_o": inp.w_o.tolist()}))  # fmt: skip
+    loaded = lab_input(path)
+    head1 = mistakes.correct_stages(loaded)["weights"][1, 1, 1]  # prompt B, head 1, row 1
+    verdict = check_answer(Answer("weights", "B", tuple(f"{v:.4f}" for v in head1), 1, 1), loaded)
+    assert verdict.correct
+    no_wo = mistakes.mistake_stages("no_output_projection", loaded)["output"][1, 1]
+    verdict = check_answer(Answer("output", "B", tuple(f"{v:.4f}" for v in no_wo), 1), loaded)
+    assert not verdict.correct
+    assert [m.name for m in verdict.mistakes] == ["no_output_projection"]
