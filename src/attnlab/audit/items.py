@@ -16,7 +16,7 @@ import torch
 from attnlab.audit.context import Audit
 from attnlab.audit.mask_check import item_5
 from attnlab.audit.observe import as_heads, close, first_diff, forward
-from attnlab.audit.verdict import FAIL, NOT_CHECKED, PASS, Verdict, fmt, heads_idx, idx
+from attnlab.audit.verdict import FAIL, NOT_CHECKED, PASS, Verdict, fmt, heads_idx, idx, vec
 
 
 def item_1(a: Audit) -> Verdict:
@@ -149,7 +149,29 @@ def item_6(a: Audit) -> Verdict | None:
 
 
 def item_7(a: Audit) -> Verdict | None:
-    return None  # the end-to-end comparison and the reproductions decide
+    """A single head's output against its own observed weights times V (or times K)."""
+    side = a.lesson
+    seen = side.run.weights()
+    if a.kind != "head" or side.ref is None or seen is None or seen.size(1) != 1:
+        return None  # multi-head: the reference comparison and the reproductions decide
+    out, w = side.run.out, seen[:, 0].double()  # [B, T, d_head], [B, T, T]
+    row = (1, side.run.T - 1)
+    if close(out, w @ side.ref["v"]):
+        return Verdict(
+            PASS,
+            f"output = weights @ V：output[1,{row[1]}] = {vec(out[row])}",
+            f"output = weights @ V: output[1,{row[1]}] = {vec(out[row])}",
+        )
+    if close(out, w @ side.ref["k"]):
+        return Verdict(
+            FAIL,
+            f"output[1,{row[1]}] = {vec(out[row])} 等于 weights @ K，应为 weights @ V = "
+            f"{vec((w @ side.ref['v'])[row])}",
+            f"output[1,{row[1]}] = {vec(out[row])} equals weights @ K; it should be "
+            f"weights @ V = {vec((w @ side.ref['v'])[row])}",
+            ["weights_times_keys"],
+        )
+    return None
 
 
 def _returns_weights(a: Audit) -> bool:
