@@ -20,11 +20,14 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from attnlab import mistakes
+from attnlab import mistakes, modules
 from attnlab.audit import run_audit
+from attnlab.audit.context import build_audit
+from attnlab.audit.judge import judge
 from attnlab.audit.report import render
 from attnlab.audit.runner import audit
 from attnlab.cli import app
+from attnlab.modules import AttentionHead, CausalSelfAttention, MultiHeadAttention
 
 ZOO = Path(__file__).parent / "zoo"
 
@@ -198,3 +201,22 @@ def test_bad_arguments_one_line_exit_2(args: list[str], message: str) -> None:
     result = runner.invoke(app, ["audit", *args])
     assert result.exit_code == 2
     assert message in result.output and len(result.output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("factory", "kind"),
+    [
+        (AttentionHead, "head"),
+        (MultiHeadAttention, "multihead"),
+        (CausalSelfAttention, "multihead"),
+        (lambda c, h, t: CausalSelfAttention(c, h, t, backend="explicit"), "multihead"),
+    ],
+    ids=["AttentionHead", "MultiHeadAttention", "CausalSelfAttention-sdpa", "-explicit"],
+)
+def test_attnlab_own_modules_pass_every_checked_item(factory: Any, kind: str) -> None:
+    a = build_audit(factory, kind, Path(modules.__file__))
+    items = judge(a)
+    assert a.matches_ref and a.reproduced_by == []
+    statuses = {i["item"]: i["status"] for i in items}
+    assert "FAIL" not in statuses.values(), items
+    assert all(s == "PASS" for n, s in statuses.items() if n != 8 or kind == "multihead"), items
