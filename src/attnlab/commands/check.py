@@ -80,7 +80,7 @@ def register(app: typer.Typer) -> None:
         "check",
         help="Check numbers you computed by hand for a stage of the lesson example (or of "
         "--input FILE). Give --stage/--prompt/--row/--values, or an answer file (TOML "
-        "[[answer]] tables or JSON) with several stages. Exit 0 all right, 1 any wrong.",
+        "\\[\\[answer]] tables, or JSON) with several stages. Exit 0 all right, 1 any wrong.",
     )
     def check(
         ctx: typer.Context,
