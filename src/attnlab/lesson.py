@@ -20,7 +20,7 @@ from attnlab.cost import cost_table
 from attnlab.experiment import ExperimentResult, forward, run_experiment
 from attnlab.explain import explain, title
 from attnlab.lesson_text import AXIS_MEANINGS, SHAPE_STAGE_NAMES, TEXT
-from attnlab.pipeline import AttentionStages, attend, lesson_stages
+from attnlab.pipeline import AttentionStages, attend, causal_mask, lesson_stages
 from attnlab.shapes import measure_shapes
 from attnlab.stagefmt import masked_note, stage_rows
 from attnlab.textfmt import fmt_num, fmt_shape, fmt_vec, text_table
@@ -41,7 +41,7 @@ def uniform_mean(x: torch.Tensor) -> torch.Tensor:
 def mask_fill_demo() -> dict[str, list[float]]:
     """Section 11: softmax of ``[0.2, future]`` with the future filled by 0 and by −∞."""
     row = torch.tensor(example.MASK_DEMO_ROW, dtype=torch.float64)  # [T_key]
-    future = torch.tensor([False, True])
+    future = ~causal_mask(row.numel())[0]  # [T_key]: query t=0 may read key 0 only
     return {
         "fill_zero": torch.softmax(row.masked_fill(future, 0.0), dim=-1).tolist(),
         "fill_neg_inf": torch.softmax(row.masked_fill(future, float("-inf")), dim=-1).tolist(),

@@ -115,10 +115,13 @@ class MaskData:
 
 def mask_data() -> MaskData:
     """Softmax of :data:`example.MASK_DEMO_ROW` (query t=0) with both fills, over dim=-1."""
+    from attnlab.lesson import mask_fill_demo
+
     row = torch.tensor(example.MASK_DEMO_ROW, dtype=torch.float64)  # [T_key]
     future = ~causal_mask(row.numel())[0]  # [T_key]: query t=0 may read key 0 only
-    zero_fill = torch.softmax(row.masked_fill(future, 0.0), dim=-1)
-    inf_fill = torch.softmax(row.masked_fill(future, float("-inf")), dim=-1)
+    demo = mask_fill_demo()
+    zero_fill = torch.tensor(demo["fill_zero"], dtype=torch.float64)
+    inf_fill = torch.tensor(demo["fill_neg_inf"], dtype=torch.float64)
     return MaskData(row, future, zero_fill, inf_fill)
 
 
