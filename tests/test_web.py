@@ -49,7 +49,9 @@ def test_lesson_page_has_all_sections_in_order_with_pipeline_numbers(client: Tes
     st, n = lesson_stages(), lesson_numbers()
     assert f"weights       = {vec(st.weights[0, -1])}" in html  # section 5's worked row
     assert f"sum           = {num(n.final['sums'][0], 4)}" in html
-    assert "<mtable><mtr><mtd><mn>0.566</mn>" in html  # S_A as a MathML matrix, from the pipeline
+    assert (
+        '<mtable class="bmatrix"><mtr><mtd><mn>0.566</mn>' in html
+    )  # S_A as a MathML matrix, from the pipeline
     assert "4,000,000" in html and "250,000×" in html  # section 17's measured counts
     r = n.experiment
     assert num(r.grad_autograd, 6) == "-0.076159" and num(r.grad_autograd, 6) in html

@@ -49,23 +49,18 @@ def flow(items: Sequence[str]) -> Block:
     return Block("flow", items=tuple(items))
 
 
-_FENCE = '<mo stretchy="true" fence="true" form="{}">&#x000{};</mo>'
-
-
 @cache
 def mathml(latex: str, display: str = "block") -> Markup:
     """LaTeX → MathML, converted on the server by ``latex2mathml`` (nothing is fetched)."""
     from latex2mathml.converter import convert
 
     html = convert(latex, display=display)
-    # latex2mathml leaves a bmatrix's brackets as plain operators, which browsers do not stretch;
-    # MathML Core stretches a fence to the height of its own row, so give each matrix one.
-    html = html.replace(
-        "<mo>&#x0005B;</mo><mtable>", "<mrow>" + _FENCE.format("prefix", "5B") + "<mtable>"
-    )
-    html = html.replace(
-        "</mtable><mo>&#x0005D;</mo>", "</mtable>" + _FENCE.format("postfix", "5D") + "</mrow>"
-    )
+    # latex2mathml writes a bmatrix as "[" <mtable> "]"; browsers stretch such brackets only
+    # with an OpenType MATH font, which many machines lack. Draw the brackets with CSS instead.
+    html = html.replace("<mo>&#x0005B;</mo><mtable>", '<mtable class="bmatrix">')
+    html = html.replace("</mtable><mo>&#x0005D;</mo>", "</mtable>")
+    brace = '<mo stretchy="true" fence="true" form="prefix">&#x0007B;</mo><mtable>'
+    html = html.replace(brace, '<mtable class="cases">')
     return Markup(html)
 
 
