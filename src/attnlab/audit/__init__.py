@@ -115,50 +115,62 @@ def run_audit(
     return result
 
 
+def _request(path: Path, name: str, kind: str, timeout: float, memory_mb: int) -> str:
+    return json.dumps(
+        {
+            "path": str(path),
+            "name": name,
+            "kind": kind,
+            "memory_mb": memory_mb,
+            "cpu_seconds": math.ceil(timeout) + 30,  # a backstop; the wall clock decides
+        }
+    )
+
+
 def _spawn(path: Path, name: str, kind: str, timeout: float, memory_mb: int) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="attnlab-audit-") as tmp:
-        request, result = Path(tmp) / "request.json", Path(tmp) / "result.json"
-        request.write_text(
-            json.dumps(
-                {
-                    "path": str(path),
-                    "name": name,
-                    "kind": kind,
-                    "memory_mb": memory_mb,
-                    "cpu_seconds": math.ceil(timeout) + 30,  # a backstop; the wall clock decides
-                }
-            ),
-            encoding="utf-8",
-        )
+        request, result, errors = (Path(tmp) / n for n in ("request.json", "result.json", "err"))
+        request.write_text(_request(path, name, kind, timeout, memory_mb), encoding="utf-8")
         cmd = [sys.executable, "-m", "attnlab.audit.runner", str(request), str(result)]
-        proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        # The learner's time starts once the child has imported torch (its start-up is ours).
-        ready = _wait_ready(proc, STARTUP_LIMIT)
-        try:
-            _, stderr = proc.communicate(timeout=timeout if ready else 0.1)
-        except subprocess.TimeoutExpired:
-            _kill(proc)
-            if not ready:
-                return _crash(
-                    f"审计进程 {STARTUP_LIMIT:g} 秒内没有启动（机器太忙？）",
-                    f"the audit process did not start within {STARTUP_LIMIT:g} s "
-                    "(machine too busy?)",
-                    "startup",
-                )
-            return _crash(
-                f"你的代码在 {timeout:g} 秒内没有完成（死循环？）",
-                f"your code did not finish within {timeout:g} s (an endless loop?)",
-                "timeout",
+        with errors.open("wb") as stderr:
+            # stderr goes to a file, not a pipe: nothing the learner prints can block the child,
+            # and a grandchild holding the file open cannot keep us waiting.
+            proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                start_new_session=True,
             )
+            # The learner's time starts once the child has imported torch (its start-up is ours).
+            ready = _wait_ready(proc, STARTUP_LIMIT)
+            try:
+                proc.wait(timeout=timeout if ready else 1.0)
+            except subprocess.TimeoutExpired:
+                _kill(proc)
+                return _too_slow(timeout) if ready else _no_start()
+            finally:
+                if proc.stdout is not None:
+                    proc.stdout.close()
         if result.is_file():
             return dict(json.loads(result.read_text(encoding="utf-8")))
-        return _describe_death(proc.returncode, stderr.decode("utf-8", "replace"))
+        return _describe_death(proc.returncode, errors.read_text("utf-8", "replace"))
+
+
+def _too_slow(timeout: float) -> dict[str, object]:
+    return _crash(
+        f"你的代码在 {timeout:g} 秒内没有完成（死循环？）",
+        f"your code did not finish within {timeout:g} s (an endless loop?)",
+        "timeout",
+    )
+
+
+def _no_start() -> dict[str, object]:
+    return _crash(
+        f"审计进程 {STARTUP_LIMIT:g} 秒内没有启动（机器太忙？）",
+        f"the audit process did not start within {STARTUP_LIMIT:g} s (machine too busy?)",
+        "startup",
+    )
 
 
 def _wait_ready(proc: subprocess.Popen[bytes], limit: float) -> bool:
@@ -172,4 +184,5 @@ def _wait_ready(proc: subprocess.Popen[bytes], limit: float) -> bool:
 def _kill(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)  # the whole session: learner subprocesses too
-    proc.communicate()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=5)

@@ -98,10 +98,16 @@ def _sdpa_mask(a: Audit) -> Verdict | None:
     return None
 
 
-def item_5(a: Audit) -> Verdict | None:
+def item_5(a: Audit) -> Verdict:
     verdict = _future_weight(a) or _sdpa_mask(a) or _causality(a)
-    if verdict is not None or a.probe.run.weights() is None:
+    if verdict is not None:
         return verdict
+    if a.probe.run.weights() is None:
+        return Verdict(
+            PASS,
+            "改变后面的 Token 从不改变前面的输出（没有观察到权重表）",
+            "changing later tokens never changed an earlier output (no weight table observed)",
+        )
     return Verdict(
         PASS,
         "所有未来位置的权重都是 0；改变后面的 Token 不会改变前面的输出",

@@ -113,6 +113,8 @@ def main(argv: list[str]) -> int:
     import attnlab.audit.judge  # noqa: F401
 
     os.write(1, b"attnlab-audit-ready\n")
+    # From here on fd 1 is /dev/null: the learner's prints can never fill the parent's pipe.
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
     try:
         result = audit(Path(request["path"]), request["name"], request["kind"])
     except BaseException as exc:  # the auditor's own failure still gives a clean report
