@@ -31,7 +31,11 @@ def _causality(a: Audit) -> Verdict | None:
                 f"changing only positions ≥ {t0} changed output{idx(i)} by {fmt(delta)}: "
                 f"position {i[1]} reads the future",
             )
-    return None
+    return Verdict(
+        PASS,
+        "改变后面的 Token 从不改变前面的输出",
+        "changing later tokens never changed an earlier output",
+    )
 
 
 def _future_weight(a: Audit) -> Verdict | None:
@@ -98,16 +102,10 @@ def _sdpa_mask(a: Audit) -> Verdict | None:
     return None
 
 
-def item_5(a: Audit) -> Verdict:
+def item_5(a: Audit) -> Verdict | None:
     verdict = _future_weight(a) or _sdpa_mask(a) or _causality(a)
-    if verdict is not None:
+    if verdict is None or verdict.status == FAIL or a.probe.run.weights() is None:
         return verdict
-    if a.probe.run.weights() is None:
-        return Verdict(
-            PASS,
-            "改变后面的 Token 从不改变前面的输出（没有观察到权重表）",
-            "changing later tokens never changed an earlier output (no weight table observed)",
-        )
     return Verdict(
         PASS,
         "所有未来位置的权重都是 0；改变后面的 Token 不会改变前面的输出",
