@@ -110,7 +110,7 @@ def test_multi_head_weights_grid_is_batch_by_head() -> None:
     for i, ax in enumerate(axes):
         b, h = divmod(i, 2)
         assert_image_is(ax.images[0], expected[b, h], future)
-        assert ax.get_title().endswith(f"Head {h}") and f"Prompt {b}" in ax.get_title()
+        assert ax.get_title().endswith(f"Head {h + 1}") and f"Prompt {'AB'[b]}" in ax.get_title()
     assert [t.get_text() for t in axes[2].get_yticklabels()] == ["t=0 d", "t=1 e", "t=2 f"]
 
 
@@ -154,7 +154,7 @@ def test_chain_of_prompt_b_with_a_head() -> None:
     fig = plot_chain(input_source(lab), b=1, h=1, lang="en")
     expected = multi_head_stages(lab.x, lab.w_q, lab.w_k, lab.w_v, 2)
     assert_image_is(heatmap_axes(fig)[7].images[0], expected.weights[1, 1], ~causal_mask(3).numpy())
-    assert fig.get_suptitle().startswith("Prompt 1 [d, e, f], head 1")
+    assert fig.get_suptitle().startswith("Prompt B [d, e, f], head 2")
 
 
 @pytest.fixture(scope="module")

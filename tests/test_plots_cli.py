@@ -96,10 +96,10 @@ def test_figure_names_for_every_prompt_and_head(tmp_path: Path) -> None:
     source.write_text(json.dumps(TWO_HEADS))
     mine = input_source(load_input(source))
     assert [stem for stem, _ in make_figures("chain", mine, "en")] == [
-        "chain-mine-0-h0",
-        "chain-mine-0-h1",
+        "chain-mine-A-h1",
+        "chain-mine-A-h2",
     ]
-    assert [stem for stem, _ in make_figures("weights", mine, "en")] == ["weights-mine-0"]
+    assert [stem for stem, _ in make_figures("weights", mine, "en")] == ["weights-mine-A"]
 
 
 def test_svg_is_xml_with_an_svg_root(tmp_path: Path) -> None:
@@ -124,9 +124,9 @@ def test_input_file_with_heads(tmp_path: Path) -> None:
         "num_heads = 2\n"
         + "".join(f"{k} = {json.dumps(v)}\n" for k, v in TWO_HEADS.items() if k != "num_heads")
     )
-    result = plot("weights", "--input", str(source), "--prompt", "0", "--out", str(tmp_path))
+    result = plot("weights", "--input", str(source), "--prompt", "A", "--out", str(tmp_path))
     assert result.exit_code == 0, result.output
-    assert result.stdout.split() == [str(tmp_path / "weights-mine-0.png")]
+    assert result.stdout.split() == [str(tmp_path / "weights-mine-A.png")]
 
 
 def one_line_error(result) -> str:

@@ -135,5 +135,5 @@ def _chain_title(source: PlotSource, b: int, h: int, lang: str) -> str:
     if source.tokens is not None:
         name += " [" + ", ".join(source.tokens[b]) + "]"
     if isinstance(source.stages, MultiHeadStages):
-        return text("chain_head_title", lang, name=name, head=h)
+        return text("chain_head_title", lang, name=name, head=h + 1)
     return text("chain_title", lang, name=name)

@@ -2,7 +2,7 @@
 
 Names: ``weights-A-B.png``, ``weights-A.png``, ``chain-A.png``, ``scale.png``, ``mask.png``,
 ``cost.png``, ``bench.png``; a learner's input adds its file stem (``weights-mine-0-1.png``)
-and, with several heads, the chain adds the head (``chain-mine-0-h1.png``).
+and, with several heads, the chain adds the head (``chain-mine-A-h1.png``).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def make_figures(
     for b in source.shown:
         name = source.names[b]
         for h in range(source.num_heads):
-            head = f"h{h}" if source.multi_head else ""
+            head = f"h{h + 1}" if source.multi_head else ""
             figures.append((_stem("chain", source, name, head), plot_chain(source, b, h, lang)))
     return figures
 

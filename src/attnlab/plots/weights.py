@@ -26,7 +26,7 @@ def _panel_title(source: PlotSource, b: int, h: int | None, lang: str) -> str:
     title = f"{text('prompt', lang)} {source.names[b]}"
     if source.tokens is not None:
         title += "  [" + ", ".join(source.tokens[b]) + "]"
-    return title if h is None else f"{title} · {text('head', lang)} {h}"
+    return title if h is None else f"{title} · {text('head', lang)} {h + 1}"
 
 
 def _draw_panel(
