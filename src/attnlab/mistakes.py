@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
@@ -97,8 +98,8 @@ class Mistake:
         return zh if lang == "zh" else en
 
 
-def _m(name: str, item: int, section: int, redo: str, **kw: object) -> Mistake:
-    return Mistake(name, item, section, redo, **kw)  # type: ignore[arg-type]
+def _m(name: str, item: int, section: int, redo: str, **kw: Any) -> Mistake:
+    return Mistake(name, item, section, redo, **kw)
 
 
 CATALOGUE: tuple[Mistake, ...] = (

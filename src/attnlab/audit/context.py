@@ -8,8 +8,10 @@ random ``[3, 5, C]`` input. The probe sizes make the wrong scalings distinguisha
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
@@ -164,12 +166,12 @@ def _reproduce(side: Side, kind: str) -> None:
             continue
 
 
-def build_audit(target: object, kind: str, path: Path) -> Audit:
+def build_audit(target: Callable[..., Any], kind: str, path: Path) -> Audit:
     """Build, load, run and compare; learner failures surface as ``LearnerError``."""
     sizes = SIZES[kind]
-    lesson_mod = build(target, kind, sizes["lesson"], path)  # type: ignore[arg-type]
+    lesson_mod = build(target, kind, sizes["lesson"], path)
     torch.manual_seed(0)
-    probe_mod = build(target, kind, sizes["probe"], path)  # type: ignore[arg-type]
+    probe_mod = build(target, kind, sizes["probe"], path)
     gen = torch.Generator().manual_seed(7)
     x_probe = torch.randn(*PROBE_SHAPE, sizes["probe"][0], generator=gen)  # [B, T, C]
     x_lesson = example.lesson_x(torch.float32)  # [2, 2, 4]

@@ -307,7 +307,8 @@ def by_names(module: nn.Module, names: tuple[str, str, str, str | None]) -> Layo
 def load(layout: Layout, w: Weights) -> None:
     """Copy formula-convention weights into the module (float32), biases set to 0."""
     with torch.no_grad():
-        layout.write(tuple(None if t is None else t.float() for t in w))  # type: ignore[arg-type]
+        q, k, v, o = w
+        layout.write((q.float(), k.float(), v.float(), None if o is None else o.float()))
 
 
 def read(layout: Layout) -> Weights:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, cast
 
 import typer
 
@@ -46,4 +46,4 @@ def register(app: typer.Typer) -> None:
             typer.echo(json.dumps(result, ensure_ascii=False, indent=2))
         else:
             typer.echo(render(result, chosen), nl=False)
-        raise typer.Exit(int(result["exit_code"]))  # type: ignore[call-overload]
+        raise typer.Exit(cast(int, result["exit_code"]))
