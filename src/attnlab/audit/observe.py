@@ -60,11 +60,17 @@ class Run:
         return {softmax_dim(c) for c in self.softmaxes()}
 
     def raw_scores(self) -> torch.Tensor | None:
-        """Matmul/einsum results of shape ``[.., T, T]`` made before the first softmax."""
-        first = next((i for i, c in enumerate(self.rec.calls) if c.kind == "softmax"), None)
-        calls = self.rec.calls[:first] if first is not None else self.rec.calls
-        outs = [c.out for c in calls if c.kind == "matmul" and isinstance(c.out, torch.Tensor)]
-        return self._tables(outs)
+        """For each softmax over a ``[.., T, T]`` table, the last ``[.., T, T]`` matmul/einsum
+        result before it: the score table it normalised (one per head in a per-head loop)."""
+        T, found, last = self.T, [], None
+        for c in self.rec.calls:
+            if c.kind == "matmul" and isinstance(c.out, torch.Tensor) and c.out.dim() >= 3:
+                last = c.out if c.out.shape[-2:] == (T, T) else last
+            elif c.kind == "softmax" and c.out.dim() >= 3 and c.out.shape[-2:] == (T, T):
+                if last is not None:
+                    found.append(last)
+                last = None
+        return self._tables(found)
 
     def sdpa(self) -> list[Call]:
         return self.rec.of("sdpa")
