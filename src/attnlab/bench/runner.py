@@ -44,10 +44,10 @@ class BenchConfig:
     sweep_heads: int = 8
     sweep_d_head: int = 64
     layer_max_T: int = 4096  # sweep layer rows stop here; kernel rows go on
-    max_run_seconds: float = 10.0  # skip a call predicted to take longer
+    max_run_seconds: float = 15.0  # skip a call predicted to take longer
     repeat_seconds: float = 3.0  # time spent on the timed calls of one measurement
     min_repeats: int = 3
-    max_repeats: int = 7
+    max_repeats: int = 15  # cheap calls get many timed runs: the median then shrugs off bursts
     memory_fraction: float = 0.4  # skip a call predicted to need more of the available memory
     standard_seconds: float = 180.0  # start no standard-shape measurement after this long
     sweep_seconds: float = 480.0  # the same for the sweep (clock restarts with the sweep)
@@ -59,8 +59,8 @@ class BenchConfig:
 FULL = BenchConfig("full", Shape(8, 1024, 768, 12), (256, 512, 1024, 2048, 4096, 8192, 16384))
 QUICK = replace(
     FULL, name="quick", standard=Shape(1, 1024, 768, 12), sweep_Ts=(256, 512, 1024, 2048),
-    layer_max_T=1024, max_run_seconds=1.5, repeat_seconds=0.6, max_repeats=5,
-    standard_seconds=25.0, sweep_seconds=35.0, fit_range=(256, 2048),
+    layer_max_T=1024, max_run_seconds=1.5, repeat_seconds=0.6, max_repeats=9,
+    standard_seconds=20.0, sweep_seconds=30.0, fit_range=(256, 2048),
 )  # fmt: skip
 TINY = replace(
     QUICK, name="tiny", standard=Shape(1, 16, 16, 2), sweep_Ts=(8, 16), sweep_heads=2,
@@ -181,7 +181,7 @@ def _skip_reason(run: _Run, group: _Group, impl: Impl) -> str | None:
 
 def _run_group(run: _Run, group: _Group, on_step: Callable[[str], None]) -> list[BenchRow]:
     rows: dict[str, BenchRow] = {}
-    ready: list[tuple[Impl, Callable[[], None], int]] = []
+    ready: list[tuple[Impl, Callable[[], None], int, float]] = []
     for impl in group.impls:
         on_step(f"{group.section} T={group.shape.T} {group.mode}: {impl.label}")
         reason = _skip_reason(run, group, impl)
@@ -190,7 +190,7 @@ def _run_group(run: _Run, group: _Group, on_step: Callable[[str], None]) -> list
             continue
         try:
             call = build(impl, group.shape, group.mode)
-            peak, _ = peak_allocated_bytes(call)  # the warm-up call, under the profiler
+            peak, warm = peak_allocated_bytes(call)  # the warm-up call, under the profiler
         except ScoresTooLargeError as exc:
             rows[impl.key] = _row(group, impl, status="refused", note=str(exc))
             continue
@@ -198,7 +198,7 @@ def _run_group(run: _Run, group: _Group, on_step: Callable[[str], None]) -> list
             rows[impl.key] = _row(group, impl, status="failed", note=str(exc).splitlines()[0])
             continue
         rows[impl.key] = _row(group, impl, peak_mib=peak / MIB)
-        ready.append((impl, call, peak))
+        ready.append((impl, call, peak, warm))
     _time_round_robin(run, group, ready, rows)
     _add_ratios(rows)
     return [rows[impl.key] for impl in group.impls]
@@ -207,20 +207,22 @@ def _run_group(run: _Run, group: _Group, on_step: Callable[[str], None]) -> list
 def _time_round_robin(
     run: _Run,
     group: _Group,
-    ready: list[tuple[Impl, Callable[[], None], int]],
+    ready: list[tuple[Impl, Callable[[], None], int, float]],
     rows: dict[str, BenchRow],
 ) -> None:
     config = run.config
-    times: dict[str, list[float]] = {impl.key: [time_call(call)] for impl, call, _ in ready}
+    times: dict[str, list[float]] = {impl.key: [] for impl, *_ in ready}
     repeats = {
-        key: min(config.max_repeats, max(config.min_repeats, int(config.repeat_seconds / t[0])))
-        for key, t in times.items()
+        impl.key: min(
+            config.max_repeats, max(config.min_repeats, int(config.repeat_seconds / warm))
+        )
+        for impl, _, _, warm in ready
     }
-    for i in range(1, config.max_repeats):
-        for impl, call, _ in ready:
+    for i in range(config.max_repeats):
+        for impl, call, _, _ in ready:
             if i < repeats[impl.key]:
                 times[impl.key].append(time_call(call))
-    for impl, _, peak in ready:
+    for impl, _, peak, _ in ready:
         seconds = statistics.median(times[impl.key])
         flops = _flops(group, impl)
         row = rows[impl.key]
@@ -229,7 +231,8 @@ def _time_round_robin(
         row.matmul_gflops = run.matmul
         row.pct_of_matmul = 100 * row.gflops / run.matmul
         if group.section == "sweep":
-            run.history[(impl.key, group.mode)] = (group.shape.T, seconds, peak)
+            # The fastest call predicts the next size best: load from other processes only adds.
+            run.history[(impl.key, group.mode)] = (group.shape.T, min(times[impl.key]), peak)
 
 
 def _flops(group: _Group, impl: Impl) -> int:
