@@ -1,0 +1,121 @@
+"""``attnlab mistakes [NAME]``: list the mistakes catalogue, or show one mistake's numbers."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from attnlab.commands._common import LangOption, fail, lang_of
+from attnlab.i18n import pick
+
+if TYPE_CHECKING:
+    import torch
+
+    from attnlab.mistakes import Mistake
+
+ORDER = 46
+#: Stages shown for one mistake, after the one it changes first.
+_SHOWN = ("raw_scores", "scaled_scores", "masked_scores", "weights", "output", "logits")
+
+
+def _row(t: torch.Tensor) -> str:
+    return "[" + ", ".join(f"{v:.4f}" if v == v and abs(v) != float("inf") else str(v)
+                           for v in t.flatten().tolist()) + "]"  # fmt: skip
+
+
+def _table(t: torch.Tensor) -> str:
+    return " | ".join(_row(r) for r in t)  # one query row / token after another
+
+
+def render_list(lang: str) -> str:
+    """Every catalogue entry: name, checklist item, section to reread, title."""
+    from attnlab.mistakes import CATALOGUE, CHECKLIST
+
+    head = pick(lang, "名称 / 清单项 / 重读章节 / 说明", "name / checklist item / section / what")
+    lines = [head]
+    for m in CATALOGUE:
+        item = CHECKLIST[m.item][0 if lang == "zh" else 1]
+        lines.append(
+            f"  {m.name:<24} {m.item:>2} {item:<14} §{m.section:<3} {m.text('title', lang)}"
+        )
+    hint_zh = "用 attnlab mistakes 名称 查看某个错误算出的数。"
+    lines.append(pick(lang, hint_zh, "Run attnlab mistakes NAME to see the numbers it produces."))
+    return "\n".join(lines) + "\n"
+
+
+def render_one(m: Mistake, lang: str) -> str:
+    """One mistake: the wrong and right lines, and its stages next to the right ones."""
+    from attnlab import mistakes
+
+    inp = mistakes.multihead_example() if m.multihead_only else mistakes.lesson_input()
+    right, wrong = mistakes.correct_stages(inp), mistakes.mistake_stages(m, inp)
+    item = mistakes.CHECKLIST[m.item][0 if lang == "zh" else 1]
+    lines = [
+        f"{m.name}: {m.text('title', lang)}",
+        pick(lang, f"  清单第 {m.item} 项（{item}），重读第 {m.section} 节",
+             f"  checklist item {m.item} ({item}); reread section {m.section}"),
+        pick(lang, f"  错误写法：{m.code}", f"  wrong: {m.code}"),
+        pick(lang, f"  正确写法：{m.fix}", f"  right: {m.fix}"),
+        f"  {m.text('explain', lang)}",
+        pick(lang, "  课程例子（每个 Prompt：正确 → 这个错误）：" if not m.multihead_only
+             else "  两个 Head 的例子（每个 Prompt：正确 → 这个错误）：",
+             "  lesson example (each prompt: right → with this mistake):" if not m.multihead_only
+             else "  two-head example (each prompt: right → with this mistake):"),
+    ]  # fmt: skip
+    start = _SHOWN.index(m.redo) if m.redo in _SHOWN else 0
+    for stage in _SHOWN[start:]:
+        if stage in wrong and stage in right:
+            lines.extend(_stage_lines(stage, right[stage], wrong[stage], lang))
+    return "\n".join(lines) + "\n"
+
+
+def _stage_lines(stage: str, right: torch.Tensor, wrong: torch.Tensor, lang: str) -> list[str]:
+    """One line per prompt (right → wrong); nothing when the mistake leaves the stage alone."""
+    from attnlab.mistakes import values_match
+
+    if wrong.shape != right.shape:  # batch_mixed: one sequence of B·T tokens
+        flat = pick(lang, "（B·T 个 Token 连成一条序列）", " (B·T tokens as one sequence)")
+        return [f"    {stage:<14}{flat}: {_table(wrong[0])}"]
+    if values_match(wrong, right, 1e-9):
+        return []
+    return [
+        f"    {stage:<14} {p}: {_table(right[b])}  →  {_table(wrong[b])}"
+        for b, p in enumerate("AB")
+    ]
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``mistakes`` command to ``app``."""
+
+    @app.command(
+        "mistakes",
+        help="List the catalogue of attention mistakes (each tied to a checklist item and a "
+        "lesson section), or show the numbers one mistake produces on the lesson example.",
+    )
+    def mistakes_command(
+        ctx: typer.Context,
+        name: Annotated[str | None, typer.Argument(help="A mistake's name, e.g. no_scale")] = None,
+        as_json: Annotated[
+            bool, typer.Option("--json", help="Print the catalogue as JSON")
+        ] = False,
+        lang: LangOption = None,
+    ) -> None:
+        from attnlab import mistakes
+
+        chosen = lang_of(ctx, lang)
+        if as_json:
+            rows = [{"name": m.name, "item": m.item, "section": m.section, "redo": m.redo,
+                     "title": m.text("title", chosen), "code": m.code, "fix": m.fix}
+                    for m in mistakes.CATALOGUE]  # fmt: skip
+            typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+            return
+        if name is None:
+            typer.echo(render_list(chosen), nl=False)
+            return
+        try:
+            m = mistakes.get(name)
+        except KeyError as exc:
+            fail(str(exc.args[0]))
+        typer.echo(render_one(m, chosen), nl=False)
