@@ -163,11 +163,14 @@ def item_6(a: Audit) -> Verdict | None:
     dims = run.softmax_dims()
     if any(d not in (-1, None) for d in dims):
         bad = next(d for d in dims if d not in (-1, None))
+        axis = (
+            ("Query 轴", "the query axis") if bad == -2 else ("批次/Head 轴", "a batch/head axis")
+        )
         return Verdict(
             FAIL,
-            f"softmax 沿 dim={bad}（Query 轴）而不是 dim=-1（Key 轴）",
-            f"softmax ran over dim={bad} (the query axis), not dim=-1 (the key axis)",
-            ["softmax_query_axis"],
+            f"softmax 沿 dim={bad}（{axis[0]}）而不是 dim=-1（Key 轴）",
+            f"softmax ran over dim={bad} ({axis[1]}), not dim=-1 (the key axis)",
+            ["softmax_query_axis"] if bad == -2 else [],
         )
     w = run.weights()
     if w is None:

@@ -56,12 +56,17 @@ def _future_weight(a: Audit) -> Verdict | None:
             )
         if bool(w.isnan().any()):
             i = first_diff(w.nan_to_num(0.0), w)
+            # Only query row 0 empty, softmax along the keys: the diagonal was blocked.
+            off_by_one = side.run.softmax_dims() <= {-1, None} and not bool(
+                w[..., 1:, :].isnan().any()
+            )
             return Verdict(
                 FAIL,
-                f"weights{heads_idx(w, i)} 是 nan：这一行所有位置都被挡住（对角线也被掩了）",
-                f"weights{heads_idx(w, i)} is nan: the whole row is blocked (the "
-                f"diagonal was masked too)",
-                ["mask_off_by_one"],
+                f"weights{heads_idx(w, i)} 是 nan：Softmax 归一化的所有分数都是 −∞"
+                + ("（对角线也被掩了）" if off_by_one else ""),
+                f"weights{heads_idx(w, i)} is nan: every score the softmax normalised was −∞"
+                + (" (the diagonal was masked too)" if off_by_one else ""),
+                ["mask_off_by_one"] if off_by_one else [],
             )
     return None
 

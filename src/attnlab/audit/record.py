@@ -74,9 +74,12 @@ def _detach(out: Any) -> Any:
 
 
 def softmax_dim(call: Call) -> int | None:
-    """The ``dim`` a recorded softmax used, as a negative index (None when not given)."""
+    """The ``dim`` a recorded softmax used, as a negative index (PyTorch's implicit choice
+    when none was given)."""
     dim = call.kwargs.get("dim", call.args[1] if len(call.args) > 1 else None)
+    ndim = call.out.dim()
+    if dim is None:  # F.softmax(x) without dim picks 0 for 0-, 1- and 3-D input, else 1
+        dim = 0 if ndim in (0, 1, 3) else 1
     if not isinstance(dim, int):
         return None
-    ndim = call.out.dim()
     return dim - ndim if dim >= 0 else dim
