@@ -131,6 +131,8 @@ SANDBOX = {
     "os_exit.py:AttentionHead": ("exit", "exited with code 7"),
     "segfault.py:AttentionHead": ("crash", "SIGSEGV"),
     "memory_hog.py:AttentionHead": ("build", "can't allocate memory"),
+    "exits.py:X": ("import", "sys.exit(3)"),
+    "wrong_signature.py:AttentionHead": ("build", "found (embed_dim)"),
 }
 GOOD_SPEC = "../good/sdpa_fused.py:FastAttention"
 
@@ -147,8 +149,8 @@ def test_learner_errors_become_one_line_reports(spec: str) -> None:
 
 def test_sandbox_survives_learner_code() -> None:
     """All sandboxed audits start at once (one test, so pytest-xdist never runs them twice):
-    the learner's endless loop, os._exit, segfault and memory hog each give a clean
-    one-line report and exit code 2; a correct file in the same batch exits 0."""
+    the learner's endless loop, os._exit, segfault, memory hog, sys.exit and wrong signature
+    each give a clean one-line report and exit code 2; a correct file in the batch exits 0."""
 
     def one(spec: str) -> tuple[dict[str, Any], float]:
         start = time.perf_counter()
