@@ -19,7 +19,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-_TOKEN_ID_HINT = re.compile(r"indices|\bLong\b|\bInt\b|embedding|one_hot|index", re.IGNORECASE)
+_TOKEN_ID_HINT = re.compile(r"indices|\bLong\b|embedding|one_hot")
 
 
 def _limit(memory_mb: int, cpu_seconds: int) -> None:
