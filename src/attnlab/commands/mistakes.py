@@ -32,14 +32,20 @@ def _table(t: torch.Tensor) -> str:
 def render_list(lang: str) -> str:
     """Every catalogue entry: name, checklist item, section to reread, title."""
     from attnlab.mistakes import CATALOGUE, CHECKLIST
+    from attnlab.textfmt import text_table
 
-    head = pick(lang, "名称 / 清单项 / 重读章节 / 说明", "name / checklist item / section / what")
-    lines = [head]
-    for m in CATALOGUE:
-        item = CHECKLIST[m.item][0 if lang == "zh" else 1]
-        lines.append(
-            f"  {m.name:<24} {m.item:>2} {item:<14} §{m.section:<3} {m.text('title', lang)}"
-        )
+    headers = [
+        pick(lang, "名称", "name"),
+        pick(lang, "清单项", "checklist item"),
+        pick(lang, "重读", "reread"),
+        pick(lang, "说明", "what"),
+    ]
+    rows = [
+        [m.name, f"{m.item}. {CHECKLIST[m.item][0 if lang == 'zh' else 1]}", f"§{m.section}",
+         m.text("title", lang)]
+        for m in CATALOGUE
+    ]  # fmt: skip
+    lines = [text_table(headers, rows, left=(0, 1, 2, 3))]
     hint_zh = "用 attnlab mistakes 名称 查看某个错误算出的数。"
     lines.append(pick(lang, hint_zh, "Run attnlab mistakes NAME to see the numbers it produces."))
     return "\n".join(lines) + "\n"
