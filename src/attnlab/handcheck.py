@@ -110,7 +110,7 @@ def expected_slice(answer: Answer, inp: MistakeInput) -> torch.Tensor:
     t = stages[answer.stage][_prompt(answer.prompt, inp.x.size(0))]
     if answer.stage not in ("x", "output", "concat", "logits") and not inp.is_single_head:
         if not 0 <= answer.head < t.size(0):
-            raise InputError(f"head: expected 0..{t.size(0) - 1}, got {answer.head}")
+            raise InputError(f"head: expected 1..{t.size(0)}, got {answer.head + 1}")
         t = t[answer.head]  # [T, ...]
     if answer.row is not None:
         if not 0 <= answer.row < t.size(0):
@@ -166,9 +166,10 @@ def _answer(entry: Any, n: int) -> Answer:
     row = entry.get("row")
     if row is not None and (isinstance(row, bool) or not isinstance(row, int)):
         raise InputError(f"answer {n}: row must be an integer, got {row!r}")
-    return Answer(
-        str(entry["stage"]), str(entry.get("prompt", "A")), values, row, int(entry.get("head", 0))
-    )
+    head = entry.get("head", 1)  # numbered from 1, as trace and the lesson number heads
+    if isinstance(head, bool) or not isinstance(head, int) or head < 1:
+        raise InputError(f"answer {n}: head must be an integer from 1, got {head!r}")
+    return Answer(str(entry["stage"]), str(entry.get("prompt", "A")), values, row, head - 1)
 
 
 def _flat(items: list[Any]) -> list[Any]:

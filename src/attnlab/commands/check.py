@@ -96,7 +96,12 @@ def register(app: typer.Typer) -> None:
         ] = None,
         prompt: Annotated[str, typer.Option(help="A or B (a letter or index with --input)")] = "A",
         row: Annotated[int | None, typer.Option(help="Query row / token position")] = None,
-        head: Annotated[int, typer.Option(help="Head, for a multi-head --input")] = 0,
+        head: Annotated[
+            int,
+            typer.Option(
+                min=1, help="Head number (1 = first, as trace shows it), multi-head --input"
+            ),
+        ] = 1,
         values: Annotated[str | None, typer.Option(help='Your numbers, e.g. "0.6 0.4"')] = None,
         input_file: Annotated[
             Path | None, typer.Option("--input", help="Your own numbers (JSON/TOML)")
@@ -138,4 +143,4 @@ def _answers(
         return handcheck.load_answers(answers)
     if stage is None or values is None:
         raise InputError("expected --stage and --values (or an answer file), got neither")
-    return [handcheck.Answer(stage, prompt, handcheck.parse_values(values), row, head)]
+    return [handcheck.Answer(stage, prompt, handcheck.parse_values(values), row, head - 1)]
