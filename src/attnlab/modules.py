@@ -40,6 +40,15 @@ def _check_length(x: torch.Tensor, context_length: int) -> None:
         )
 
 
+def _check_heads(embed_dim: int, num_heads: int, context_length: int) -> None:
+    check_positive(embed_dim=embed_dim, num_heads=num_heads, context_length=context_length)
+    if embed_dim % num_heads != 0:
+        raise ValueError(
+            f"embed_dim must be divisible by num_heads, got embed_dim={embed_dim} "
+            f"and num_heads={num_heads}"
+        )
+
+
 class AttentionHead(nn.Module):
     r"""One causal head: :math:`\mathrm{softmax}(\mathrm{mask}(QK^\top/\sqrt{d_k}))V`.
 
@@ -114,12 +123,7 @@ class MultiHeadAttention(nn.Module):
 
     def __init__(self, embed_dim: int, num_heads: int, context_length: int) -> None:
         super().__init__()
-        check_positive(embed_dim=embed_dim, num_heads=num_heads, context_length=context_length)
-        if embed_dim % num_heads != 0:
-            raise ValueError(
-                f"embed_dim must be divisible by num_heads, got embed_dim={embed_dim} "
-                f"and num_heads={num_heads}"
-            )
+        _check_heads(embed_dim, num_heads, context_length)
         self.embed_dim, self.num_heads, self.context_length = embed_dim, num_heads, context_length
         head_size = embed_dim // num_heads
         self.heads = nn.ModuleList(
@@ -193,12 +197,7 @@ class CausalSelfAttention(nn.Module):
         self, embed_dim: int, num_heads: int, context_length: int, backend: str = "sdpa"
     ) -> None:
         super().__init__()
-        check_positive(embed_dim=embed_dim, num_heads=num_heads, context_length=context_length)
-        if embed_dim % num_heads != 0:
-            raise ValueError(
-                f"embed_dim must be divisible by num_heads, got embed_dim={embed_dim} "
-                f"and num_heads={num_heads}"
-            )
+        _check_heads(embed_dim, num_heads, context_length)
         self.embed_dim, self.num_heads, self.context_length = embed_dim, num_heads, context_length
         self.backend = backend
         self.qkv = nn.Linear(embed_dim, 3 * embed_dim, bias=False)
