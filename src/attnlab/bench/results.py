@@ -130,7 +130,10 @@ def write_csv(path: Path, records: list[BenchRow] | list[FitRow]) -> None:
     """Write rows to ``path`` atomically (a temporary file renamed into place)."""
     columns = CSV_COLUMNS if not records or isinstance(records[0], BenchRow) else FIT_COLUMNS
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    umask = os.umask(0)
+    os.umask(umask)
     try:
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; a results file is not
         with os.fdopen(fd, "w", newline="", encoding="utf-8") as f:
             writer = csv.writer(f)
             writer.writerow(columns)

@@ -22,7 +22,16 @@ from attnlab.bench.measure import (
     time_call,
 )
 from attnlab.bench.results import BenchRow, FitRow, fit_exponents
-from attnlab.bench.workloads import FORWARD, FORWARD_BACKWARD, IMPLS, LAYER, Impl, Shape, build
+from attnlab.bench.workloads import (
+    FORWARD,
+    FORWARD_BACKWARD,
+    IMPLS,
+    KERNEL,
+    LAYER,
+    Impl,
+    Shape,
+    build,
+)
 from attnlab.memory_guard import ScoresTooLargeError, available_bytes
 
 MIB, GIB = 2**20, 2**30
@@ -46,7 +55,7 @@ class BenchConfig:
     layer_max_T: int = 4096  # sweep layer rows stop here; kernel rows go on
     max_run_seconds: float = 15.0  # skip a call predicted to take longer
     repeat_seconds: float = 3.0  # time spent on the timed calls of one measurement
-    min_repeats: int = 3
+    min_repeats: int = 5  # a median of 5 survives two calls stalled by other processes
     max_repeats: int = 15  # cheap calls get many timed runs: the median then shrugs off bursts
     memory_fraction: float = 0.4  # skip a call predicted to need more of the available memory
     standard_seconds: float = 180.0  # start no standard-shape measurement after this long
@@ -59,7 +68,7 @@ class BenchConfig:
 FULL = BenchConfig("full", Shape(8, 1024, 768, 12), (256, 512, 1024, 2048, 4096, 8192, 16384))
 QUICK = replace(
     FULL, name="quick", standard=Shape(1, 1024, 768, 12), sweep_Ts=(256, 512, 1024, 2048),
-    layer_max_T=1024, max_run_seconds=1.5, repeat_seconds=0.6, max_repeats=9,
+    layer_max_T=1024, max_run_seconds=1.5, repeat_seconds=0.6, min_repeats=3, max_repeats=9,
     standard_seconds=20.0, sweep_seconds=30.0, fit_range=(256, 2048),
 )  # fmt: skip
 TINY = replace(
@@ -95,13 +104,15 @@ class _Group:
 
 
 def plan(config: BenchConfig) -> list[_Group]:
-    """The measurements in running order: the standard shape, then the sweep by growing T."""
-    groups = [_Group("standard", config.standard, mode, IMPLS) for mode in _MODES]
-    for T in config.sweep_Ts:
-        shape = Shape(
-            config.sweep_B, T, config.sweep_heads * config.sweep_d_head, config.sweep_heads
-        )
-        groups += [_Group("sweep", shape, mode, IMPLS) for mode in _MODES]
+    """The measurements in running order: the standard shape, then the sweep's kernel rows by
+    growing T (the bars and exponents rest on them), then its layer rows."""
+    levels = [tuple(i for i in IMPLS if i.level == level) for level in (LAYER, KERNEL)]
+    groups = [_Group("standard", config.standard, m, impls) for impls in levels for m in _MODES]
+    width = config.sweep_heads * config.sweep_d_head
+    for impls in reversed(levels):
+        for T in config.sweep_Ts:
+            shape = Shape(config.sweep_B, T, width, config.sweep_heads)
+            groups += [_Group("sweep", shape, mode, impls) for mode in _MODES]
     return groups
 
 
@@ -244,8 +255,8 @@ def _flops(group: _Group, impl: Impl) -> int:
 
 
 def _add_ratios(rows: dict[str, BenchRow]) -> None:
-    references = {impl.level: rows[impl.key] for impl in IMPLS if impl.reference}
+    references = {impl.level: rows.get(impl.key) for impl in IMPLS if impl.reference}
     for row in rows.values():
         reference = references[row.level]
-        if row.median_ms is not None and reference.median_ms:
+        if row.median_ms is not None and reference is not None and reference.median_ms:
             row.ratio_to_sdpa = row.median_ms / reference.median_ms
