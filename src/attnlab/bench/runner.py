@@ -179,14 +179,14 @@ def _skip_reason(run: _Run, group: _Group, impl: Impl) -> str | None:
     # Assume quadratic growth from the last size measured: pessimistic for linear memory.
     growth = (T / last[0]) ** 2
     seconds, peak = last[1] * growth, last[2] * growth
-    if seconds > config.max_run_seconds:
-        return f"predicted {seconds:.0f} s per call > {config.max_run_seconds:g} s limit"
     free = available_bytes()
     if peak > config.memory_fraction * free:
         return (
             f"predicted peak {peak / GIB:.1f} GiB > {config.memory_fraction:.0%} of the "
             f"{free / GIB:.1f} GiB available"
         )
+    if seconds > config.max_run_seconds:
+        return f"predicted {seconds:.0f} s per call > {config.max_run_seconds:g} s limit"
     return None
 
 
