@@ -67,9 +67,9 @@ class BenchConfig:
 
 FULL = BenchConfig("full", Shape(8, 1024, 768, 12), (256, 512, 1024, 2048, 4096, 8192, 16384))
 QUICK = replace(
-    FULL, name="quick", standard=Shape(1, 1024, 768, 12), sweep_Ts=(256, 512, 1024, 2048),
+    FULL, name="quick", standard=Shape(1, 1024, 768, 12), sweep_Ts=(256, 512, 1024, 2048, 4096),
     layer_max_T=1024, max_run_seconds=1.5, repeat_seconds=0.6, min_repeats=3, max_repeats=9,
-    standard_seconds=20.0, sweep_seconds=30.0, fit_range=(256, 2048),
+    standard_seconds=20.0, sweep_seconds=40.0, fit_range=(256, 4096),
 )  # fmt: skip
 TINY = replace(
     QUICK, name="tiny", standard=Shape(1, 16, 16, 2), sweep_Ts=(8, 16), sweep_heads=2,

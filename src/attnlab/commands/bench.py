@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
         quick: Annotated[
             bool,
             typer.Option(
-                "--quick", help="About one minute: B=1 standard shape, T sweep up to 2048."
+                "--quick", help="About one minute: B=1 standard shape, T sweep up to 4096."
             ),
         ] = False,
         csv_path: Annotated[
