@@ -23,7 +23,7 @@ from attnlab.pipeline import STAGE_AXES, AttentionStages, MultiHeadStages
 Json = Any
 
 
-def to_json(t: torch.Tensor | float) -> Json:
+def to_json(t: torch.Tensor | list[Any] | float) -> Json:
     """Nested lists of numbers; −∞/+∞/NaN become the strings "-inf", "inf", "nan"."""
     if isinstance(t, torch.Tensor):
         if t.dtype == torch.bool:
