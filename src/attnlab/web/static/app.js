@@ -25,16 +25,26 @@
   if (sections.length && "IntersectionObserver" in window) {
     var links = {};
     document.querySelectorAll(".toc a").forEach(function (a) { links[a.getAttribute("href")] = a; });
+    // A learner who arrived at #s-N (or clicked a contents link) and has not scrolled since is
+    // on that section, whatever late layout shifts put in view; scrolling hands over to the
+    // observer.
+    var followHash = !!location.hash;
+    var follow = function (hash) {
+      if (switcher) switcher.href = switcher.href.split("#")[0] + hash;
+      Object.keys(links).forEach(function (k) { links[k].classList.toggle("active", k === hash); });
+    };
+    var release = function () { followHash = false; };
+    ["wheel", "touchmove", "keydown"].forEach(function (ev) {
+      window.addEventListener(ev, release, { passive: true });
+    });
+    window.addEventListener("hashchange", function () { followHash = true; follow(location.hash); });
     var observer = new IntersectionObserver(function (entries) {
       entries.forEach(function (e) {
-        if (!e.isIntersecting) return;
-        var id = e.target.id;
-        if (switcher) switcher.href = switcher.href.split("#")[0] + "#" + id;
-        Object.keys(links).forEach(function (k) { links[k].classList.toggle("active", k === "#" + id); });
+        if (e.isIntersecting && !followHash) follow("#" + e.target.id);
       });
     }, { rootMargin: "-30% 0px -60% 0px" });
     sections.forEach(function (s) { observer.observe(s); });
-    if (switcher && location.hash) switcher.href = switcher.href.split("#")[0] + location.hash;
+    if (location.hash) follow(location.hash);
   }
 
   // Explorer: recompute as the learner types.
