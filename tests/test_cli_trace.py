@@ -307,3 +307,23 @@ def test_random_files_match_the_library(tmp_path_factory, data, kind) -> None:
         assert flat.count("-inf") == want.x.size(0) * want.x.size(1) * (want.x.size(1) - 1) // 2
     assert torch.allclose(torch.tensor(got, dtype=torch.float64), want.output, atol=1e-12)
     assert not any(math.isnan(v) for v in torch.tensor(got).flatten().tolist())
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nosuch"], "attnlab: error: No such command 'nosuch'."),
+        (["trace", "--format", "xml"], "attnlab: error: Invalid value for '--format'"),
+        (["cost", "--tokens", "0"], "attnlab: error: Invalid value for '--tokens'"),
+    ],
+)
+def test_console_script_usage_errors_are_one_line(args, message) -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "attnlab", *args], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(message), proc.stderr

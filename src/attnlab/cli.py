@@ -55,5 +55,24 @@ _register_commands()
 
 
 def main() -> None:
-    """Entry point of the ``attnlab`` console script."""
-    app()
+    """Entry point of the ``attnlab`` console script.
+
+    A mistyped option gets the same one-line error as every other learner mistake
+    (``attnlab: error: ...``, exit 2) instead of click's boxed usage message.
+    """
+    import sys
+
+    from typer.exceptions import TyperException
+
+    try:
+        code = app(standalone_mode=False)
+    except typer.Abort:
+        print("attnlab: stopped", file=sys.stderr)
+        sys.exit(130)
+    except TyperException as exc:  # click's usage errors (typer vendors click)
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see {ctx.command_path} --help)" if ctx is not None else ""
+        print(f"attnlab: error: {' '.join(message.split())}{hint}", file=sys.stderr)
+        sys.exit(getattr(exc, "exit_code", 2))
+    sys.exit(code if isinstance(code, int) else 0)
