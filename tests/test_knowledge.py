@@ -267,3 +267,15 @@ def test_section_lookup_errors() -> None:
         knowledge.exercise("zz")
     with pytest.raises(ValueError, match=r"lang must be one of zh, en, got 'fr'"):
         knowledge.sections("fr")
+
+
+def test_glossary_command_filters_terms() -> None:
+    from typer.testing import CliRunner
+
+    from attnlab.cli import app
+
+    result = CliRunner().invoke(app, ["--lang", "en", "glossary", "mask"])
+    assert result.exit_code == 0
+    assert "Causal mask" in result.stdout and "Query" not in result.stdout
+    missing = CliRunner().invoke(app, ["glossary", "zzz"])
+    assert missing.exit_code == 2 and "found no match for 'zzz'" in missing.stderr

@@ -245,9 +245,9 @@ def checklist(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
             "the mask comes before the softmax, then that the softmax runs over dim=-1.")),
         math(r"X\rightarrow Q,K,V\rightarrow QK^\top\rightarrow /\sqrt{d_k}\rightarrow\mathrm{Mask}\rightarrow\mathrm{Softmax}\rightarrow PV\rightarrow\mathrm{MultiHead}\rightarrow H\rightarrow\mathrm{Logits}"),
         p(pick(lang,
-            "想亲手看看每种错误会算出什么数？命令行工具（attnlab --help）里的错误目录会逐个重现它们。",
+            "想亲手看看每种错误会算出什么数？命令 attnlab mistakes 会列出错误目录，attnlab mistakes 名称 会逐个重现它们。",
             "Want to see the number each mistake produces? The mistakes catalogue of the command "
-            "line (attnlab --help) reproduces them one by one.")),
+            "line (attnlab mistakes, then attnlab mistakes NAME) reproduces them one by one.")),
     ]  # fmt: skip
 
 
