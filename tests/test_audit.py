@@ -11,13 +11,11 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
-import torch
 from typer.testing import CliRunner
 
 from attnlab import mistakes, modules
@@ -32,13 +30,7 @@ from attnlab.modules import AttentionHead, CausalSelfAttention, MultiHeadAttenti
 ZOO = Path(__file__).parent / "zoo"
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread() -> Iterator[None]:
-    """Audit in-process as the sandbox does: one torch thread (tiny tensors)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 runner = CliRunner()
