@@ -67,6 +67,7 @@ def test_code_blocks_show_the_real_source(client: TestClient) -> None:
     source = inspect.getsource(attend)
     assert source.strip() in text  # the whole function, character for character
     assert ".hl .k " in client.get("/assets/code.css").text
+    assert 'data-copied="已复制">复制</button>' in html and "built-in method" not in html
 
 
 def test_section_page_and_refusals(client: TestClient) -> None:
