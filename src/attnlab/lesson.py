@@ -20,7 +20,7 @@ from attnlab.cost import cost_table
 from attnlab.experiment import ExperimentResult, forward, run_experiment
 from attnlab.explain import explain, title
 from attnlab.lesson_text import AXIS_MEANINGS, SHAPE_STAGE_NAMES, TEXT
-from attnlab.pipeline import AttentionStages, attend, causal_mask, lesson_stages
+from attnlab.pipeline import AttentionStages, ScoreStages, attend, causal_mask, lesson_stages
 from attnlab.shapes import measure_shapes
 from attnlab.stagefmt import masked_note, stage_rows
 from attnlab.textfmt import fmt_num, fmt_shape, fmt_vec, text_table
@@ -29,13 +29,16 @@ DEFAULT_PRECISION = 4
 EXPERIMENT_PRECISION = 6
 
 
-def uniform_mean(x: torch.Tensor) -> torch.Tensor:
-    """Section 1's baseline: each position averages its visible prefix, ``[B, T, C]``.
-
-    It is attention with all-equal scores: zero queries and keys make every visible weight equal.
-    """
+def uniform_mean_stages(x: torch.Tensor) -> ScoreStages:
+    """Section 1's baseline as attention with all-equal scores: zero queries and keys make every
+    visible weight equal, so each position averages its visible prefix of ``x``."""
     zeros = torch.zeros_like(x[..., :1])  # [B, T, 1]
-    return attend(zeros, zeros, x).output  # [B, T, C]
+    return attend(zeros, zeros, x)  # weights [B, T, T], output [B, T, C]
+
+
+def uniform_mean(x: torch.Tensor) -> torch.Tensor:
+    """Section 1's baseline: each position averages its visible prefix, ``[B, T, C]``."""
+    return uniform_mean_stages(x).output
 
 
 def mask_fill_demo() -> dict[str, list[float]]:
@@ -158,8 +161,7 @@ def render_lesson(lang: str = "zh", precision: int = DEFAULT_PRECISION) -> str:
 
 
 def _ratio_of_mean(st: AttentionStages, p: int) -> str:
-    zeros = torch.zeros_like(st.q[..., :1])
-    return fmt_vec(attend(zeros, zeros, st.v).weights[0, -1].tolist(), p)
+    return fmt_vec(uniform_mean_stages(st.x).weights[0, -1].tolist(), p)
 
 
 def _render_mask_demo(lang: str, p: int) -> list[str]:

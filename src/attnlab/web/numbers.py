@@ -16,8 +16,8 @@ import torch
 from attnlab import example
 from attnlab.cost import CostRow, cost_table
 from attnlab.experiment import ExperimentResult, run_experiment
-from attnlab.lesson import final_row_softmax, mask_fill_demo, uniform_mean
-from attnlab.pipeline import AttentionStages, attend, causal_mask, lesson_stages
+from attnlab.lesson import final_row_softmax, mask_fill_demo, uniform_mean, uniform_mean_stages
+from attnlab.pipeline import AttentionStages, causal_mask, lesson_stages
 from attnlab.shapes import ShapeRow, measure_shapes
 from attnlab.textfmt import fmt_num
 
@@ -61,16 +61,10 @@ def lesson_numbers() -> LessonNumbers:
         shapes=measure_shapes(**example.SHAPE_CHECK),
         mask_demo=mask_fill_demo(),
         uniform=uniform_mean(stages.x),
-        uniform_weights=_uniform_weights(stages.x),
+        uniform_weights=uniform_mean_stages(stages.x).weights,
         final=final_row_softmax(stages),
         mask_t4=causal_mask(4).to(torch.int64),
     )
-
-
-def _uniform_weights(x: torch.Tensor) -> torch.Tensor:
-    # Equal (zero) queries and keys: the pipeline's softmax then shares each row equally.
-    zeros = torch.zeros_like(x[..., :1])  # [B, T, 1]
-    return attend(zeros, zeros, x).weights  # [B, T, T]
 
 
 def num(value: float | torch.Tensor, p: int = 3) -> str:
