@@ -1,0 +1,173 @@
+"""``attnlab audit`` leaves nothing behind: no process the learner's code started, no temp
+folder, no unbounded copy of what it printed, whatever way the audit ends (pass, FAIL, crash,
+timeout, os._exit, an exception, SIGTERM or Ctrl-C sent to ``attnlab audit``).
+
+The learner files in ``tests/zoo/rogue`` write the PIDs of the processes they leave behind to
+``$ATTNLAB_TEST_PIDS``; ``TMPDIR`` points at an empty folder, so any temp folder left is seen.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import psutil
+import pytest
+
+from attnlab.audit import CAPTURE_BYTES, run_audit
+from attnlab.audit.report import render
+
+ROGUE = Path(__file__).parent / "zoo" / "rogue"
+LEAVER = ROGUE / "leaves_processes.py"
+#: What leaves_processes.py starts, plus the auditing process itself ("runner").
+KINDS = {"fork", "popen", "new_session", "daemon", "runner"}
+#: class -> (exit code, status, where, timeout): every way an audit can end.
+ENDINGS = {
+    "PassHead": (0, "ok", None, 20),
+    "FailHead": (1, "ok", None, 20),
+    "CrashHead": (2, "error", "crash", 20),
+    "LoopHead": (2, "error", "timeout", 2),
+    "ExitHead": (2, "error", "exit", 20),
+    "RaiseHead": (2, "error", "call", 20),
+}
+MIB = 2**20
+PR_GET_CHILD_SUBREAPER = 37
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _pids(folder: Path) -> dict[str, int]:
+    return {f.stem: int(f.read_text()) for f in folder.glob("*.pid") if f.read_text()}
+
+
+@pytest.fixture
+def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, Path]]:
+    """(pid folder, empty TMPDIR); afterwards kills whatever a failed test left running."""
+    pids, tmp = tmp_path / "pids", tmp_path / "tmp"
+    pids.mkdir()
+    tmp.mkdir()
+    monkeypatch.setenv("ATTNLAB_TEST_PIDS", str(pids))
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    yield pids, tmp
+    for pid_file in pids.rglob("*.pid"):
+        with contextlib.suppress(psutil.Error, ValueError):
+            proc = psutil.Process(int(pid_file.read_text()))
+            if any(m in " ".join(proc.cmdline()) for m in ("sleep(600)", "attnlab.audit.")):
+                proc.kill()
+
+
+def _subreaper_flag() -> int:
+    flag = ctypes.c_int(-1)
+    ctypes.CDLL(None, use_errno=True).prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)
+    return flag.value
+
+
+def test_no_learner_process_outlives_the_audit(sandbox: tuple[Path, Path]) -> None:
+    """Forked, Popen'd, new-session and double-forked children all die with the audit, and the
+    report says how many were still running."""
+    pids_dir, tmp = sandbox
+
+    def one(name: str) -> dict[str, object]:
+        return run_audit(f"{LEAVER}:{name}", timeout=ENDINGS[name][3])
+
+    with ThreadPoolExecutor(max_workers=len(ENDINGS)) as pool:
+        results = dict(zip(ENDINGS, pool.map(one, ENDINGS), strict=True))
+    for name, (code, status, where, _) in ENDINGS.items():
+        result = results[name]
+        assert (result["exit_code"], result["status"]) == (code, status), (name, result)
+        assert where is None or result["where"] == where, (name, result)
+        pids = _pids(pids_dir / name)
+        assert set(pids) == KINDS, (name, pids)  # the learner really started them
+        assert [k for k, pid in pids.items() if _alive(pid)] == [], name
+        assert result["stray_processes"] == len(KINDS) - 1, (name, result)
+    assert list(tmp.iterdir()) == []
+    # run_audit ran in this long-lived process: it must not have made it a subreaper.
+    assert _subreaper_flag() == 0
+    text = render(results["PassHead"], "en")
+    assert "4 processes your code started were still running" in text, text
+    assert "你的代码启动的 4 个进程" in render(results["FailHead"], "zh")
+
+
+def test_signal_to_attnlab_audit_stops_everything(sandbox: tuple[Path, Path]) -> None:
+    """SIGTERM to ``attnlab audit`` and Ctrl-C (SIGINT to its process group): one line on
+    stderr, exit 128+signal, no learner process, no auditor process and no temp folder left."""
+    pids_dir, tmp = sandbox
+    cases = {signal.SIGTERM: "TERM", signal.SIGINT: "INT"}
+    cmd = ["-m", "attnlab", "--lang", "en", "audit", f"{LEAVER}:LoopHead", "--timeout", "300"]
+    clis = {}
+    for sig, env_name in cases.items():
+        env = {**os.environ, "ATTNLAB_TEST_PIDS": str(pids_dir / env_name)}
+        clis[sig] = subprocess.Popen(
+            [sys.executable, *cmd],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=True,  # its own process group, as a shell gives a job
+        )
+    try:
+        for sig, env_name in cases.items():
+            ready = pids_dir / env_name / "LoopHead" / "runner.pid"
+            for _ in range(1200):  # the learner has run once its last PID file exists
+                if ready.exists() or clis[sig].poll() is not None:
+                    break
+                time.sleep(0.1)
+            assert ready.exists(), clis[sig].communicate()
+        helpers = {
+            sig: psutil.Process(cli.pid).children(recursive=True) for sig, cli in clis.items()
+        }
+        clis[signal.SIGTERM].send_signal(signal.SIGTERM)
+        os.killpg(clis[signal.SIGINT].pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+        for sig, env_name in cases.items():
+            _, err = clis[sig].communicate(timeout=60)
+            text = err.decode()
+            assert clis[sig].returncode == 128 + sig, (sig, text)
+            assert len(text.strip().splitlines()) == 1 and "Traceback" not in text, text
+            assert f"audit stopped by {sig.name}" in text, text
+            pids = _pids(pids_dir / env_name / "LoopHead")
+            assert set(pids) == KINDS, pids
+            assert [k for k, pid in pids.items() if _alive(pid)] == [], (sig, pids)
+            assert [p.pid for p in helpers[sig] if _alive(p.pid)] == [], sig
+    finally:
+        for cli in clis.values():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(cli.pid, signal.SIGKILL)
+            cli.communicate()
+    assert list(tmp.iterdir()) == []
+
+
+def test_learner_output_is_capped_not_stored(sandbox: tuple[Path, Path]) -> None:
+    """224 MiB of prints: the audit still passes; 1 MiB of each stream is kept (its start and
+    its end), the rest is counted; nothing grows in the temp folder."""
+    pids_dir, tmp = sandbox
+    result = run_audit(f"{ROGUE / 'floods_output.py'}:FloodHead")
+    assert result["exit_code"] == 0, result
+    used = int((pids_dir / "FloodHead" / "tempdir_bytes").read_text())
+    assert used < 64 * 1024, f"the temp folder held {used} bytes while the learner printed"
+    output = result["output"]
+    assert isinstance(output, dict)
+    for stream, printed in (("stdout", 128 * MIB), ("stderr", 96 * MIB)):
+        kept = output[stream]
+        assert kept["bytes"] >= printed and kept["dropped"] >= printed - CAPTURE_BYTES, kept
+        assert "flood-start\n" in kept["text"][:4096], kept["text"][:200]
+        assert kept["text"].endswith("flood-end\n"), kept["text"][-40:]
+        assert len(kept["text"].encode()) <= CAPTURE_BYTES + 100
+    text = render(result, "en")
+    assert "result: 0 FAIL" in text
+    assert "your code printed 224.0 MiB; only 2.0 MiB of it was kept" in text, text
+    assert "你的代码输出了 224.0 MiB，只保留了 2.0 MiB" in render(result, "zh")
+    assert list(tmp.iterdir()) == []
