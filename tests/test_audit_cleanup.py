@@ -16,8 +16,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import psutil
@@ -103,15 +104,38 @@ def test_no_learner_process_outlives_the_audit(sandbox: tuple[Path, Path]) -> No
     assert "你的代码启动的 4 个进程" in render(results["FailHead"], "zh")
 
 
+def _settles(check: Callable[[], bool], seconds: float = 30.0) -> bool:
+    """Whether ``check()`` becomes true within ``seconds`` (a bounded wait, not a timing)."""
+    for _ in range(int(seconds * 10)):
+        if check():
+            return True
+        time.sleep(0.1)
+    return check()
+
+
+def _ran_or_ended(ready: Path, cli: subprocess.Popen[bytes]) -> bool:
+    return ready.exists() or cli.poll() is not None
+
+
+def _all_dead(pids: list[int]) -> bool:
+    return not any(_alive(pid) for pid in pids)
+
+
+def _empty(folder: Path) -> bool:
+    return not list(folder.iterdir())
+
+
 def test_signal_to_attnlab_audit_stops_everything(sandbox: tuple[Path, Path]) -> None:
     """SIGTERM to ``attnlab audit`` and Ctrl-C (SIGINT to its process group): one line on
-    stderr, exit 128+signal, no learner process, no auditor process and no temp folder left."""
+    stderr, exit 128+signal, no learner process, no auditor process and no temp folder left.
+    SIGKILL gives no chance to say anything, but the clean-up still happens."""
     pids_dir, tmp = sandbox
-    cases = {signal.SIGTERM: "TERM", signal.SIGINT: "INT"}
+    cases = {signal.SIGTERM: "TERM", signal.SIGINT: "INT", signal.SIGKILL: "KILL"}
     cmd = ["-m", "attnlab", "--lang", "en", "audit", f"{LEAVER}:LoopHead", "--timeout", "300"]
     clis = {}
-    for sig, env_name in cases.items():
-        env = {**os.environ, "ATTNLAB_TEST_PIDS": str(pids_dir / env_name)}
+    for sig, case in cases.items():
+        (tmp / case).mkdir()
+        env = {**os.environ, "ATTNLAB_TEST_PIDS": str(pids_dir / case), "TMPDIR": str(tmp / case)}
         clis[sig] = subprocess.Popen(
             [sys.executable, *cmd],
             stdout=subprocess.PIPE,
@@ -120,34 +144,35 @@ def test_signal_to_attnlab_audit_stops_everything(sandbox: tuple[Path, Path]) ->
             start_new_session=True,  # its own process group, as a shell gives a job
         )
     try:
-        for sig, env_name in cases.items():
-            ready = pids_dir / env_name / "LoopHead" / "runner.pid"
-            for _ in range(1200):  # the learner has run once its last PID file exists
-                if ready.exists() or clis[sig].poll() is not None:
-                    break
-                time.sleep(0.1)
+        for sig, case in cases.items():
+            ready = pids_dir / case / "LoopHead" / "runner.pid"  # the learner's last PID file
+            assert _settles(partial(_ran_or_ended, ready, clis[sig]), 120)
             assert ready.exists(), clis[sig].communicate()
         helpers = {
             sig: psutil.Process(cli.pid).children(recursive=True) for sig, cli in clis.items()
         }
         clis[signal.SIGTERM].send_signal(signal.SIGTERM)
         os.killpg(clis[signal.SIGINT].pid, signal.SIGINT)  # what Ctrl-C in a terminal does
-        for sig, env_name in cases.items():
+        clis[signal.SIGKILL].kill()
+        for sig, case in cases.items():
             _, err = clis[sig].communicate(timeout=60)
             text = err.decode()
+            pids = _pids(pids_dir / case / "LoopHead")
+            assert set(pids) == KINDS, pids
+            every = [*pids.values(), *(p.pid for p in helpers[sig])]
+            wait = 30 if sig == signal.SIGKILL else 0  # the others have cleaned up before exiting
+            assert _settles(partial(_all_dead, every), wait), (sig, pids)
+            assert _settles(partial(_empty, tmp / case), wait), list((tmp / case).iterdir())
+            if sig == signal.SIGKILL:
+                continue
             assert clis[sig].returncode == 128 + sig, (sig, text)
             assert len(text.strip().splitlines()) == 1 and "Traceback" not in text, text
             assert f"audit stopped by {sig.name}" in text, text
-            pids = _pids(pids_dir / env_name / "LoopHead")
-            assert set(pids) == KINDS, pids
-            assert [k for k, pid in pids.items() if _alive(pid)] == [], (sig, pids)
-            assert [p.pid for p in helpers[sig] if _alive(p.pid)] == [], sig
     finally:
         for cli in clis.values():
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(cli.pid, signal.SIGKILL)
             cli.communicate()
-    assert list(tmp.iterdir()) == []
 
 
 def test_learner_output_is_capped_not_stored(sandbox: tuple[Path, Path]) -> None:

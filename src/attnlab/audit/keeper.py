@@ -209,12 +209,15 @@ def _stop(signum: int, _frame: object) -> None:
 
 
 def main(argv: list[str]) -> int:
+    become_subreaper()
+    # Signals wait until the folder exists and the handlers are set: a stop always cleans up.
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     for sig in STOP_SIGNALS:
         signal.signal(sig, _stop)
-    become_subreaper()
     tmp = Path(tempfile.mkdtemp(prefix="attnlab-audit-"))
     outcome: dict[str, Any] | None = None
     try:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
         outcome = supervise(json.loads(argv[1]), tmp)
     except Stop:
         pass
