@@ -39,6 +39,7 @@ ENDINGS = {
     "LoopHead": (2, "error", "timeout", 2),
     "ExitHead": (2, "error", "exit", 20),
     "RaiseHead": (2, "error", "call", 20),
+    "SignalHead": (2, "error", "audit", 20),
 }
 MIB = 2**20
 PR_GET_CHILD_SUBREAPER = 37
@@ -95,13 +96,17 @@ def test_no_learner_process_outlives_the_audit(sandbox: tuple[Path, Path]) -> No
         pids = _pids(pids_dir / name)
         assert set(pids) == KINDS, (name, pids)  # the learner really started them
         assert [k for k, pid in pids.items() if _alive(pid)] == [], name
-        assert result["stray_processes"] == len(KINDS) - 1, (name, result)
+        if name != "SignalHead":  # stopped from inside: no report, only the clean-up
+            assert result["stray_processes"] == len(KINDS) - 1, (name, result)
     assert list(tmp.iterdir()) == []
     # run_audit ran in this long-lived process: it must not have made it a subreaper.
     assert _subreaper_flag() == 0
     text = render(results["PassHead"], "en")
     assert "4 processes your code started were still running" in text, text
     assert "你的代码启动的 4 个进程" in render(results["FailHead"], "zh")
+    stopped = results["SignalHead"]["error"]
+    assert "the audit process was stopped by SIGTERM (did your code signal" in stopped["en"]
+    assert "审计进程被 SIGTERM 中断" in stopped["zh"]
 
 
 def _settles(check: Callable[[], bool], seconds: float = 30.0) -> bool:
@@ -177,9 +182,12 @@ def test_signal_to_attnlab_audit_stops_everything(sandbox: tuple[Path, Path]) ->
 
 def test_learner_output_is_capped_not_stored(sandbox: tuple[Path, Path]) -> None:
     """224 MiB of prints: the audit still passes; 1 MiB of each stream is kept (its start and
-    its end), the rest is counted; nothing grows in the temp folder."""
+    its end), the rest is counted; nothing grows in the temp folder. A flood before a crash
+    still gives the crash's last words, escaped."""
     pids_dir, tmp = sandbox
-    result = run_audit(f"{ROGUE / 'floods_output.py'}:FloodHead")
+    flood = f"{ROGUE / 'floods_output.py'}"
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        result, died = pool.map(run_audit, [f"{flood}:FloodHead", f"{flood}:FloodExit"])
     assert result["exit_code"] == 0, result
     used = int((pids_dir / "FloodHead" / "tempdir_bytes").read_text())
     assert used < 64 * 1024, f"the temp folder held {used} bytes while the learner printed"
@@ -195,4 +203,8 @@ def test_learner_output_is_capped_not_stored(sandbox: tuple[Path, Path]) -> None
     assert "result: 0 FAIL" in text
     assert "your code printed 224.0 MiB; only 2.0 MiB of it was kept" in text, text
     assert "你的代码输出了 224.0 MiB，只保留了 2.0 MiB" in render(result, "zh")
+    assert (died["where"], died["exit_code"]) == ("exit", 2), died
+    assert died["error"]["en"].endswith("(os._exit or a crash?) \\x1b[2Jlast words"), died
+    assert "\x1b" not in render(died, "en") and "\x1b" not in render(died, "zh")
+    assert "your code printed 8.0 MiB; only 1.0 MiB of it was kept" in render(died, "en")
     assert list(tmp.iterdir()) == []

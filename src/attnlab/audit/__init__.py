@@ -72,7 +72,9 @@ def _describe_death(returncode: int, stderr: str) -> dict[str, object]:
             f"your code crashed the process ({sig}: {hint})",
             "crash",
         )
-    tail = " ".join(stderr.strip().splitlines()[-1:])[:200]
+    last = " ".join(stderr.strip().splitlines()[-1:])[:200]
+    # The learner's last words, shown as text: no escape sequence reaches the terminal.
+    tail = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in last)
     return _crash(
         f"进程在审计完成前退出（退出码 {returncode}）{tail}",
         f"the process exited with code {returncode} before the audit finished "
@@ -161,6 +163,12 @@ def _spawn(path: Path, name: str, kind: str, timeout: float, memory_mb: int) -> 
         code = keeper.returncode
         return _internal(f"看守进程退出（退出码 {code}）", f"the keeper exited with code {code}")
     outcome = json.loads(raw)
+    if "stopped" in outcome:  # a signal we did not send: the learner's code, or someone else
+        sig = outcome["stopped"]
+        return _internal(
+            f"审计进程被 {sig} 中断（你的代码给父进程发了信号？）",
+            f"the audit process was stopped by {sig} (did your code signal its parent process?)",
+        )
     if "error" in outcome:
         return _internal(outcome["error"], outcome["error"])
     return _result(outcome, timeout)
@@ -222,15 +230,14 @@ def _notes(output: dict[str, dict[str, Any]], strays: int) -> list[dict[str, str
     """Bilingual lines for the report: processes left running, output dropped."""
     notes = []
     if strays:
-        were = (
-            "process your code started was" if strays == 1 else "processes your code started were"
-        )
+        were, them = ("was", "it") if strays == 1 else ("were", "them")
         notes.append(
             {
                 "zh": f"你的代码启动的 {strays} 个进程在审计结束时仍在运行，已被结束"
                 "（用 wait() 或 join() 等它们结束）",
-                "en": f"{strays} {were} still running when the audit ended; the audit killed "
-                "them (wait() for or join() your child processes)",
+                "en": f"{strays} process{'es' * (strays > 1)} your code started {were} still "
+                f"running when the audit ended; the audit killed {them} (wait() for or join() "
+                "your child processes)",
             }
         )
     printed = sum(s["bytes"] for s in output.values())

@@ -16,7 +16,8 @@ neither torch nor attnlab, only the standard library and psutil. It
 * stops at once, killing everything and removing the folder, on SIGTERM, SIGINT or SIGHUP,
   or when its stdin reaches end-of-file: the process that started it has exited or died.
 
-Its output is one JSON object (see :func:`supervise`), or nothing if it was stopped.
+Its output is one JSON object: what :func:`supervise` returns, ``{"stopped": reason}`` or
+``{"error": message}``; a caller that stopped it has stopped reading by then.
 """
 
 from __future__ import annotations
@@ -219,8 +220,8 @@ def main(argv: list[str]) -> int:
     try:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
         outcome = supervise(json.loads(argv[1]), tmp)
-    except Stop:
-        pass
+    except Stop as stop:  # if the caller stopped us it is no longer reading: the write fails
+        outcome = {"stopped": str(stop)}
     except Exception as exc:  # the keeper's own failure still gives the caller one line
         outcome = {"error": f"{type(exc).__name__}: {exc}"}
     finally:

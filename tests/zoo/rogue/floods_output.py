@@ -1,6 +1,7 @@
 """Correct attention that prints far too much: 32 MiB through print() and 96 MiB each to
 file descriptors 1 and 2, once. It then records how big the audit's temp folder (the folder
-of the request file the runner was given) had grown, in $ATTNLAB_TEST_PIDS/FloodHead/."""
+of the request file the runner was given) had grown, in $ATTNLAB_TEST_PIDS/FloodHead/.
+FloodExit prints 8 MiB to stderr, then last words with a terminal escape, then calls os._exit."""
 import math
 import os
 import sys
@@ -53,3 +54,10 @@ class FloodHead(nn.Module):
         scores = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))
         scores = scores.masked_fill(~self.causal_mask[:T, :T], float("-inf"))
         return F.softmax(scores, dim=-1) @ v
+
+
+class FloodExit(FloodHead):
+    def forward(self, x):
+        os.write(2, b"y" * (8 * MIB))
+        os.write(2, b"\n\x1b[2Jlast words\n")
+        os._exit(4)

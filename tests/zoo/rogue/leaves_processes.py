@@ -5,11 +5,12 @@ Building any class here starts, once per process: a forked copy of the audit pro
 double-forked daemon (fork, setsid, fork). Their PIDs, and the auditing process's own, go to
 ``$ATTNLAB_TEST_PIDS/<class name>/<kind>.pid``. Each class then ends its audit differently:
 PassHead passes, FailHead fails item 4, CrashHead segfaults, LoopHead never returns,
-ExitHead calls os._exit, RaiseHead raises.
+ExitHead calls os._exit, RaiseHead raises, SignalHead sends SIGTERM to its parent process.
 """
 import ctypes
 import math
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -108,3 +109,9 @@ class ExitHead(_Head):
 class RaiseHead(_Head):
     def forward(self, x):
         raise RuntimeError("not finished")
+
+
+class SignalHead(_Head):
+    def forward(self, x):
+        os.kill(os.getppid(), signal.SIGTERM)
+        time.sleep(60)
