@@ -130,22 +130,30 @@ def _pump(fd: int, captures: dict[int, Capture], poller: select.poll) -> None:
 def watch(
     proc: subprocess.Popen[bytes], ready_fd: int, captures: dict[int, Capture], timeout: float
 ) -> tuple[bool, bool]:
-    """Read the runner's output until it exits: (it got ready, it ran out of time)."""
+    """Read the runner's output until it exits: (it got ready, it ran out of time).
+
+    Raises:
+        Stop: a stop signal arrived, or our stdin ended (the caller is gone).
+    """
     poller = select.poll()
     pidfd = os.pidfd_open(proc.pid) if hasattr(os, "pidfd_open") else -1  # readable at exit
-    for fd in (0, ready_fd, pidfd, *captures):
+    for fd in (0, _wake_r, ready_fd, pidfd, *captures):
         if fd >= 0:
             poller.register(fd, select.POLLIN)
     ready, deadline = False, time.monotonic() + STARTUP_LIMIT
     captures = dict(captures)
     while proc.poll() is None:
+        if _stops:
+            raise Stop(_stops[0])
         left = deadline - time.monotonic()
         if left <= 0:
             return ready, True
         for fd, _ in poller.poll(1000 * (left if pidfd >= 0 else min(left, 0.05))):
             if fd == 0 and not os.read(0, 1):
                 raise Stop("the caller closed our stdin")
-            if fd == ready_fd:
+            if fd == _wake_r:
+                os.read(_wake_r, 64)  # the loop's next turn raises Stop
+            elif fd == ready_fd:
                 if os.read(ready_fd, 64).strip() == READY and not ready:
                     ready, deadline = True, time.monotonic() + timeout
                 poller.unregister(ready_fd)
@@ -203,36 +211,38 @@ def supervise(request: dict[str, Any], tmp: Path) -> dict[str, Any]:
     }
 
 
-def _stop(signum: int, _frame: object) -> None:
-    for sig in STOP_SIGNALS:  # one stop is enough: the clean-up must not be interrupted
-        signal.signal(sig, signal.SIG_IGN)
-    raise Stop(signal.Signals(signum).name)
+_stops: list[str] = []
+_wake_r = -1
+
+
+def _on_stop(signum: int, _frame: object) -> None:
+    # Only noted here: :func:`watch` raises Stop at a point of its choosing (the wake-up pipe
+    # ends its wait), so no exception can land in the middle of the clean-up.
+    _stops.append(signal.Signals(signum).name)
 
 
 def main(argv: list[str]) -> int:
-    become_subreaper()
-    # Signals wait until the folder exists and the handlers are set: a stop always cleans up.
-    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    global _wake_r
+    _wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
     for sig in STOP_SIGNALS:
-        signal.signal(sig, _stop)
+        signal.signal(sig, _on_stop)
+    become_subreaper()
     tmp = Path(tempfile.mkdtemp(prefix="attnlab-audit-"))
-    outcome: dict[str, Any] | None = None
+    outcome: dict[str, Any]
     try:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
         outcome = supervise(json.loads(argv[1]), tmp)
     except Stop as stop:  # if the caller stopped us it is no longer reading: the write fails
         outcome = {"stopped": str(stop)}
     except Exception as exc:  # the keeper's own failure still gives the caller one line
         outcome = {"error": f"{type(exc).__name__}: {exc}"}
     finally:
-        for sig in STOP_SIGNALS:
-            signal.signal(sig, signal.SIG_IGN)
         kill_tree()  # after a stop or a failure this is what ends the learner's processes
         shutil.rmtree(tmp, ignore_errors=True)
-    if outcome is not None:
-        with contextlib.suppress(OSError):  # the caller may be gone
-            sys.stdout.buffer.write(json.dumps(outcome).encode())
-            sys.stdout.buffer.flush()
+    with contextlib.suppress(OSError):  # the caller may be gone
+        sys.stdout.buffer.write(json.dumps(outcome).encode())
+        sys.stdout.buffer.flush()
     return 0
 
 
