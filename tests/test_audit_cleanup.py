@@ -24,6 +24,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from attnlab import audit
 from attnlab.audit import CAPTURE_BYTES, run_audit
 from attnlab.audit.report import render
 
@@ -39,7 +40,7 @@ ENDINGS = {
     "LoopHead": (2, "error", "timeout", 2),
     "ExitHead": (2, "error", "exit", 20),
     "RaiseHead": (2, "error", "call", 20),
-    "SignalHead": (2, "error", "audit", 20),
+    "SignalHead": (2, "error", "stopped", 20),
 }
 MIB = 2**20
 PR_GET_CHILD_SUBREAPER = 37
@@ -136,9 +137,10 @@ def test_signal_to_attnlab_audit_stops_everything(sandbox: tuple[Path, Path]) ->
     SIGKILL gives no chance to say anything, but the clean-up still happens."""
     pids_dir, tmp = sandbox
     cases = {signal.SIGTERM: "TERM", signal.SIGINT: "INT", signal.SIGKILL: "KILL"}
-    cmd = ["-m", "attnlab", "--lang", "en", "audit", f"{LEAVER}:LoopHead", "--timeout", "300"]
     clis = {}
     for sig, case in cases.items():
+        lang = "zh" if sig == signal.SIGINT else "en"
+        cmd = ["-m", "attnlab", "--lang", lang, "audit", f"{LEAVER}:LoopHead", "--timeout", "300"]
         (tmp / case).mkdir()
         env = {**os.environ, "ATTNLAB_TEST_PIDS": str(pids_dir / case), "TMPDIR": str(tmp / case)}
         clis[sig] = subprocess.Popen(
@@ -172,7 +174,11 @@ def test_signal_to_attnlab_audit_stops_everything(sandbox: tuple[Path, Path]) ->
                 continue
             assert clis[sig].returncode == 128 + sig, (sig, text)
             assert len(text.strip().splitlines()) == 1 and "Traceback" not in text, text
-            assert f"audit stopped by {sig.name}" in text, text
+            expected = {
+                signal.SIGTERM: "audit stopped by SIGTERM; every process it started was killed",
+                signal.SIGINT: "审计被 SIGINT 中断；它启动的进程都已结束，临时文件夹已删除",
+            }
+            assert expected[sig] in text, text
     finally:
         for cli in clis.values():
             with contextlib.suppress(ProcessLookupError):
@@ -208,3 +214,29 @@ def test_learner_output_is_capped_not_stored(sandbox: tuple[Path, Path]) -> None
     assert "\x1b" not in render(died, "en") and "\x1b" not in render(died, "zh")
     assert "your code printed 8.0 MiB; only 1.0 MiB of it was kept" in render(died, "en")
     assert list(tmp.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("script", "message"),
+    [
+        ("import sys; sys.exit(3)", "the auditor failed: the keeper exited with code 3"),
+        ('print(\'{"error": "boom"}\')', "the auditor failed: boom"),
+        ("import time; time.sleep(60)", "the auditor failed: the keeper process did not finish"),
+    ],
+)
+def test_a_failing_keeper_gives_one_line(
+    script: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """If the keeper itself dies, says it failed, or hangs, the result says so (and a hung
+    keeper is stopped)."""
+    keeper = tmp_path / "keeper.py"
+    keeper.write_text(f"import os; open({str(tmp_path / 'pid')!r}, 'w').write(str(os.getpid()))\n")
+    keeper.write_text(keeper.read_text() + script + "\n")
+    monkeypatch.setattr(audit, "KEEPER", keeper)
+    monkeypatch.setattr(audit, "STARTUP_LIMIT", 0.0)
+    monkeypatch.setattr(audit, "KEEPER_GRACE", 1.0)
+    result = run_audit(f"{LEAVER}:PassHead", timeout=1)
+    assert (result["status"], result["where"], result["exit_code"]) == ("error", "audit", 2)
+    assert message in result["error"]["en"], result["error"]
+    assert "审计器内部错误" in result["error"]["zh"]
+    assert not _alive(int((tmp_path / "pid").read_text()))

@@ -165,9 +165,10 @@ def _spawn(path: Path, name: str, kind: str, timeout: float, memory_mb: int) -> 
     outcome = json.loads(raw)
     if "stopped" in outcome:  # a signal we did not send: the learner's code, or someone else
         sig = outcome["stopped"]
-        return _internal(
+        return _crash(
             f"审计进程被 {sig} 中断（你的代码给父进程发了信号？）",
             f"the audit process was stopped by {sig} (did your code signal its parent process?)",
+            "stopped",
         )
     if "error" in outcome:
         return _internal(outcome["error"], outcome["error"])
