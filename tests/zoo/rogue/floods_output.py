@@ -1,4 +1,4 @@
-"""Correct attention that prints far too much: 32 MiB through print() and 96 MiB each to
+"""Correct attention that prints far too much: 8 MiB through print() and 24 MiB each to
 file descriptors 1 and 2, once. It then records how big the audit's temp folder (the folder
 of the request file the runner was given) had grown, in $ATTNLAB_TEST_PIDS/FloodHead/.
 FloodExit prints 8 MiB to stderr, then last words with a terminal escape, then calls os._exit."""
@@ -23,10 +23,10 @@ def flood():
     os.write(1, b"flood-start\n")
     os.write(2, b"flood-start\n")
     line = "p" * 1023
-    for _ in range(32 * 1024):
+    for _ in range(8 * 1024):
         print(line)
     chunk = b"x" * (MIB - 1) + b"\n"
-    for _ in range(96):
+    for _ in range(24):
         os.write(1, chunk)
         os.write(2, chunk)
     sys.stdout.flush()

@@ -5,7 +5,7 @@ Building any class here starts, once per process: a forked copy of the audit pro
 double-forked daemon (fork, setsid, fork). Their PIDs, and the auditing process's own, go to
 ``$ATTNLAB_TEST_PIDS/<class name>/<kind>.pid``. Each class then ends its audit differently:
 PassHead passes, FailHead fails item 4, CrashHead segfaults, LoopHead never returns,
-ExitHead calls os._exit, RaiseHead raises, SignalHead sends SIGTERM to its parent process.
+SignalHead sends SIGTERM to its parent process.
 """
 import ctypes
 import math
@@ -100,15 +100,6 @@ class LoopHead(_Head):
         while True:
             x = x + 0
 
-
-class ExitHead(_Head):
-    def forward(self, x):
-        os._exit(3)
-
-
-class RaiseHead(_Head):
-    def forward(self, x):
-        raise RuntimeError("not finished")
 
 
 class SignalHead(_Head):
