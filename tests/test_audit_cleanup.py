@@ -184,11 +184,14 @@ def test_signal_to_attnlab_audit_stops_everything(sandbox: tuple[Path, Path]) ->
             cli.communicate()
 
 
-def test_learner_output_is_capped_not_stored(sandbox: tuple[Path, Path]) -> None:
+def test_learner_output_is_capped_not_stored(
+    sandbox: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """56 MiB of prints: the audit still passes; 1 MiB of each stream is kept (its start and
     its end), the rest is counted; nothing grows in the temp folder. A flood before a crash
-    still gives the crash's last words, escaped."""
+    still gives the crash's last words, escaped. Chinese prints survive an ASCII terminal."""
     pids_dir, tmp = sandbox
+    monkeypatch.setenv("PYTHONIOENCODING", "ascii")
     flood = f"{ROGUE / 'floods_output.py'}"
     with ThreadPoolExecutor(max_workers=2) as pool:
         result, died = pool.map(run_audit, [f"{flood}:FloodHead", f"{flood}:FloodExit"])
@@ -203,6 +206,7 @@ def test_learner_output_is_capped_not_stored(sandbox: tuple[Path, Path]) -> None
         assert "flood-start\n" in kept["text"][:4096], kept["text"][:200]
         assert kept["text"].endswith("flood-end\n"), kept["text"][-40:]
         assert len(kept["text"].encode()) <= CAPTURE_BYTES + 100
+    assert "flood-start\n你好，注意力\n" in output["stdout"]["text"][:4096]
     text = render(result, "en")
     assert "result: 0 FAIL" in text
     assert "your code printed 56.0 MiB; only 2.0 MiB of it was kept" in text, text

@@ -117,7 +117,10 @@ def main(argv: list[str]) -> int:
     from attnlab.audit import loader
     from attnlab.audit.keeper import READY
 
-    # The learner's prints go to fd 1 and 2, which the keeper reads and caps.
+    # The learner's prints go to fd 1 and 2, which the keeper reads (as UTF-8) and caps; no
+    # print may fail on a terminal setting such as PYTHONIOENCODING=ascii.
+    for stream in (sys.stdout, sys.stderr):
+        stream.reconfigure(encoding="utf-8", errors="backslashreplace")  # type: ignore[union-attr]
     loader.keep_prints()
     os.write(ready_fd, READY + b"\n")
     os.close(ready_fd)  # before the learner's code runs: nothing it forks inherits it

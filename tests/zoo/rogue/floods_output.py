@@ -22,6 +22,7 @@ def flood():
     _flooded.append(True)
     os.write(1, b"flood-start\n")
     os.write(2, b"flood-start\n")
+    print("你好，注意力")
     line = "p" * 1023
     for _ in range(8 * 1024):
         print(line)
