@@ -223,6 +223,7 @@ def test_learner_output_is_capped_not_stored(
     [
         ("import sys; sys.exit(3)", "the auditor failed: the keeper exited with code 3"),
         ('print(\'{"error": "boom"}\')', "the auditor failed: boom"),
+        ("print('{\"ready\": tr', end='')", "the auditor failed: the keeper exited with code 0"),
         ("import time; time.sleep(60)", "the auditor failed: the keeper process did not finish"),
     ],
 )

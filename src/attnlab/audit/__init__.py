@@ -159,10 +159,11 @@ def _spawn(path: Path, name: str, kind: str, timeout: float, memory_mb: int) -> 
     _stop(keeper)  # if it finished, this only closes the pipes and reaps it
     if raw is None:
         return _internal("看守进程没有按时结束", "the keeper process did not finish in time")
-    if not raw:
+    try:
+        outcome = json.loads(raw)
+    except ValueError:  # nothing, or cut short: it died before it could answer
         code = keeper.returncode
         return _internal(f"看守进程退出（退出码 {code}）", f"the keeper exited with code {code}")
-    outcome = json.loads(raw)
     if "stopped" in outcome:  # a signal we did not send: the learner's code, or someone else
         sig = outcome["stopped"]
         return _crash(
@@ -179,9 +180,11 @@ def _read_to_end(keeper: subprocess.Popen[bytes], limit: float) -> bytes | None:
     """All the keeper writes, once it closes its stdout; ``None`` after ``limit`` seconds."""
     assert keeper.stdout is not None  # a pipe
     fd, deadline = keeper.stdout.fileno(), time.monotonic() + limit
+    poller = select.poll()  # not select(): a long-lived caller may hold fds above 1024
+    poller.register(fd, select.POLLIN)
     chunks: list[bytes] = []
     while (left := deadline - time.monotonic()) > 0:
-        if select.select([fd], [], [], left)[0]:
+        if poller.poll(1000 * left):
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 return b"".join(chunks)
