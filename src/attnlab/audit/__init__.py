@@ -156,7 +156,7 @@ def _spawn(path: Path, name: str, kind: str, timeout: float, memory_mb: int) -> 
     except BaseException:  # KeyboardInterrupt, a signal handler's exception: stop, then re-raise
         _stop(keeper)
         raise
-    _stop(keeper)  # if it finished, this only closes the pipes and reaps it
+    _stop(keeper, ask=raw is None)  # if it answered, it is exiting: close the pipes, reap it
     if raw is None:
         return _internal("看守进程没有按时结束", "the keeper process did not finish in time")
     try:
@@ -192,14 +192,14 @@ def _read_to_end(keeper: subprocess.Popen[bytes], limit: float) -> bytes | None:
     return None
 
 
-def _stop(keeper: subprocess.Popen[bytes]) -> None:
-    """Close our pipes and SIGTERM the keeper (it kills the learner's processes and removes the
-    temp folder), then reap it."""
+def _stop(keeper: subprocess.Popen[bytes], ask: bool = True) -> None:
+    """Close our pipes and, if ``ask``, SIGTERM the keeper (it kills the learner's processes
+    and removes the temp folder), then reap it."""
     for pipe in (keeper.stdin, keeper.stdout):
         if pipe is not None:
             with contextlib.suppress(OSError):
                 pipe.close()
-    if keeper.poll() is None:
+    if ask and keeper.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             keeper.send_signal(signal.SIGTERM)
     try:
