@@ -34,10 +34,32 @@ class LearnerError(Exception):
         self.zh, self.en, self.where = zh, en, where
 
 
+class _Muted(io.TextIOBase):
+    """A text stream that drops what is written: muted prints cost no memory, however many."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+_mute = True
+
+
+def keep_prints() -> None:
+    """Let the learner's prints through to fd 1 and 2 (the sandboxed runner, whose output the
+    keeper captures and caps); by default :func:`guarded` mutes them."""
+    global _mute
+    _mute = False
+
+
 @contextlib.contextmanager
 def guarded(where: str, path: Path) -> Iterator[None]:
     """Run learner code, muting its prints and converting what it raises (even ``sys.exit``)."""
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    out = _Muted() if _mute else sys.stdout
+    err = _Muted() if _mute else sys.stderr
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             yield
         except LearnerError:

@@ -33,12 +33,15 @@ def _mistake_line(names: list[str], section: int | None, lang: str) -> str:
 
 
 def render(result: dict[str, Any], lang: str) -> str:
-    """The report: header, the ten items in order (evidence, mistake, section), summary."""
+    """The report: header, the ten items in order (evidence, mistake, section), summary, and
+    notes (processes the learner's code left running, output that was dropped)."""
     head = f"attnlab audit {result.get('target', '')}"
+    label = pick(lang, "注意：", "note: ")
+    notes = "".join(f"{label}{n[lang]}\n" for n in result.get("notes", []))
     if result["status"] != "ok":
         err = result["error"]["zh" if lang == "zh" else "en"]
         why = pick(lang, "无法审计", "cannot audit")
-        return f"{head}\n{why}: {err}\n"
+        return f"{head}\n{why}: {err}\n{notes}"
     kind = result.get("kind", "")
     layout = result.get("layout") or pick(
         lang, "未找到（只做黑盒检查）", "not found (black-box checks only)"
@@ -73,4 +76,4 @@ def render(result: dict[str, Any], lang: str) -> str:
             f"{counts['NOT CHECKED']} NOT CHECKED ({secs:.1f} s)",
         ),
     ]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + notes

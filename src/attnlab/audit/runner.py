@@ -1,14 +1,17 @@
-"""The sandboxed side of ``attnlab audit``: ``python -m attnlab.audit.runner REQUEST RESULT``.
+"""The sandboxed side of ``attnlab audit``: ``python -m attnlab.audit.runner REQUEST RESULT FD``.
 
-Runs in its own process under a CPU-time and memory cap (``resource.setrlimit``), imports the
-learner's file, audits it and writes one JSON object to RESULT. Whatever the learner's code
-does (raise, ``sys.exit``, loop, crash), the parent process gets either that JSON or a dead
-child it can describe; it never waits forever. Only torch and the audit's own modules are
-imported here, to keep the start-up short.
+Started by :mod:`~attnlab.audit.keeper`, in its own session, under a CPU-time and memory cap
+(``resource.setrlimit``). Once torch is imported it writes the ready line to file descriptor FD
+(the learner's timeout starts then), imports the learner's file, audits it and writes one JSON
+object to RESULT. Whatever the learner's code does (raise, ``sys.exit``, loop, crash, fork), the
+keeper gets either that JSON or a dead child it can describe, and kills what the code left
+running. What the learner prints goes to fd 1 and 2, which the keeper reads and caps. Only torch
+and the audit's own modules are imported here, to keep the start-up short.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -99,7 +102,7 @@ def audit(path: Path, name: str, kind: str) -> dict[str, object]:
 
 
 def main(argv: list[str]) -> int:
-    request_path, result_path = Path(argv[1]), Path(argv[2])
+    request_path, result_path, ready_fd = Path(argv[1]), Path(argv[2]), int(argv[3])
     request = json.loads(request_path.read_text(encoding="utf-8"))
     _limit(int(request["memory_mb"]), int(request["cpu_seconds"]))
     start = time.perf_counter()
@@ -111,10 +114,16 @@ def main(argv: list[str]) -> int:
 
     import attnlab.audit.context
     import attnlab.audit.judge  # noqa: F401
+    from attnlab.audit import loader
+    from attnlab.audit.keeper import READY
 
-    os.write(1, b"attnlab-audit-ready\n")
-    # From here on fd 1 is /dev/null: the learner's prints can never fill the parent's pipe.
-    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    # The learner's prints go to fd 1 and 2, which the keeper reads (as UTF-8) and caps; no
+    # print may fail on a terminal setting such as PYTHONIOENCODING=ascii.
+    for stream in (sys.stdout, sys.stderr):
+        stream.reconfigure(encoding="utf-8", errors="backslashreplace")  # type: ignore[union-attr]
+    loader.keep_prints()
+    os.write(ready_fd, READY + b"\n")
+    os.close(ready_fd)  # before the learner's code runs: nothing it forks inherits it
     try:
         result = audit(Path(request["path"]), request["name"], request["kind"])
     except BaseException as exc:  # the auditor's own failure still gives a clean report
@@ -124,6 +133,9 @@ def main(argv: list[str]) -> int:
             "where": "audit",
             "error": {"zh": f"审计器内部错误：{last}", "en": f"the auditor failed: {last}"},
         }
+    for stream in (sys.stdout, sys.stderr):  # os._exit below would drop buffered prints
+        with contextlib.suppress(Exception):
+            stream.flush()
     result["child_seconds"] = round(time.perf_counter() - start, 3)
     tmp = result_path.with_suffix(".part")
     tmp.write_text(json.dumps(result, ensure_ascii=False), encoding="utf-8")
