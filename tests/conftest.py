@@ -10,6 +10,8 @@ import pytest
 import torch
 from hypothesis import HealthCheck, settings
 
+pytest_plugins = ["pytester"]  # test_web_robust checks the no_web_crash guard in a run of its own
+
 settings.register_profile(
     "attnlab",
     max_examples=25,
