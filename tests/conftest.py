@@ -10,7 +10,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, settings
 
-pytest_plugins = ["pytester"]  # test_web_robust checks the no_web_crash guard in a run of its own
+pytest_plugins = ["pytester"]  # test_web_errors checks the no_web_crash guard in a run of its own
 
 settings.register_profile(
     "attnlab",

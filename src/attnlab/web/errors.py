@@ -3,11 +3,12 @@
 * A refusal (:class:`~attnlab.web.security.RequestRefused`, a form field that is missing, a page
   or method that does not exist) is a small page in the learner's language, or ``{"error": ...}``
   for ``/api/`` routes, with one line saying what was expected and what was found.
-* An unforeseen failure (any other exception in a route) is logged on the server with its
-  traceback (logger :data:`LOGGER`, with a short reference) and answered with a 500 page in the
-  learner's language that says the saved progress is safe and what to do, never the traceback or
-  the exception's text. Starlette then re-raises the exception to the server, which is how the
-  test client makes a test fail when any route can raise.
+* An unforeseen failure (any other exception in a route) is answered with a 500 page in the
+  learner's language that says the saved progress is safe and what to do, never the traceback
+  or the exception's text. It is logged once with its traceback on :data:`LOGGER` (with the
+  short reference the page shows; the server's own second copy is filtered out). Starlette
+  then re-raises the exception to the server, which is how the test client makes a test fail
+  when any route can raise.
 
 Example::
 
@@ -18,6 +19,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import html
 import logging
 import secrets
@@ -36,6 +38,19 @@ from attnlab.web.ui_text import UI
 
 LOGGER = logging.getLogger("attnlab.web.errors")
 """Where unforeseen failures are logged (level ERROR, with the traceback)."""
+
+
+class _LoggedOnce(logging.Filter):
+    """On the server's logger: drop its own copy of a traceback :func:`_unforeseen` already
+    logged (Starlette re-raises the exception to the server after the 500 page is sent)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not getattr(exc, _LOGGED, False)
+
+
+_LOGGED = "_attnlab_logged"
+SERVER_LOGGER = "uvicorn.error"
 
 
 def page_lang(request: Request) -> str:
@@ -85,6 +100,8 @@ def _http_error(request: Request, exc: Any) -> Response:
         message = ui["not_found"].format(path=path)
     elif status == 405:
         message = ui["method_not_allowed"].format(method=request.method, path=path)
+    elif status == 400:  # the only HTTPException 400 is Starlette's: a body it cannot parse
+        message = ui["unreadable_body"].format(detail=str(exc.detail)[:120])
     else:
         try:
             default = HTTPStatus(status).phrase
@@ -108,6 +125,8 @@ def _unforeseen(request: Request, exc: Exception) -> Response:
         ref,
         exc_info=exc,
     )
+    with contextlib.suppress(AttributeError):  # else the server logs its traceback again
+        setattr(exc, _LOGGED, True)
     lang = page_lang(request)
     ui = UI[lang]
     message, hint = ui["crash"], ui["crash_hint"].format(ref=ref)
@@ -132,3 +151,6 @@ def add_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _invalid)
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(Exception, _unforeseen)
+    server = logging.getLogger(SERVER_LOGGER)
+    if not any(isinstance(f, _LoggedOnce) for f in server.filters):
+        server.addFilter(_LoggedOnce())
