@@ -315,3 +315,16 @@ def test_no_post_body_makes_a_route_crash(fuzz_client: TestClient, route: str, d
 @given(data=st.data())
 def test_no_query_or_path_value_makes_a_page_crash(fuzz_client: TestClient, route: str, data):
     check(fuzz_client, "GET", route, data.draw(url_for(route), label="url"))
+
+
+@pytest.mark.server_error
+@FUZZ
+@given(
+    prefix=st.sampled_from(["/", "/static/", "/api/", "/section/", "/exercise/"]),
+    segments=st.lists(st.one_of(TEXT, NUMBERISH), max_size=3),
+    method=st.sampled_from(["GET", "POST", "PUT", "DELETE", "PATCH"]),
+)
+def test_no_path_or_method_makes_a_crash(fuzz_client, prefix: str, segments, method: str):
+    """Paths no route has (static files too) and methods no route takes: 404/405, not 500."""
+    url = prefix + "/".join(quote(s, safe="") for s in segments)
+    check(fuzz_client, method, "", url)
