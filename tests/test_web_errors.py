@@ -26,8 +26,8 @@ SECRET = "s3cret-detail-/home/learner/db"
 # --- the 500 page ------------------------------------------------------------------------------
 
 
-def broken_app(tmp_path: Path) -> FastAPI:
-    app = create_app(tmp_path, figures_on=False)
+def broken_app(tmp_path: Path, lang: str | None = None) -> FastAPI:
+    app = create_app(tmp_path, figures_on=False, lang=lang)
 
     def boom() -> None:
         raise RuntimeError(SECRET)
@@ -45,12 +45,15 @@ def broken_app(tmp_path: Path) -> FastAPI:
         ("/boom?lang=en", {}, "en", ("Something went wrong", "Your saved progress is safe")),
         ("/boom", {"attnlab_lang": "en"}, "en", ("Something went wrong", "progress is safe")),
         ("/boom?lang=xx", {}, "zh", ("出了点问题", "进度是安全的")),
+        ("/boom?lang=xx", {}, "en-server", ("Something went wrong", "progress is safe")),
     ],
 )
 def test_unforeseen_error_is_a_500_page_in_the_learners_language(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, url: str, cookies: dict, lang: str, words
 ) -> None:
-    client = TestClient(broken_app(tmp_path), base_url=ORIGIN, raise_server_exceptions=False)
+    app = broken_app(tmp_path, lang="en" if lang == "en-server" else None)  # `serve --lang en`
+    lang = lang.removesuffix("-server")
+    client = TestClient(app, base_url=ORIGIN, raise_server_exceptions=False)
     client.cookies.update(cookies)
     with caplog.at_level(logging.ERROR, logger="attnlab.web.errors"):
         r = client.get(url)

@@ -59,7 +59,8 @@ def page_lang(request: Request) -> str:
     try:
         return lang_of(request)
     except Exception:  # an error page must render whatever the request holds
-        default = getattr(getattr(request.app.state, "settings", None), "default_lang", None)
+        settings = getattr(request.scope.get("app"), "state", None)
+        default = getattr(getattr(settings, "settings", None), "default_lang", None)
         return default if default in UI else DEFAULT_LANG
 
 
