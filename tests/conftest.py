@@ -1,10 +1,16 @@
-"""Shared test settings: hypothesis profile sized for a 2-core machine, one-thread fixture."""
+"""Shared test settings: hypothesis profile sized for a 2-core machine, one-thread fixture, the
+guard that fails a test when a web route raises, and the web test client."""
 
-from collections.abc import Iterator
+import logging
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 from hypothesis import HealthCheck, settings
+
+pytest_plugins = ["pytester"]  # test_web_errors checks the no_web_crash guard in a run of its own
 
 settings.register_profile(
     "attnlab",
@@ -23,3 +29,64 @@ def one_torch_thread() -> Iterator[None]:
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "server_error: the test makes the web app fail on purpose (lifts the no_web_crash guard)",
+    )
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@pytest.fixture(autouse=True)
+def no_web_crash(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail any test during which a web route raised an unforeseen exception.
+
+    The web app logs every such exception on ``attnlab.web.errors`` before its 500 page, so this
+    catches it however the app was reached: a ``TestClient`` that does not re-raise, the uvicorn
+    server of the browser tests, a thread. Tests that break the app on purpose are marked
+    ``server_error``."""
+    collect = _Collect()
+    logger = logging.getLogger("attnlab.web.errors")
+    logger.addHandler(collect)
+    try:
+        yield
+    finally:
+        logger.removeHandler(collect)
+    if collect.records and request.node.get_closest_marker("server_error") is None:
+        first = collect.records[0]
+        pytest.fail(
+            f"a web route raised ({len(collect.records)} time(s)); first: {first.getMessage()}\n"
+            + (logging.Formatter().formatException(first.exc_info) if first.exc_info else ""),
+            pytrace=False,
+        )
+
+
+WEB_ORIGIN = "http://127.0.0.1"
+
+
+@pytest.fixture(scope="session")
+def web_client_factory() -> Callable[..., Any]:
+    """``factory(data_dir, **create_app_kwargs)``: a test client of the web lesson that re-raises
+    any exception a route lets escape (so the test fails), with its session cookie set."""
+    from fastapi.testclient import TestClient
+
+    from attnlab.web.app import create_app
+
+    def factory(data_dir: Path, **kwargs: Any) -> TestClient:
+        kwargs.setdefault("figures_on", False)
+        app = create_app(data_dir, **kwargs)
+        client = TestClient(app, base_url=WEB_ORIGIN, raise_server_exceptions=True)
+        client.get("/healthz")  # sets the session cookie (the cheapest page that does)
+        return client
+
+    return factory

@@ -20,7 +20,9 @@ ORIGIN = "http://127.0.0.1"
 
 
 def make_client(data_dir: Path, **kwargs: object) -> TestClient:
-    client = TestClient(create_app(data_dir, figures_on=False, **kwargs), base_url=ORIGIN)
+    app = create_app(data_dir, figures_on=False, **kwargs)
+    # A route that raises fails the test (and conftest's no_web_crash guard fails it too).
+    client = TestClient(app, base_url=ORIGIN, raise_server_exceptions=True)
     assert client.get("/lesson").status_code == 200  # sets the session cookie
     return client
 
@@ -74,7 +76,9 @@ def test_section_page_and_refusals(client: TestClient) -> None:
     assert 'id="s-9"' in client.get("/section/9").text
     for bad in ("20", "abc", "-1"):
         r = client.get(f"/section/{bad}")
-        assert r.status_code == 404 and "section must be an integer 0-19" in r.text
+        assert r.status_code == 404 and "节号应为 0–19 的整数" in r.text
+    r = client.get("/section/abc?lang=en")
+    assert r.status_code == 404 and "no such section: expected an integer 0-19" in r.text
     assert client.get("/nowhere").status_code == 404
 
 

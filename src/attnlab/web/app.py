@@ -14,28 +14,25 @@ import functools
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
-from starlette.exceptions import HTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from attnlab.i18n import resolve_lang
 from attnlab.progress_file import check_profile
 from attnlab.web import content, figures
-from attnlab.web.common import Settings, lang_of
+from attnlab.web.common import Settings
+from attnlab.web.errors import add_error_handlers
 from attnlab.web.security import (
     CSRF_COOKIE,
     LOCAL_HOSTS,
     MAX_BODY_BYTES,
     SECURITY_HEADERS,
     BodyLimit,
-    RequestRefused,
     new_token,
     valid_token,
 )
@@ -96,7 +93,7 @@ def create_app(
 
     for module in (routes_pages, routes_progress, routes_explorer):
         app.include_router(module.router)
-    _add_error_handlers(app)
+    add_error_handlers(app)  # 4xx refusals and the 500 page: attnlab.web.errors
     app.middleware("http")(_session_and_headers)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=hosts or list(LOCAL_HOSTS))
     app.add_middleware(BodyLimit, max_bytes=max_body)
@@ -115,34 +112,3 @@ async def _session_and_headers(
     for name, value in SECURITY_HEADERS.items():
         response.headers.setdefault(name, value)
     return response
-
-
-def render_error(request: Request, status: int, message: str) -> Response:
-    """The refusal as JSON for ``/api/`` routes, else as a small HTML page."""
-    if request.url.path.startswith("/api/"):
-        return JSONResponse({"error": message}, status_code=status)
-    try:
-        lang = lang_of(request)
-    except RequestRefused:
-        lang = "zh"
-    html = request.app.state.templates.get_template("error.html").render(
-        ui=UI[lang], lang=lang, status=status, message=message
-    )
-    return HTMLResponse(html, status_code=status)
-
-
-def _add_error_handlers(app: FastAPI) -> None:
-    async def refused(request: Request, exc: Any) -> Response:
-        return render_error(request, exc.status, exc.message)
-
-    async def invalid(request: Request, exc: Any) -> Response:
-        first = exc.errors()[0] if exc.errors() else {}
-        where = ".".join(str(p) for p in first.get("loc", ())[1:]) or "request"
-        return render_error(request, 422, f"{where}: {first.get('msg', 'invalid value')}")
-
-    async def http_error(request: Request, exc: Any) -> Response:
-        return render_error(request, exc.status_code, str(exc.detail))
-
-    app.add_exception_handler(RequestRefused, refused)
-    app.add_exception_handler(RequestValidationError, invalid)
-    app.add_exception_handler(HTTPException, http_error)

@@ -18,6 +18,7 @@ from attnlab.web.common import (
     settings,
 )
 from attnlab.web.security import RequestRefused
+from attnlab.web.ui_text import UI
 
 router = APIRouter()
 
@@ -61,11 +62,12 @@ def _check_state(request: Request, section_id: int) -> dict[str, Any]:
 @router.get("/section/{section_id}", response_class=HTMLResponse)
 def one_section(request: Request, section_id: str) -> HTMLResponse:
     """One section alone (where forms return, and where the language switch keeps you)."""
+    lang = lang_of(request)
     try:
         sid = content.parse_section_id(section_id)
-    except ValueError as exc:
-        raise RequestRefused(404, str(exc)) from None
-    lang = lang_of(request)
+    except ValueError:
+        shown = section_id[:20] + ("…" if len(section_id) > 20 else "")
+        raise RequestRefused(404, UI[lang]["no_section"].format(found=repr(shown))) from None
     store = settings(request).store()
     # Remember the visit only for the learner's own navigation: a page on another site could
     # load this URL (an <img>, say) to move "continue where I left off" (Fetch Metadata).

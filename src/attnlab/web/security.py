@@ -143,10 +143,15 @@ def check_token(cookie: str | None, sent: str | None) -> None:
         raise RequestRefused(
             403, "missing session token: reload the page (cookies must be enabled) and try again"
         )
-    if not sent or not hmac.compare_digest(str(sent), str(cookie)):
+    # As bytes: compare_digest refuses str with non-ASCII characters (TypeError, a 500).
+    if not sent or not hmac.compare_digest(_utf8(sent), _utf8(cookie)):
         raise RequestRefused(
             403, "session token mismatch: reload the page and submit the form from it again"
         )
+
+
+def _utf8(text: str | None) -> bytes:
+    return str(text).encode("utf-8", "surrogatepass")
 
 
 def allowed_hosts(bind_host: str, port: int | None = None) -> list[str]:
