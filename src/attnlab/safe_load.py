@@ -22,8 +22,8 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 #: parsing). A million numbers, the most an input may hold, take about two million.
 MAX_ITEMS = 3_000_000
 #: Longer integer literals are read as floats (±inf, refused by the caller with the field named):
-#: Python refuses to convert more than 4300 digits, and a float holds at most 309.
-MAX_INT_DIGITS = 400
+#: Python refuses to convert more than 4300 digits (and a float holds at most 309).
+MAX_INT_DIGITS = 4000
 SUFFIXES = (".json", ".toml")
 
 

@@ -74,5 +74,7 @@ def make_streams_safe() -> None:
             continue
         setattr(sys, name, EscapingStream(stream))
     stdin = sys.stdin
-    if stdin is not None and not _encodes(stdin, _PROBE) and hasattr(stdin, "reconfigure"):
+    if stdin is None or _encodes(stdin, _PROBE) or getattr(stdin, "errors", None) == "replace":
+        return
+    if hasattr(stdin, "reconfigure"):
         stdin.reconfigure(errors="replace")

@@ -119,13 +119,13 @@ def _trace(
 
 def document_numbers(inp: LabInput) -> int:
     """Numbers in the ``trace --format json`` document of ``inp`` (an upper bound): the input
-    fields, then per prompt and head five ``[T, T]`` tables (four score stages and the mask) and
-    the ``[T, ·]`` stages."""
+    fields, then per prompt x, every head's stages (each repeats x) with five ``[T, T]`` tables
+    (four score stages and the mask), and with several heads the concatenation and W_O."""
     B, T, C = inp.x.shape
     d_qk, d_v = inp.w_q.size(1), inp.w_v.size(1)
     weights = C * (2 * d_qk + d_v + C)
-    rows = B * T * (3 * C + 2 * d_qk + 2 * d_v)  # x, q, k, v, output, concat, projected
-    return weights + rows + 5 * B * inp.heads * T * T
+    rows = B * T * ((4 + inp.heads) * C + 2 * d_qk + 2 * d_v)
+    return 1 + weights + rows + 5 * B * inp.heads * T * T  # 1: num_heads
 
 
 def check_document_fits(inp: LabInput) -> None:

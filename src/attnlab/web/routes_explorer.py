@@ -122,11 +122,9 @@ async def explorer_api(request: Request) -> Response:
     try:
         # The body is at most 64 KiB (security.BodyLimit); safe_load still refuses nesting the
         # parser cannot follow and integers Python will not convert, as 422 rather than a 500.
-        payload = safe_load.loads(text, ".json", "body")
+        stages = explorer.compute(safe_load.loads(text, ".json", "body"))
     except safe_load.InvalidSyntax as exc:
         raise RequestRefused(400, str(exc)) from None
-    try:
-        stages = explorer.compute(payload)
     except InputError as exc:
         field, cell = explorer.error_field(str(exc))
         body = {"error": error_message(exc, lang), "field": field, "cell": cell}
