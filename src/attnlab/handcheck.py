@@ -144,7 +144,7 @@ def expected_slice(answer: Answer, inp: MistakeInput) -> torch.Tensor:
     """The right numbers for ``answer`` (raises ``InputError`` for an unknown stage/row/head)."""
     stages = mistakes.correct_stages(inp)
     if answer.stage not in stages:
-        raise InputError(f"stage: expected one of {', '.join(stages)}, got {answer.stage!r}")
+        raise InputError(f"stage: expected one of {', '.join(stages)}, got {answer.stage[:40]!r}")
     t = stages[answer.stage][_prompt(answer.prompt, inp.x.size(0))]
     if answer.stage not in ("x", "output", "concat", "logits") and not inp.is_single_head:
         if not 0 <= answer.head < t.size(0):

@@ -61,7 +61,8 @@ class LabInput:
         """Bytes of every stage the pipeline keeps for these numbers (four score tensors, the
         ``[T, T]`` mask, and the ``[B, T, ·]`` stages)."""
         B, T, C = self.x.shape
-        widths = C + 2 * self.w_q.size(1) + 3 * self.w_v.size(1) + 2 * C  # x, q k, v out, concat
+        # x; q, k; v, head outputs (and slack); concat and output with several heads
+        widths = C + 2 * self.w_q.size(1) + 3 * self.w_v.size(1) + 2 * C
         rows = B * T * widths * self.x.element_size()
         return memory_guard.SCORE_TENSORS * self.score_bytes() + T * T + rows
 

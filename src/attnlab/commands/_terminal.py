@@ -28,12 +28,13 @@ class EscapingStream(io.TextIOBase):
         super().__init__()
         self._stream = stream
 
+    # io.TextIOBase declares both as attributes; here they are read-only views of the stream.
     @property
-    def encoding(self) -> str:
+    def encoding(self) -> str:  # type: ignore[override]
         return self._stream.encoding
 
     @property
-    def errors(self) -> str:
+    def errors(self) -> str:  # type: ignore[override]
         return "backslashreplace"
 
     def write(self, text: str) -> int:
