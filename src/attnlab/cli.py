@@ -58,11 +58,17 @@ def main() -> None:
     """Entry point of the ``attnlab`` console script.
 
     A mistyped option gets the same one-line error as every other learner mistake
-    (``attnlab: error: ...``, exit 2) instead of click's boxed usage message.
+    (``attnlab: error: ...``, exit 2) instead of click's boxed usage message. A terminal that
+    cannot encode Chinese gets escapes instead of ``UnicodeEncodeError`` (see
+    :mod:`attnlab.commands._terminal`).
     """
     import sys
 
     from typer.exceptions import TyperException
+
+    from attnlab.commands._terminal import make_streams_safe
+
+    make_streams_safe()
 
     try:
         code = app(standalone_mode=False)

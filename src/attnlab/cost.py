@@ -43,9 +43,9 @@ def cost_table(
 
 
 def human_bytes(n: float) -> str:
-    """``1536`` → ``"1.5 KiB"``."""
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if n < 1024 or unit == "TiB":
+    """``1536`` → ``"1.5 KiB"`` (up to EiB: ``attnlab cost`` accepts T up to 10⁷)."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
-    return f"{n:.1f} TiB"
+    return f"{n:,.1f} EiB"

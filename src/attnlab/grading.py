@@ -22,6 +22,8 @@ from attnlab.errors import InputError
 
 # Float slack on top of the learner's rounding, relative to the value.
 _REL_SLACK = 1e-9
+#: Longest number accepted (a float keeps seventeen significant digits).
+MAX_NUMBER_CHARS = 64
 _THOUSANDS = re.compile(r"^[-+]?\d{1,3}(,\d{3})+(\.\d+)?$")
 _TRANSLATE = str.maketrans({"，": ",", "−": "-", "–": "-", "［": "", "］": "", "、": ","})
 
@@ -66,21 +68,31 @@ def parse_numbers(text: str) -> list[Decimal]:
     tokens = _tokens(text)
     if not tokens:
         raise InputError("expected a number, got an empty answer")
-    numbers = []
-    for token in tokens:
-        try:
-            number = Decimal(token)
-        except InvalidOperation:
-            raise InputError(f"expected a number like 0.599, got {token!r}") from None
-        if not number.is_finite():
-            raise InputError(f"expected a finite number, got {token!r}")
-        numbers.append(number)
-    return numbers
+    return [_number(token) for token in tokens]
+
+
+def _number(token: str) -> Decimal:
+    """One number of an answer; refused unless a float64 holds it (``1e999`` does not)."""
+    if len(token) > MAX_NUMBER_CHARS:
+        raise InputError(
+            f"expected a number of at most {MAX_NUMBER_CHARS} characters, got one of "
+            f"{len(token):,} ({token[:12]!r}...)"
+        )
+    try:
+        number = Decimal(token)
+    except InvalidOperation:
+        raise InputError(f"expected a number like 0.599, got {token!r}") from None
+    if not number.is_finite():
+        raise InputError(f"expected a finite number, got {token!r}")
+    if not math.isfinite(float(number)):
+        raise InputError(f"expected a number a float can hold (|x| <= 1.8e308), got {token!r}")
+    return number
 
 
 def _learner_decimals(number: Decimal) -> int:
     exponent = number.as_tuple().exponent
-    return -int(exponent) if isinstance(exponent, int) else 0
+    # Clamped to float range: "0e400" has exponent 400, and 10.0**400 overflows.
+    return max(-int(exponent), -308) if isinstance(exponent, int) else 0
 
 
 def _judge_one(given: Decimal, expected: float, decimals: int) -> str:

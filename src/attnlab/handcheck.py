@@ -8,21 +8,22 @@ The tolerance follows the learner's rounding (three decimals → ±0.0005, plus 
 
 from __future__ import annotations
 
-import json
 import math
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from attnlab import mistakes
+from attnlab import memory_guard, mistakes, safe_load
 from attnlab.errors import InputError
 from attnlab.mistake_steps import MistakeInput
 
 _NUMBER = re.compile(r"[-−+]?(?:inf|∞|nan|\d+\.?\d*(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?)", re.I)
+_INFINITY = re.compile(r"inf|∞", re.I)
+#: Longest number accepted as written (seventeen significant digits is all a float keeps).
+MAX_NUMBER_CHARS = 64
 
 
 @dataclass(frozen=True)
@@ -74,8 +75,33 @@ def parse_values(text: str) -> tuple[str, ...]:
     found = tuple(_NUMBER.findall(text))
     leftover = _NUMBER.sub("", text)
     if not found or re.search(r"[^\s,;\[\]()]", leftover):
-        raise InputError(f'--values: expected numbers like "0.6 0.4" (or -inf), got {text!r}')
-    return found
+        raise InputError(f'--values: expected numbers like "0.6 0.4" (or -inf), got {text[:40]!r}')
+    return tuple(check_number(v, "--values") for v in found)
+
+
+def check_number(text: str, where: str) -> str:
+    """``text`` if it is one number a float64 holds; ``inf``/``-inf`` only when written so.
+
+    Raises:
+        InputError: for NaN, a number that overflows a float (``1e999``, 400 digits) or more
+            than :data:`MAX_NUMBER_CHARS` characters, naming ``where``.
+    """
+    if len(text) > MAX_NUMBER_CHARS:
+        raise InputError(
+            f"{where}: expected a number of at most {MAX_NUMBER_CHARS} characters, got one of "
+            f"{len(text):,} ({text[:12]!r}...)"
+        )
+    if not _NUMBER.fullmatch(text):
+        raise InputError(f"{where}: expected a number like 0.6 (or -inf), got {text!r}")
+    value = _to_float(text)
+    if math.isnan(value):
+        raise InputError(f"{where}: expected a number, got {text!r} (NaN is never an answer)")
+    if math.isinf(value) and not _INFINITY.search(text):
+        raise InputError(
+            f"{where}: expected a number a float can hold (|x| <= 1.8e308), got {text!r}; "
+            "write -inf for a masked score"
+        )
+    return text
 
 
 def _to_float(text: str) -> float:
@@ -90,15 +116,27 @@ def lab_input(path: Path | None) -> MistakeInput:
     from attnlab.inputs import load_input
 
     lab = load_input(path)
+    # The catalogue recomputes every stage once per mistake and keeps them all; batch_mixed
+    # reads the B prompts as one sequence of B·T tokens, so its scores are B times larger.
+    copies = len(mistakes.CATALOGUE) + 1
+    memory_guard.check_budget(
+        copies * lab.stage_bytes() + memory_guard.SCORE_TENSORS * lab.x.size(0) * lab.score_bytes(),
+        f"check --input: the right stages and {copies - 1} mistakes' stages",
+        "they grow with B·n_head·T²; use a shorter sequence or fewer prompts",
+    )
+    lab.stages()  # refuses, naming the stage, numbers that overflow float64
     return MistakeInput(lab.x, lab.w_q, lab.w_k, lab.w_v, lab.num_heads or 1, lab.w_o)
 
 
 def _prompt(text: str, B: int) -> int:
     t = text.strip().upper()
-    index = int(t) if t.isdigit() else (ord(t) - ord("A") if len(t) == 1 and t.isalpha() else -1)
+    if t.isascii() and t.isdigit() and len(t) <= 9:  # "²" is a digit to isdigit, not to int
+        index = int(t)
+    else:
+        index = ord(t) - ord("A") if len(t) == 1 and t.isalpha() else -1
     if not 0 <= index < B:
         names = ", ".join(chr(ord("A") + b) for b in range(B))
-        raise InputError(f"prompt: expected one of {names}, got {text!r}")
+        raise InputError(f"prompt: expected one of {names}, got {text[:20]!r}")
     return index
 
 
@@ -106,7 +144,7 @@ def expected_slice(answer: Answer, inp: MistakeInput) -> torch.Tensor:
     """The right numbers for ``answer`` (raises ``InputError`` for an unknown stage/row/head)."""
     stages = mistakes.correct_stages(inp)
     if answer.stage not in stages:
-        raise InputError(f"stage: expected one of {', '.join(stages)}, got {answer.stage!r}")
+        raise InputError(f"stage: expected one of {', '.join(stages)}, got {answer.stage[:40]!r}")
     t = stages[answer.stage][_prompt(answer.prompt, inp.x.size(0))]
     if answer.stage not in ("x", "output", "concat", "logits") and not inp.is_single_head:
         if not 0 <= answer.head < t.size(0):
@@ -159,8 +197,9 @@ def _answer(entry: Any, n: int) -> Answer:
         if key not in entry:
             raise InputError(f"answer {n}: missing {key!r} (keys found: {', '.join(entry) or '-'})")
     raw = entry["values"]
+    where = f"answer {n}: values"
     if isinstance(raw, list):
-        values = tuple(repr(float(v)) if not isinstance(v, str) else v for v in _flat(raw))
+        values = tuple(_entry_value(v, where) for v in _flat(raw, where))
     else:
         values = parse_values(str(raw))
     row = entry.get("row")
@@ -172,23 +211,43 @@ def _answer(entry: Any, n: int) -> Answer:
     return Answer(str(entry["stage"]), str(entry.get("prompt", "A")), values, row, head - 1)
 
 
-def _flat(items: list[Any]) -> list[Any]:
+def _entry_value(value: Any, where: str) -> str:
+    """One value of an answer file's list, as the text the tolerance is read from."""
+    if isinstance(value, str):
+        return check_number(value.strip(), where)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"{where}: expected numbers, got {type(value).__name__} {value!r:.20}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        raise InputError(
+            f"{where}: expected numbers a float can hold (|x| <= 1.8e308), got {number}; "
+            'write "-inf" (a string) for a masked score'
+        )
+    return repr(number)
+
+
+def _flat(items: list[Any], where: str) -> list[Any]:
+    """The numbers of a nested list, in order (one level of rows, e.g. a whole table)."""
     out: list[Any] = []
     for v in items:
-        out.extend(_flat(v) if isinstance(v, list) else [v])
+        if isinstance(v, list):
+            if any(isinstance(w, list) for w in v):
+                raise InputError(f"{where}: expected numbers or rows of numbers, got deeper lists")
+            out.extend(v)
+        else:
+            out.append(v)
     return out
 
 
 def load_answers(path: Path) -> list[Answer]:
     """Answers from a TOML (``[[answer]]`` tables) or JSON (a list, or ``{"answer": [...]}``)
     file."""
-    if not path.is_file():
+    if not path.exists():
         raise InputError(f"answer file not found: {path}")
-    text = path.read_text(encoding="utf-8")
-    try:
-        data: Any = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(f"{path.name}: not valid {path.suffix[1:].upper()}: {exc}") from None
+    data: Any = safe_load.load(path, "answer file")
     entries = data.get("answer", data.get("answers")) if isinstance(data, dict) else data
     if not isinstance(entries, list) or not entries:
         raise InputError(f"{path.name}: expected a list of answers ([[answer]] tables in TOML)")

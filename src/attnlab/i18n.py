@@ -22,3 +22,11 @@ def resolve_lang(lang: str | None = None) -> str:
 def pick(lang: str, zh: str, en: str) -> str:
     """The Chinese or English text, by ``lang``."""
     return zh if lang == "zh" else en
+
+
+def error_message(exc: Exception, lang: str) -> str:
+    """An error's one-line message in ``lang`` when it carries both languages (a
+    ``localized(lang)`` method, like :class:`attnlab.finite.NonFiniteStageError`), else
+    ``str(exc)``."""
+    localized = getattr(exc, "localized", None)
+    return str(localized(lang)) if callable(localized) else str(exc)

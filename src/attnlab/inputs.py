@@ -16,21 +16,20 @@ expected and what was found.
 
 from __future__ import annotations
 
-import json
 import math
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from attnlab import example
+from attnlab import example, memory_guard, safe_load
 from attnlab.errors import InputError
+from attnlab.finite import check_finite_stages
 from attnlab.pipeline import AttentionStages, MultiHeadStages, attention_stages, multi_head_stages
 
 MAX_NUMBERS = 1_000_000
-MAX_FILE_BYTES = 64 * 1024 * 1024
+MAX_FILE_BYTES = safe_load.MAX_FILE_BYTES
 #: Largest sizes shown as text or Markdown tables; JSON has no limit but MAX_NUMBERS.
 DISPLAY_LIMITS = {"B": 8, "T": 16, "C": 16}
 
@@ -48,11 +47,48 @@ class LabInput:
     w_o: torch.Tensor | None = None  # [C, C]
     source: str = "lesson"
 
+    @property
+    def heads(self) -> int:
+        """``n_head``: 1 for a single head."""
+        return self.num_heads or 1
+
+    def score_bytes(self) -> int:
+        """Bytes of one ``[B, n_head, T, T]`` float64 score tensor."""
+        B, T, _ = self.x.shape
+        return B * self.heads * T * T * self.x.element_size()
+
+    def stage_bytes(self) -> int:
+        """Bytes of every stage the pipeline keeps for these numbers (four score tensors, the
+        ``[T, T]`` mask, and the ``[B, T, ·]`` stages)."""
+        B, T, C = self.x.shape
+        # x; q, k; v, head outputs (and slack); concat and output with several heads
+        widths = C + 2 * self.w_q.size(1) + 3 * self.w_v.size(1) + 2 * C
+        rows = B * T * widths * self.x.element_size()
+        return memory_guard.SCORE_TENSORS * self.score_bytes() + T * T + rows
+
     def stages(self) -> AttentionStages | MultiHeadStages:
-        """Run the one attention pipeline on these numbers."""
+        """Run the one attention pipeline on these numbers.
+
+        Raises:
+            attnlab.memory_guard.TooLargeError: the stages would need more than
+                :data:`~attnlab.memory_guard.COMMAND_BUDGET_BYTES` (predicted, nothing built).
+            attnlab.finite.NonFiniteStageError: a stage overflowed float64.
+        """
+        memory_guard.check_budget(
+            self.stage_bytes(),
+            f"the stages of x [B, T, C] = {list(self.x.shape)} with {self.heads} head(s)",
+            "the score tables grow with B·n_head·T²; use a shorter sequence or fewer prompts",
+        )
         if self.num_heads is None:
-            return attention_stages(self.x, self.w_q, self.w_k, self.w_v)
-        return multi_head_stages(self.x, self.w_q, self.w_k, self.w_v, self.num_heads, self.w_o)
+            result: AttentionStages | MultiHeadStages = attention_stages(
+                self.x, self.w_q, self.w_k, self.w_v
+            )
+        else:
+            result = multi_head_stages(
+                self.x, self.w_q, self.w_k, self.w_v, self.num_heads, self.w_o
+            )
+        check_finite_stages(result)
+        return result
 
     def check_display(self, what: str = "text tables") -> None:
         """Raise unless every size fits :data:`DISPLAY_LIMITS` (for text/Markdown/figures)."""
@@ -102,14 +138,33 @@ class _Counter:
             )
 
 
+def _number(value: Any, field: str) -> float:
+    """``value`` as a float, refusing what a float64 cannot hold with the field named."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"{field}: expected a number but found {_kind(value)}")
+    if isinstance(value, int):
+        try:
+            return float(value)
+        except OverflowError:
+            digits = int(value.bit_length() * math.log10(2)) + 1
+            raise InputError(
+                f"{field}: expected a number a float can hold (|x| <= 1.8e308) but found an "
+                f"integer of about {digits} digits"
+            ) from None
+    if math.isnan(value):
+        raise InputError(f"{field}: expected a finite number but found nan")
+    if math.isinf(value):
+        raise InputError(
+            f"{field}: expected a finite number but found {value} (a number past ±1.8e308 "
+            "reads as inf)"
+        )
+    return value
+
+
 def _array(value: Any, field: str, ndim: int, counter: _Counter) -> Any:
     """Check ``value`` is a non-ragged ``ndim``-deep list of finite numbers."""
     if ndim == 0:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise InputError(f"{field}: expected a number but found {_kind(value)}")
-        if not math.isfinite(value):
-            raise InputError(f"{field}: expected a finite number but found {value}")
-        return value
+        return _number(value, field)
     if not isinstance(value, list):
         raise InputError(f"{field}: expected a list ({ndim}-deep) but found {_kind(value)}")
     if not value:
@@ -129,31 +184,7 @@ def _array(value: Any, field: str, ndim: int, counter: _Counter) -> Any:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        raise InputError(f"--input: file not found: {path}")
-    if path.is_dir():
-        raise InputError(f"--input: expected a file but {path} is a directory")
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise InputError(f"--input: {path} is larger than {MAX_FILE_BYTES // 2**20} MiB")
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"--input: expected UTF-8 text but {path} has byte 0x{raw[exc.start]:02x} "
-            f"at offset {exc.start}"
-        ) from None
-    suffix = path.suffix.lower()
-    if suffix not in (".json", ".toml"):
-        raise InputError(f"--input: expected a .json or .toml file, found {path.name!r}")
-    try:
-        data = json.loads(text) if suffix == ".json" else tomllib.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"--input: {path} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-        ) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"--input: {path} is not valid TOML: {exc}") from None
+    data = safe_load.load(path, "--input")
     if not isinstance(data, dict):
         raise InputError(
             f"--input: expected an object with keys x, w_q, w_k, w_v, found {_kind(data)}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from attnlab.i18n import pick
-from attnlab.textfmt import fmt_num
+from attnlab.textfmt import escape_label, fmt_num
 
 #: Stages whose columns are key positions (a [T_query, T_key] table).
 POSITION_STAGES = frozenset(
@@ -16,8 +16,8 @@ MASKED_MARK = "*"
 
 
 def position_label(t: int, tokens: list[str] | None, axis: str = "t") -> str:
-    """``t=1 喜欢`` (or ``t=1`` without tokens)."""
-    return f"{axis}={t} {tokens[t]}" if tokens else f"{axis}={t}"
+    """``t=1 喜欢`` (or ``t=1`` without tokens); control characters in the token are escaped."""
+    return f"{axis}={t} {escape_label(tokens[t])}" if tokens else f"{axis}={t}"
 
 
 def masked_note(lang: str) -> str:

@@ -1,14 +1,56 @@
-"""Plain-text rendering shared by the scripts and the command line: numbers and aligned tables.
+"""Plain-text rendering shared by the scripts and the command line: numbers, labels and tables.
 
 Chinese characters take two terminal columns, so widths are measured with
-``unicodedata.east_asian_width`` rather than ``len``.
+``unicodedata.east_asian_width`` rather than ``len``. Text that comes from a learner's file (token
+labels) goes through :func:`escape_label` before it is shown anywhere.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import re
 import unicodedata
 from collections.abc import Sequence
+
+#: Unicode categories that are not text: controls (ESC, BEL, CR, C1 such as CSI), format
+#: characters (bidi overrides, zero-width spaces), line/paragraph separators and lone surrogates.
+_NOT_TEXT = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+def escape_label(text: str) -> str:
+    """``text`` with every control or format character written as its escape (``"\\x1b"``).
+
+    A label read from a file could otherwise recolour or clear the terminal (``\\x1b[31m``),
+    return the cursor (``\\r``), ring the bell (``\\x07``) or reverse the text around it
+    (``\\u202e``). Letters of every script, Chinese included, are kept as they are.
+
+    Example::
+
+        >>> escape_label("\\x1b[31m猫\\r")
+        '\\\\x1b[31m猫\\\\r'
+    """
+    if text.isprintable():  # the common case: nothing to escape (spaces are printable)
+        return text
+    return "".join(repr(ch)[1:-1] if unicodedata.category(ch) in _NOT_TEXT else ch for ch in text)
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7e]")
+
+
+def escape_json_text(text: str) -> str:
+    """JSON text with the characters :func:`escape_label` escapes written as ``\\uXXXX``.
+
+    The parsed values stay exactly the same (a token keeps its raw characters); only the text a
+    terminal receives is safe. ``json.dumps`` escapes ``\\x00``-``\\x1f`` itself but, with
+    ``ensure_ascii=False``, passes C1 controls, bidi overrides and lone surrogates through.
+    """
+
+    def one(match: re.Match[str]) -> str:
+        ch = match[0]
+        return json.dumps(ch)[1:-1] if unicodedata.category(ch) in _NOT_TEXT else ch
+
+    return _NON_ASCII.sub(one, text)
 
 
 def fmt_num(value: float | str | bool, precision: int = 4) -> str:

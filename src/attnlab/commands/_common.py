@@ -8,6 +8,7 @@ from typing import Annotated, NoReturn
 import typer
 
 from attnlab.i18n import resolve_lang
+from attnlab.textfmt import escape_label
 
 LangOption = Annotated[
     str | None,
@@ -20,8 +21,12 @@ LangOption = Annotated[
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    """Print ``attnlab: error: message`` as one line on stderr and exit with ``code``."""
-    one_line = " ".join(str(message).split())
+    """Print ``attnlab: error: message`` as one line on stderr and exit with ``code``.
+
+    Control characters a message may quote from the learner's input (a file name, a label) are
+    escaped, so the line cannot move the cursor or recolour the terminal.
+    """
+    one_line = escape_label(" ".join(str(message).split()))
     print(f"attnlab: error: {one_line}", file=sys.stderr)
     raise typer.Exit(code)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from attnlab.i18n import pick
@@ -12,12 +13,18 @@ from attnlab.tracing import StageView
 
 
 def _table(title: str | None, headers: list[str], rows: list[list[str]]) -> Table:
+    # Cells are plain text (token labels from a file may hold "[red]" or "[/b]"): escape rich's
+    # markup so they print as written; the only markup is ours, dimming the masked entries.
     table = Table(title=title, title_justify="left", header_style="bold")
     for i, h in enumerate(headers):
         # The label column may wrap; number columns never do (a cut number would mislead).
-        table.add_column(h, justify="left" if i == 0 else "right", no_wrap=i > 0, overflow="fold")
+        table.add_column(
+            escape(h), justify="left" if i == 0 else "right", no_wrap=i > 0, overflow="fold"
+        )
     for row in rows:
-        table.add_row(*[f"[dim]{c}[/dim]" if c.endswith(MASKED_MARK) else c for c in row])
+        table.add_row(
+            *[f"[dim]{escape(c)}[/dim]" if c.endswith(MASKED_MARK) else escape(c) for c in row]
+        )
     return table
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from attnlab.commands._common import LangOption, fail, lang_of
-from attnlab.i18n import pick
+from attnlab.i18n import error_message, pick
 
 if TYPE_CHECKING:
     from attnlab.handcheck import Answer, Verdict
@@ -118,7 +118,7 @@ def register(app: typer.Typer) -> None:
             inp = handcheck.lab_input(input_file)
             verdicts = [handcheck.check_answer(a, inp) for a in todo]
         except InputError as exc:
-            fail(str(exc))
+            fail(error_message(exc, chosen))
         if as_json:
             typer.echo(json.dumps([v.to_json() for v in verdicts], ensure_ascii=False, indent=2))
         else:

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from attnlab.commands._common import LangOption, fail, lang_of
+from attnlab.i18n import error_message
 
 ORDER = 50
 
@@ -76,6 +77,6 @@ def register(app: typer.Typer) -> None:
             figures = files.make_figures(kind, source, language, csv_path)
             written = files.save_figures(figures, out, fmt)
         except (InputError, OSError) as exc:
-            fail(str(exc))
+            fail(error_message(exc, language))
         for path in written:
             print(path)

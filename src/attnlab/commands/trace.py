@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from attnlab.commands._common import LangOption, fail, lang_of
+from attnlab.i18n import error_message
+
+if TYPE_CHECKING:
+    from attnlab.inputs import LabInput
 
 ORDER = 20
 
@@ -44,7 +48,7 @@ def register(app: typer.Typer) -> None:
         try:
             _trace(language, prompt, input_file, stage, fmt, step, precision)
         except InputError as exc:
-            fail(str(exc))
+            fail(error_message(exc, language))
 
     @app.command("shapes")
     def shapes_command(
@@ -90,14 +94,18 @@ def _trace(
 ) -> None:
     from attnlab.document import dumps
     from attnlab.inputs import lesson_input, load_input
+    from attnlab.textfmt import escape_json_text
     from attnlab.tracing import build_views, input_document, render_markdown
 
     inp = load_input(input_file) if input_file else lesson_input(lang)
     if fmt is Format.json:
-        doc = (
-            input_document(inp, prompt, stage) if input_file else _lesson_json(lang, prompt, stage)
-        )
-        print(dumps(doc))
+        if input_file:
+            check_document_fits(inp)
+            doc = input_document(inp, prompt, stage)
+        else:
+            doc = _lesson_json(lang, prompt, stage)
+        # Labels keep their characters in the parsed JSON, but never reach the terminal raw.
+        print(escape_json_text(dumps(doc)))
         return
     inp.check_display("text tables" if fmt is Format.text else "Markdown tables")
     views = build_views(inp, lang, prompt, stage, precision)
@@ -107,6 +115,29 @@ def _trace(
     from attnlab.commands._render import print_views
 
     print_views(views, lang, step)
+
+
+def document_numbers(inp: LabInput) -> int:
+    """Numbers in the ``trace --format json`` document of ``inp`` (an upper bound): the input
+    fields, then per prompt x, every head's stages (each repeats x) with five ``[T, T]`` tables
+    (four score stages and the mask), and with several heads the concatenation and W_O."""
+    B, T, C = inp.x.shape
+    d_qk, d_v = inp.w_q.size(1), inp.w_v.size(1)
+    weights = C * (2 * d_qk + d_v + C)
+    rows = B * T * ((4 + inp.heads) * C + 2 * d_qk + 2 * d_v)
+    return 1 + weights + rows + 5 * B * inp.heads * T * T  # 1: num_heads
+
+
+def check_document_fits(inp: LabInput) -> None:
+    """Refuse, before building anything, a JSON document that would not fit the budget."""
+    from attnlab import memory_guard
+
+    numbers = document_numbers(inp)
+    memory_guard.check_budget(
+        inp.stage_bytes() + numbers * memory_guard.DOCUMENT_BYTES_PER_NUMBER,
+        f"trace --format json: the stages and a document of {numbers:,} numbers",
+        "it grows with B·n_head·T²; use a shorter sequence or fewer prompts",
+    )
 
 
 def _lesson_json(lang: str, prompt: str, stage: str | None) -> dict:

@@ -34,6 +34,8 @@ KINDS: tuple[str, ...] = (*SOURCE_KINDS, *SECTION_KINDS, BENCH_KIND)
 FORMATS: tuple[str, ...] = ("png", "svg")
 #: Pixels per inch of a PNG: sharp on a laptop screen and in print.
 PNG_DPI = 150
+#: Most chain figures (one per prompt and head) one request draws: each takes about a second.
+MAX_FIGURES = 16
 
 
 def _stem(kind: str, source: PlotSource, *parts: str) -> str:
@@ -64,6 +66,12 @@ def make_figures(
                 f"(at most {MAX_PANELS}); pick one prompt with --prompt"
             )
         return [(_stem("weights", source, *names), plot_weights(source, lang))]
+    count = len(source.shown) * source.num_heads
+    if count > MAX_FIGURES:
+        raise InputError(
+            f"chain: {count} figures (one per prompt and head) is too many for one command "
+            f"(at most {MAX_FIGURES}); pick one prompt with --prompt"
+        )
     figures = []
     for b in source.shown:
         name = source.names[b]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from attnlab.i18n import pick
+from attnlab.textfmt import escape_label
 
 _TEXT: dict[str, tuple[str, str]] = {
     "masked": ("已屏蔽", "masked"),
@@ -89,8 +90,17 @@ def text(key: str, lang: str, **fields: object) -> str:
     return pick(lang, zh, en).format(**fields)
 
 
+def figure_label(token: str) -> str:
+    """A token as figure text: control characters escaped (:func:`attnlab.textfmt.escape_label`)
+    and ``$`` escaped, since matplotlib reads text between two ``$`` as mathtext (a label like
+    ``$\\frac$`` would stop the figure from drawing)."""
+    return escape_label(token).replace("$", r"\$")
+
+
 def token_labels(tokens: Sequence[str] | None, T: int) -> list[str]:
-    """Axis labels ``"t=0 我"`` for each position (just ``"t=0"`` without tokens)."""
+    """Axis labels ``"t=0 我"`` for each position (just ``"t=0"`` without tokens).
+
+    ``tokens`` are figure labels already (see :func:`figure_label`)."""
     if tokens is None:
         return [f"t={t}" for t in range(T)]
     return [f"t={t} {tok}" for t, tok in enumerate(tokens)]

@@ -15,6 +15,7 @@ from attnlab.document import prompt_names
 from attnlab.errors import InputError
 from attnlab.inputs import LabInput, lesson_input
 from attnlab.pipeline import AttentionStages, MultiHeadStages
+from attnlab.plots.labels import figure_label
 
 #: Largest T and C a figure stays readable at; bigger inputs belong to `cost` or `trace`.
 MAX_TOKENS = 32
@@ -75,8 +76,9 @@ def input_source(lab: LabInput) -> PlotSource:
     B, T, _ = lab.x.shape
     # The loader fills in "0", "1", ... when the file names no tokens: "t=1" alone says that.
     unnamed = all(row == [str(t) for t in range(T)] for row in lab.tokens)
-    return PlotSource(lab.stages(), None if unnamed else lab.tokens, prompt_names(B),
-                      Path(lab.source).stem)  # fmt: skip
+    # Labels from a file are shown as text: escaped once here for every title and tick label.
+    tokens = None if unnamed else [[figure_label(tok) for tok in row] for row in lab.tokens]
+    return PlotSource(lab.stages(), tokens, prompt_names(B), Path(lab.source).stem)
 
 
 def check_plot_size(x: torch.Tensor) -> None:

@@ -2,7 +2,9 @@
 
 Input is validated by :func:`attnlab.inputs.parse_input` (one-line :class:`InputError` messages
 naming the field, e.g. ``x[0][1][2]: expected a number but found a string ('abc')``), then sizes
-are capped so a page stays readable. The stages come from :func:`attnlab.pipeline.attention_stages`.
+are capped so a page stays readable. The stages come from :func:`attnlab.pipeline.attention_stages`
+through :meth:`attnlab.inputs.LabInput.stages`, which refuses finite numbers that overflow a stage
+(:class:`attnlab.finite.NonFiniteStageError`, with a message in both languages).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from attnlab.errors import InputError
 from attnlab.explain import STAGE_TITLES
 from attnlab.i18n import pick
 from attnlab.inputs import parse_input
-from attnlab.pipeline import STAGE_NAMES, AttentionStages, attention_stages
+from attnlab.pipeline import STAGE_NAMES, AttentionStages
 from attnlab.stagefmt import POSITION_STAGES, stage_rows
 
 #: Largest sizes the explorer accepts (B is the two prompts of the lesson).
@@ -74,7 +76,8 @@ def compute(payload: object) -> AttentionStages:
     """Validate the explorer's numbers and run the pipeline on them.
 
     Raises:
-        InputError: one line naming the field (``x[0][1][2]: ...``) or the size over the cap.
+        InputError: one line naming the field (``x[0][1][2]: ...``), the size over the cap or
+            the stage that overflowed float64.
     """
     if not isinstance(payload, dict):
         raise InputError(f"input: expected an object with keys {', '.join(MATRICES)}")
@@ -83,7 +86,15 @@ def compute(payload: object) -> AttentionStages:
     check_sizes(B=B, T=T, C=C, d=lab.w_q.size(1))
     if lab.w_v.size(1) > LIMITS["d"]:
         raise InputError(f"w_v: expected at most {LIMITS['d']} columns but found {lab.w_v.size(1)}")
-    return attention_stages(lab.x, lab.w_q, lab.w_k, lab.w_v)
+    stages = lab.stages()
+    if not isinstance(stages, AttentionStages):  # parse_input got no num_heads: one head
+        raise TypeError(f"expected one head's stages, got {type(stages).__name__}")
+    return stages
+
+
+def error_stage(exc: InputError) -> str:
+    """The stage that overflowed (``"raw_scores"``), or ``""`` when the input itself is wrong."""
+    return str(getattr(exc, "stage", ""))
 
 
 def error_field(message: str) -> tuple[str, str]:

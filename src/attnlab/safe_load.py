@@ -1,0 +1,117 @@
+"""Read a learner's JSON or TOML text without letting it exhaust memory, time or the stack.
+
+Python's parsers trust their input: ``json.loads`` raises ``ValueError`` on an integer of more than
+4300 digits and ``RecursionError`` on lists nested a thousand deep, ``tomllib`` the same, and a
+64 MiB file of ``[],`` builds twenty million lists (two GiB, twenty seconds). Every learner file
+(``--input``, ``check``'s answer files) and the explorer's JSON body are read here instead: the
+size and the number of items are bounded before parsing, and every parser failure becomes one
+:class:`~attnlab.errors.InputError` line saying what was expected and what was found.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from attnlab.errors import InputError
+
+MAX_FILE_BYTES = 64 * 1024 * 1024
+#: Values, lists and tables a document may hold (counted as separators and brackets before
+#: parsing). A million numbers, the most an input may hold, take about two million.
+MAX_ITEMS = 3_000_000
+#: Longer integer literals are read as floats (±inf, refused by the caller with the field named):
+#: Python refuses to convert more than 4300 digits (and a float holds at most 309).
+MAX_INT_DIGITS = 4000
+SUFFIXES = (".json", ".toml")
+
+
+class InvalidSyntax(InputError):
+    """The text is not valid JSON or TOML at all (a web request answers 400, not 422)."""
+
+
+def _int(text: str) -> int | float:
+    return int(text) if len(text) <= MAX_INT_DIGITS else float(text)
+
+
+def _count_items(text: str, what: str) -> None:
+    items = sum(text.count(c) for c in ",[{\n")
+    if items > MAX_ITEMS:
+        raise InputError(
+            f"{what}: expected at most {MAX_ITEMS:,} values, lists and tables but found about "
+            f"{items:,}; the limit keeps the lab within 2 GiB and a few seconds"
+        )
+
+
+def loads(text: str, suffix: str, what: str) -> Any:
+    """Parse ``text`` as JSON (``suffix=".json"``) or TOML, refusing with one line.
+
+    Args:
+        text: the document.
+        suffix: ``".json"`` or ``".toml"``.
+        what: how the message names the document (``"--input: mine.json"``).
+
+    Raises:
+        InvalidSyntax: the text is not JSON (TOML) at all.
+        InputError: more than :data:`MAX_ITEMS` items, nesting deeper than the
+            parser can follow, or an integer with more digits than Python converts.
+    """
+    _count_items(text, what)
+    try:
+        if suffix == ".json":
+            return json.loads(text, parse_int=_int)
+        return tomllib.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidSyntax(
+            f"{what} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidSyntax(f"{what} is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise InputError(
+            f"{what}: expected lists nested a few levels deep (x is [B][T][C]) but found "
+            "nesting deeper than the parser can follow"
+        ) from None
+    except ValueError as exc:  # tomllib: an integer past Python's 4300-digit limit
+        raise InputError(
+            f"{what}: expected numbers a float can hold (|x| <= 1.8e308) but found one too "
+            f"long to read ({exc})"
+        ) from None
+
+
+def read_text(path: Path, what: str, suffixes: tuple[str, ...] = SUFFIXES) -> str:
+    """The UTF-8 text of a regular file of at most :data:`MAX_FILE_BYTES`.
+
+    At most ``MAX_FILE_BYTES + 1`` bytes are read, so ``/dev/zero`` or a named pipe is refused
+    at once rather than read forever.
+    """
+    if not path.exists():
+        raise InputError(f"{what}: file not found: {path}")
+    if path.is_dir():
+        raise InputError(f"{what}: expected a file but {path} is a directory")
+    if not path.is_file():
+        raise InputError(f"{what}: expected a regular file but {path} is a device or pipe")
+    if path.suffix.lower() not in suffixes:
+        names = " or ".join(suffixes)
+        raise InputError(f"{what}: expected a {names} file, found {path.name!r}")
+    try:
+        with path.open("rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise InputError(f"{what}: cannot read {path}: {exc.strerror}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise InputError(f"{what}: {path} is larger than {MAX_FILE_BYTES // 2**20} MiB")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{what}: expected UTF-8 text but {path} has byte 0x{raw[exc.start]:02x} "
+            f"at offset {exc.start}"
+        ) from None
+
+
+def load(path: Path, what: str) -> Any:
+    """Read and parse a ``.json`` or ``.toml`` file (see :func:`read_text` and :func:`loads`)."""
+    text = read_text(path, what)
+    return loads(text, path.suffix.lower(), f"{what}: {path}")
