@@ -208,11 +208,9 @@ def cells(value: str, T: int = 2, C: int = 2, d: int = 2) -> dict[str, str]:
 HUGE = {"x": [[[1e300] * 4] * 2] * 2} | {m: [[1e300] * 2] * 4 for m in MATRICES[1:]}
 JSON_TYPE = {"Content-Type": "application/json"}
 
-# Crashes that other parts of issue 11 fix (input parsing: exercise answers; the explorer: input
-# that overflows). (method, route, exception, one request that raises it today). Each request is
-# an xfail(strict=True) test below, so the entry must go once its fix is merged; the property
-# tests skip exactly these (method, route, exception) and fail on any other crash.
-KNOWN_ISSUE11: list[tuple[str, str, type[BaseException], Callable[[TestClient], Any]]] = [
+# Requests that crashed a route before issue 11 (exercise answers that overflow a float, explorer
+# input that overflows or chokes the parser): (method, route, exception then, the request).
+ONCE_CRASHED: list[tuple[str, str, type[BaseException], Callable[[TestClient], Any]]] = [
     ("POST", "/exercise/{exercise_id}", OverflowError,
      send("POST", "/exercise/4a", data={"answer": "1e999"})),
     ("POST", "/api/explorer", OverflowError,
@@ -228,10 +226,6 @@ KNOWN_ISSUE11: list[tuple[str, str, type[BaseException], Callable[[TestClient], 
 ]  # fmt: skip
 
 
-def known_issue11(method: str, route: str, exc: BaseException) -> bool:
-    return any((m, r) == (method, route) and isinstance(exc, t) for m, r, t, _ in KNOWN_ISSUE11)
-
-
 @pytest.fixture(scope="module")
 def fuzz_client(tmp_path_factory: pytest.TempPathFactory, web_client_factory) -> TestClient:
     return web_client_factory(tmp_path_factory.mktemp("fuzz"))  # re-raises what escapes
@@ -245,12 +239,7 @@ def check(
     headers = {"Origin": ORIGIN} | kwargs.pop("headers", {})
     if token_header:
         headers["X-CSRF-Token"] = client.cookies["attnlab_csrf"]
-    try:
-        r = client.request(method, url, headers=headers, follow_redirects=False, **kwargs)
-    except Exception as exc:
-        if known_issue11(method, route, exc):
-            return
-        raise
+    r = client.request(method, url, headers=headers, follow_redirects=False, **kwargs)
     assert r.status_code < 500, f"{method} {url[:200]} -> {r.status_code}: {r.text[:300]}"
     assert "Traceback (most recent call last)" not in r.text and 'File "' not in r.text
 
@@ -260,27 +249,21 @@ FUZZ = settings(
 )
 
 
-@pytest.mark.server_error
 @pytest.mark.parametrize(
     "go",
     [
-        pytest.param(
-            go,
-            marks=pytest.mark.xfail(
-                raises=exc, strict=True, reason=f"issue 11: {method} {route} raises {exc.__name__}"
-            ),
-            id=f"{method} {route} {exc.__name__} {i}",
-        )
-        for i, (method, route, exc, go) in enumerate(KNOWN_ISSUE11)
+        pytest.param(go, id=f"{method} {route} once {exc.__name__} {i}")
+        for i, (method, route, exc, go) in enumerate(ONCE_CRASHED)
     ],
 )
-def test_known_issue11_crash(fuzz_client: TestClient, go: Callable[[TestClient], Any]) -> None:
-    """Delete the KNOWN_ISSUE11 entry when this XPASSes: its fix is merged."""
+def test_requests_that_once_crashed_now_answer(
+    fuzz_client: TestClient, go: Callable[[TestClient], Any]
+) -> None:
     r = go(fuzz_client)
-    assert r.status_code < 500 and "Traceback (most recent call last)" not in r.text
+    assert 400 <= r.status_code < 500, (r.status_code, r.text[:300])
+    assert "Traceback (most recent call last)" not in r.text
 
 
-@pytest.mark.server_error  # the known issue-11 crashes are logged; any other one raises here
 @pytest.mark.parametrize("route", POSTS)
 @FUZZ
 @given(data=st.data())
@@ -309,7 +292,6 @@ def test_no_post_body_makes_a_route_crash(fuzz_client: TestClient, route: str, d
         )
 
 
-@pytest.mark.server_error
 @pytest.mark.parametrize("route", GETS)
 @FUZZ
 @given(data=st.data())
@@ -317,7 +299,6 @@ def test_no_query_or_path_value_makes_a_page_crash(fuzz_client: TestClient, rout
     check(fuzz_client, "GET", route, data.draw(url_for(route), label="url"))
 
 
-@pytest.mark.server_error
 @FUZZ
 @given(
     prefix=st.sampled_from(["/", "/static/", "/api/", "/section/", "/exercise/"]),
