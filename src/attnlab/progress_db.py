@@ -2,28 +2,44 @@
 
 Why each step (see :mod:`attnlab.progress` for the store itself):
 
-* The SQLite header and ``PRAGMA quick_check`` catch a file that is not a database or is
-  corrupted; ``PRAGMA application_id`` catches another program's database. All three are
-  checked before anything is written, and such a file is reported by path, never overwritten.
+* Only SQLite ever opens the database, ``-wal`` and ``-shm`` files: closing a descriptor of
+  them opened any other way drops the locks SQLite holds in this process, and another process
+  then deletes the WAL in use (https://sqlite.org/howtocorrupt.html, 2.2). So SQLite itself
+  reads the header ("file is not a database"), ``PRAGMA quick_check`` catches a corrupted file
+  and ``PRAGMA application_id`` another program's database. All three are checked before
+  anything is written, and such a file is reported by path, never overwritten.
 * WAL mode lets readers and one writer work at once; the busy timeout makes a second writer wait
-  for the first instead of failing (https://sqlite.org/wal.html).
+  for the first, up to ``$ATTNLAB_BUSY_TIMEOUT`` seconds (https://sqlite.org/wal.html).
+* A file or folder we may not write is opened read-only (``mode=ro``): it can be read, and
+  nothing is migrated or switched to WAL.
 * The schema version lives in ``PRAGMA user_version`` and every applied migration is listed in the
   ``migrations`` table; a file from a newer attnlab is refused, not downgraded.
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
+import os
 import sqlite3
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from attnlab.progress_file import StoreError
+from attnlab.progress_errors import (
+    SQLITE_BUSY,
+    SQLITE_CANTOPEN,
+    SQLITE_LOCKED,
+    SQLITE_NOTADB,
+    StoreError,
+    corrupted,
+    not_ours,
+)
 
 #: "ATLB" as a 32-bit integer: marks the file as attnlab's (PRAGMA application_id).
 APPLICATION_ID = 0x41544C42
-_SQLITE_HEADER = b"SQLite format 3\x00"
-BUSY_TIMEOUT_MS = 15_000
+BUSY_TIMEOUT_ENV = "ATTNLAB_BUSY_TIMEOUT"
+BUSY_TIMEOUT_S = 15.0
 
 #: (version, name, statements). Append only: a released migration is never edited.
 MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
@@ -53,67 +69,197 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
-def _check_file(path: Path) -> None:
-    if not path.exists() or path.stat().st_size == 0:
-        return
-    with path.open("rb") as fh:
-        header = fh.read(len(_SQLITE_HEADER))
-    if header != _SQLITE_HEADER:
-        raise StoreError(f"{path} is not an attnlab progress database (not SQLite); left as it is")
+def busy_timeout(seconds: float | str | None = None) -> float:
+    """How long to wait for another program's lock: ``seconds``, else ``$ATTNLAB_BUSY_TIMEOUT``,
+    else 15 s. ``ValueError`` unless a number from 0 to 3600."""
+    raw = seconds if seconds is not None else os.environ.get(BUSY_TIMEOUT_ENV) or None
+    if raw is None:
+        return BUSY_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= 3600:  # also refuses NaN
+        source = BUSY_TIMEOUT_ENV if seconds is None else "busy timeout"
+        raise ValueError(f"{source} must be a number of seconds from 0 to 3600, got {raw!r}")
+    return value
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """Open ``path`` (created when missing) after checking it is ours, in WAL mode."""
-    _check_file(path)
+def _writable(path: Path) -> bool:
+    # The effective ids, as the kernel checks them on open (root passes unless the mount is
+    # read-only). Only a look at the permissions: nothing here opens the database file.
+    return os.access(path, os.W_OK, effective_ids=os.access in os.supports_effective_ids)
+
+
+def why_read_only(path: Path) -> tuple[str, str] | None:
+    """Why ``path`` cannot be written (English, Chinese), or None when it can.
+
+    Raises:
+        StoreError: the file does not exist and cannot be created.
+    """
+    folder = path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(
+            f"{path}: cannot create its folder ({exc.strerror or exc})",
+            f"{path}：无法创建所在文件夹（{exc.strerror or exc}）",
+        ) from None
+    folder_ok = _writable(folder)
+    if not path.exists():
+        if folder_ok:
+            return None
+        raise StoreError(
+            f"{path} does not exist and its folder {folder} is read-only, so it cannot be "
+            "created; choose another folder with --data-dir or ATTNLAB_DATA_DIR",
+            f"{path} 不存在，且所在文件夹 {folder} 是只读的，无法创建；请用 --data-dir 或 "
+            "ATTNLAB_DATA_DIR 换一个文件夹",
+        )
+    if not _writable(path):
+        return "the file's permissions do not allow writing", "文件权限不允许写入"
+    if not folder_ok:  # SQLite creates and deletes the -wal and -shm files next to it
+        return (f"its folder {folder} is read-only", f"所在文件夹 {folder} 是只读的")
+    for side in (sidecar(path, "-wal"), sidecar(path, "-shm")):
+        if side.exists() and not _writable(side):
+            return f"{side.name} is read-only", f"{side.name} 是只读的"
+    return None
+
+
+def sidecar(path: Path, suffix: str) -> Path:
+    """The ``-wal`` or ``-shm`` file SQLite keeps next to ``path``."""
+    return path.with_name(path.name + suffix)
+
+
+def _sqlite(path: Path, query: str, seconds: float) -> sqlite3.Connection:
+    # SQLite alone opens the database file, its -wal and -shm. Opening and closing any of
+    # them with Python's open() would drop every POSIX lock SQLite holds on it in this process
+    # (https://sqlite.org/howtocorrupt.html, 2.2); another process would then believe it is
+    # the last user, checkpoint and delete the WAL under us, and our later writes are lost.
+    uri = f"{path.absolute().as_uri()}?{query}"
     conn = sqlite3.connect(
-        path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+        uri, uri=True, timeout=seconds, isolation_level=None, check_same_thread=False
     )
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    # Look before switching to WAL: the journal mode is stored in the file, and a file that is
-    # not ours must stay exactly as it was.
-    _check_identity(conn, path)
-    for attempt in range(50):  # switching to WAL needs a moment alone with the file
+    conn.execute(f"PRAGMA busy_timeout = {round(seconds * 1000)}")
+    return conn
+
+
+def connect(path: Path, seconds: float | None = None) -> sqlite3.Connection:
+    """Open ``path`` for writing (created when missing) after checking it is ours, in WAL mode.
+
+    Raises:
+        StoreError: not SQLite, corrupted, or another program's (checked before any write).
+        sqlite3.Error: what SQLite said otherwise (busy, read-only, ...).
+    """
+    wait = busy_timeout(seconds)
+    conn = _sqlite(path, "mode=rwc", wait)
+    try:
+        # Look before switching to WAL: the journal mode is stored in the file, and a file
+        # that is not ours must stay exactly as it was.
+        _check_identity(conn, path)
+        _use_wal(conn, path, wait)
+        conn.execute("PRAGMA synchronous = FULL")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _use_wal(conn: sqlite3.Connection, path: Path, wait: float) -> None:
+    if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":
+        return  # already: asking again would need a moment alone with the file
+    deadline = time.monotonic() + wait
+    while True:
         try:
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             break
         except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or attempt == 49:
+            busy = exc.sqlite_errorcode & 0xFF in (SQLITE_BUSY, SQLITE_LOCKED)
+            if not busy or time.monotonic() > deadline:
                 raise
             time.sleep(0.05)
     if str(mode).lower() != "wal":
-        raise StoreError(f"{path}: could not switch to WAL mode (got {mode!r})")
-    conn.execute("PRAGMA synchronous = FULL")
+        raise StoreError(
+            f"{path}: could not switch to WAL mode (got {mode!r})",
+            f"{path}：无法切换到 WAL 模式（得到 {mode!r}）",
+        )
+
+
+def connect_read_only(path: Path, seconds: float | None = None) -> sqlite3.Connection:
+    """Open an existing ``path`` for reading only, checking it is ours; nothing is written.
+
+    A WAL file is read through its ``-shm`` index, which SQLite creates when it can. In a
+    read-only folder without a ``-wal`` nobody can be writing (a writer would need to create
+    one), so the file alone is the whole database and is opened as immutable
+    (https://sqlite.org/wal.html#readonly, https://sqlite.org/uri.html#uriimmutable).
+    """
+    wait = busy_timeout(seconds)
+    conn = _sqlite(path, "mode=ro", wait)
+    try:
+        _check_identity(conn, path)
+        return conn
+    except sqlite3.OperationalError as exc:
+        conn.close()
+        cannot_open = exc.sqlite_errorcode & 0xFF == SQLITE_CANTOPEN
+        if not cannot_open or sidecar(path, "-wal").exists():
+            raise
+    conn = _sqlite(path, "mode=ro&immutable=1", wait)
+    try:
+        _check_identity(conn, path)
+    except BaseException:
+        conn.close()
+        raise
     return conn
 
 
 def _check_identity(conn: sqlite3.Connection, path: Path) -> None:
-    (result,) = conn.execute("PRAGMA quick_check").fetchone()
+    try:
+        (result,) = conn.execute("PRAGMA quick_check").fetchone()
+    except sqlite3.DatabaseError as exc:
+        if exc.sqlite_errorcode & 0xFF == SQLITE_NOTADB:  # SQLite read the header: not ours
+            raise not_ours(path, str(exc)) from None
+        raise
     if result != "ok":
-        raise StoreError(
-            f"{path} is corrupted ({result}); left as it is, move it away to start over"
-        )
+        raise corrupted(path, result)
     app_id = conn.execute("PRAGMA application_id").fetchone()[0]
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if app_id == APPLICATION_ID and not _OUR_TABLES <= tables:
-        raise StoreError(f"{path} is an attnlab database with tables missing; left as it is")
-    if app_id not in (0, APPLICATION_ID) or (app_id == 0 and tables):
         raise StoreError(
-            f"{path} belongs to another program (application_id {app_id}, tables "
-            f"{', '.join(sorted(tables)) or 'none'}); left as it is"
+            f"{path} is an attnlab database with tables missing; left as it is",
+            f"{path} 是 attnlab 的数据库，但缺少数据表；未做任何改动",
+        )
+    if app_id not in (0, APPLICATION_ID) or (app_id == 0 and tables):
+        names = ", ".join(sorted(tables)) or "none"
+        raise StoreError(
+            f"{path} belongs to another program (application_id {app_id}, tables {names}); "
+            "left as it is",
+            f"{path} 属于另一个程序（application_id {app_id}，数据表 {names}）；未做任何改动",
         )
 
 
+def check_version(conn: sqlite3.Connection, path: Path) -> int:
+    """The file's schema version; ``StoreError`` if a newer attnlab wrote it."""
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"{path} has schema version {version}, newer than this attnlab's "
+            f"{SCHEMA_VERSION}; upgrade attnlab (the file was left as it is)",
+            f"{path} 的数据结构版本是 {version}，比本 attnlab 的 {SCHEMA_VERSION} 新；"
+            "请升级 attnlab（文件未做任何改动）",
+        )
+    return version
+
+
 def migrate(conn: sqlite3.Connection, path: Path, upto: int = SCHEMA_VERSION) -> list[int]:
-    """Apply the migrations after the file's version, up to ``upto``; return those applied."""
+    """Apply the migrations after the file's version, up to ``upto``; return those applied.
+
+    An up-to-date file is only read, so opening it never waits for another program's write.
+    """
+    if check_version(conn, path) >= upto:
+        return []
     conn.execute("BEGIN IMMEDIATE")
     try:
-        _check_identity(conn, path)
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"{path} has schema version {version}, newer than this attnlab's "
-                f"{SCHEMA_VERSION}; upgrade attnlab (the file was left as it is)"
-            )
+        _check_identity(conn, path)  # again, now that nobody else can change it
+        version = check_version(conn, path)
         applied = []
         if version == 0:
             conn.execute(
@@ -131,5 +277,12 @@ def migrate(conn: sqlite3.Connection, path: Path, upto: int = SCHEMA_VERSION) ->
         conn.execute("COMMIT")
         return applied
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback(conn)
         raise
+
+
+def rollback(conn: sqlite3.Connection) -> None:
+    """Undo the open transaction, if SQLite has not already (a failed COMMIT may have)."""
+    if conn.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")

@@ -26,9 +26,10 @@ from starlette.exceptions import HTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from attnlab.i18n import resolve_lang
+from attnlab.progress import StoreError
 from attnlab.progress_file import check_profile
 from attnlab.web import content, figures
-from attnlab.web.common import Settings, lang_of
+from attnlab.web.common import Settings, lang_of, settings, store_status
 from attnlab.web.security import (
     CSRF_COOKIE,
     LOCAL_HOSTS,
@@ -143,6 +144,14 @@ def _add_error_handlers(app: FastAPI) -> None:
     async def http_error(request: Request, exc: Any) -> Response:
         return render_error(request, exc.status_code, str(exc.detail))
 
+    async def store_failed(request: Request, exc: Any) -> Response:
+        try:
+            lang = lang_of(request)
+        except RequestRefused:
+            lang = settings(request).default_lang
+        return render_error(request, store_status(exc), exc.text(lang))
+
     app.add_exception_handler(RequestRefused, refused)
     app.add_exception_handler(RequestValidationError, invalid)
     app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(StoreError, store_failed)
