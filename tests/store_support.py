@@ -62,7 +62,7 @@ def server(data_dir: Path, prefix: tuple[str, ...] = (), **env: str) -> Iterator
             deadline = time.monotonic() + DEADLINE_S
             while True:  # uvicorn binds a moment after printing the address
                 try:
-                    if client.get("/lesson").status_code == 200:
+                    if client.get("/healthz").status_code == 200:  # sets the session cookie
                         break
                 except httpx.TransportError:
                     pass

@@ -20,7 +20,9 @@ from pathlib import Path
 import httpx
 import pytest
 from store_support import cli, post, server
+from typer.testing import CliRunner
 
+from attnlab.cli import app
 from attnlab.progress import ProgressStore
 
 DB = "progress.sqlite3"
@@ -31,18 +33,27 @@ def _answers(data_dir: Path) -> Counter[tuple[str, str]]:
         return Counter((a["exercise"], a["answer"]) for a in store.attempts())
 
 
+READER = """
+import json, sqlite3, sys
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+if sys.argv[2]:
+    c.execute("INSERT INTO attempts (profile, exercise, answer, created_at) VALUES "
+              "('default', 'check-2', ?, '2999-01-01T00:00:00+00:00')", (sys.argv[2],))
+rows = c.execute("SELECT exercise, answer FROM attempts ORDER BY created_at, id")
+print(json.dumps([list(r) for r in rows]))
+c.close()
+"""
+
+
 def _reader_process(data_dir: Path, write: str = "") -> list[list[str]]:
-    """Another process opens the store, optionally answers check 2, reads and closes it."""
-    code = (
-        "import json, sys\n"
-        "from attnlab.progress import ProgressStore\n"
-        "with ProgressStore.open(sys.argv[1]) as s:\n"
-        "    if sys.argv[2]:\n"
-        "        s.record_attempt('check-2', sys.argv[2], None)\n"
-        "    print(json.dumps([[a['exercise'], a['answer']] for a in s.attempts()]))\n"
-    )
+    """Another process opens the file with SQLite, optionally answers check 2, reads, closes.
+
+    Plain sqlite3 (no attnlab import, so it starts at once): what matters is that it is the
+    last SQLite connection of its process, which is when SQLite checkpoints and deletes a WAL
+    that no other process holds a lock on.
+    """
     done = subprocess.run(
-        [sys.executable, "-c", code, str(data_dir), write],
+        [sys.executable, "-c", READER, str(data_dir / DB), write],
         capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     return json.loads(done.stdout)
@@ -98,7 +109,9 @@ class Expected:
             assert set(view["completed"]) == self.completed, view
             assert {int(k): v for k, v in view["assessments"].items()} == self.assessments
             assert view["attempts"] == self.graded, view
-        for (exercise, answer), _ in self.answers.items():
+
+    def check_pages(self, client: httpx.Client) -> None:
+        for exercise, answer in self.answers:
             if exercise.startswith("check-"):
                 page = client.get(f"/section/{exercise[6:]}?lang=en").text
                 assert answer in page, f"{exercise}: the server does not show {answer!r}"
@@ -110,8 +123,9 @@ class Expected:
         assert set(s.completed) == self.completed and s.assessments == self.assessments
 
     def check_export(self, out: Path) -> None:
-        r = cli(self.data_dir, "progress", "export", str(out))
-        assert r.returncode == 0, r.stderr
+        # In this process, a terminal of its own next to the server.
+        r = CliRunner().invoke(app, ["progress", "export", str(out), "--data-dir", str(out.parent)])
+        assert r.exit_code == 0, r.output
         data = json.loads(out.read_text(encoding="utf-8"))
         assert Counter((a["exercise"], a["answer"]) for a in data["attempts"]) == self.answers
         assert {c["section"] for c in data["completed"]} == self.completed
@@ -164,6 +178,7 @@ def test_server_and_terminal_commands_lose_nothing(tmp_path: Path) -> None:
         second.close()
         want.web(web, "/section/6/answer", answer="web four: after they closed")
         want.check_server(web)
+        want.check_pages(web)
         want.check_store()
 
     want.check_store()

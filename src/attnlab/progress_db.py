@@ -31,6 +31,7 @@ from attnlab.progress_errors import (
     SQLITE_CANTOPEN,
     SQLITE_LOCKED,
     SQLITE_NOTADB,
+    SQLITE_READONLY,
     StoreError,
     corrupted,
     not_ours,
@@ -187,9 +188,9 @@ def _use_wal(conn: sqlite3.Connection, path: Path, wait: float) -> None:
 def connect_read_only(path: Path, seconds: float | None = None) -> sqlite3.Connection:
     """Open an existing ``path`` for reading only, checking it is ours; nothing is written.
 
-    A WAL file is read through its ``-shm`` index, which SQLite creates when it can. In a
-    read-only folder without a ``-wal`` nobody can be writing (a writer would need to create
-    one), so the file alone is the whole database and is opened as immutable
+    A WAL file is read through its ``-shm`` index, which SQLite creates when it can. When it
+    cannot (a read-only folder) and no ``-wal`` holds changes, nobody is writing (a writer
+    would need both), so the file alone is the whole database and is opened as immutable
     (https://sqlite.org/wal.html#readonly, https://sqlite.org/uri.html#uriimmutable).
     """
     wait = busy_timeout(seconds)
@@ -199,8 +200,9 @@ def connect_read_only(path: Path, seconds: float | None = None) -> sqlite3.Conne
         return conn
     except sqlite3.OperationalError as exc:
         conn.close()
-        cannot_open = exc.sqlite_errorcode & 0xFF == SQLITE_CANTOPEN
-        if not cannot_open or sidecar(path, "-wal").exists():
+        no_index = exc.sqlite_errorcode & 0xFF in (SQLITE_CANTOPEN, SQLITE_READONLY)
+        wal = sidecar(path, "-wal")
+        if not no_index or (wal.exists() and wal.stat().st_size > 0):
             raise
     conn = _sqlite(path, "mode=ro&immutable=1", wait)
     try:
