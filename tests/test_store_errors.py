@@ -110,11 +110,13 @@ def test_busy_timeout_comes_from_the_environment_and_is_checked(tmp_path, monkey
 
 # Runs in a child process whose permission bits apply even to root (store_support).
 READ_ONLY = r"""
-import json, sys
+import json, os, sys, threading
+from pathlib import Path
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 from attnlab.cli import app
 from attnlab.web.app import create_app
+from attnlab.web.common import Settings
 data, good, unreadable, out_file = sys.argv[1:5]
 out = {}
 def run(name, *args, stdin=""):
@@ -134,6 +136,29 @@ for lang in ("en", "zh"):
                  data={"csrf_token": web.cookies["attnlab_csrf"], "answer": "x"},
                  headers={"Origin": "http://127.0.0.1"})
     out[f"web_{lang}"] = [r.status_code, r.text, ""]
+settings = Settings(Path(data), None, "en", False)  # a server thread that stays alive
+held, finish = threading.Event(), threading.Event()
+def worker():
+    settings.store().summary()
+    held.set()
+    finish.wait(60)
+thread = threading.Thread(target=worker)
+thread.start()
+held.wait(60)
+os.chmod(data, 0o755)  # the learner fixes the permissions; the running server saves again
+for name in os.listdir(data):
+    os.chmod(os.path.join(data, name), 0o644)
+try:
+    settings.store().record_attempt("check-3", "saved by the server", None)
+    out["fixed"] = [0, "", ""]
+except Exception as exc:
+    out["fixed"] = [1, "", str(exc)]
+finish.set()
+thread.join()
+r = web.post("/section/3/answer", follow_redirects=False,
+             data={"csrf_token": web.cookies["attnlab_csrf"], "answer": "once fixed"},
+             headers={"Origin": "http://127.0.0.1"})
+out["web_fixed"] = [r.status_code, r.text, ""]
 print(json.dumps(out))
 """
 
@@ -188,4 +213,9 @@ def test_read_only_store_is_read_and_every_write_is_refused(tmp_path: Path, make
     assert out["page"][0] == 200, "reading pages must work on a read-only store"
     assert out["web_en"][0] == 409 and re.search(en, _error_line(out["web_en"][1]))
     assert out["web_zh"][0] == 409 and re.search(zh, _error_line(out["web_zh"][1]))
-    assert _saved(data) == before
+    assert out["fixed"][0] == 0, out["fixed"]
+    assert out["web_fixed"][0] == 303, _error_line(out["web_fixed"][1])
+    with ProgressStore.open(data) as store:
+        answers = [a["answer"] for a in store.attempts()]
+        assert answers == ["saved before", "saved by the server", "once fixed"]
+        assert store.summary().completed == tuple(c["section"] for c in before["completed"])

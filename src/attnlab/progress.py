@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -114,12 +115,16 @@ class ProgressStore:
         self.path, self.profile, self._clock = Path(path), check_profile(profile), clock
         self.busy_timeout = progress_db.busy_timeout(busy_timeout)
         self._lock = threading.RLock()
+        self.closed = False
         #: Why the file cannot be written (English, Chinese), or None when it can.
         self.read_only = progress_db.why_read_only(self.path)
         try:
             self._conn = self._open()
         except sqlite3.Error as exc:
             raise translate(exc, self.path, self.busy_timeout) from None
+        # A store dropped unclosed (a web worker thread that ended) closes its connection at
+        # once: sqlite3 connections sit in a reference cycle and would wait for the collector.
+        weakref.finalize(self, self._conn.close)
 
     def _open(self) -> sqlite3.Connection:
         writable = self.read_only is None
@@ -161,6 +166,7 @@ class ProgressStore:
         """Close the connection (every write is already committed)."""
         with self._lock:
             self._conn.close()
+            self.closed = True
 
     def __enter__(self) -> ProgressStore:
         return self
@@ -172,6 +178,14 @@ class ProgressStore:
     def writable(self) -> bool:
         """Whether answers can be saved (False for a read-only file or folder)."""
         return self.read_only is None
+
+    def writable_now(self) -> bool:
+        """Whether the file can be written now (a read-only store opened earlier stays read-only:
+        open a new one to save)."""
+        try:
+            return progress_db.why_read_only(self.path) is None
+        except StoreError:
+            return False
 
     def check_writable(self) -> None:
         """Raise :class:`StoreReadOnly` (naming the path and why) unless answers can be saved."""
