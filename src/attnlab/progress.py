@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attnlab import progress_db, progress_file
+from attnlab import progress_access, progress_db, progress_file
 from attnlab.progress_db import APPLICATION_ID, SCHEMA_VERSION, migrate, utc_now
 from attnlab.progress_errors import StoreBusy, StoreError, StoreReadOnly, translate
 from attnlab.progress_file import ASSESSMENTS, SECTION_COUNT, check_profile, check_section
@@ -113,45 +113,18 @@ class ProgressStore:
         busy_timeout: float | None = None,
     ) -> None:
         self.path, self.profile, self._clock = Path(path), check_profile(profile), clock
-        self.busy_timeout = progress_db.busy_timeout(busy_timeout)
+        self.busy_timeout = progress_access.busy_timeout(busy_timeout)
         self._lock = threading.RLock()
         self.closed = False
         #: Why the file cannot be written (English, Chinese), or None when it can.
-        self.read_only = progress_db.why_read_only(self.path)
+        self.read_only = progress_access.why_read_only(self.path)
         try:
-            self._conn = self._open()
+            self._conn = progress_db.open_checked(self.path, self.read_only, self.busy_timeout)
         except sqlite3.Error as exc:
             raise translate(exc, self.path, self.busy_timeout) from None
         # A store dropped unclosed (a web worker thread that ended) closes its connection at
         # once: sqlite3 connections sit in a reference cycle and would wait for the collector.
         weakref.finalize(self, self._conn.close)
-
-    def _open(self) -> sqlite3.Connection:
-        writable = self.read_only is None
-        if writable:
-            conn = progress_db.connect(self.path, self.busy_timeout)
-        else:
-            conn = progress_db.connect_read_only(self.path, self.busy_timeout)
-        try:
-            if writable:
-                progress_db.migrate(conn, self.path)
-            else:
-                self._readable_as_is(conn, self.path)
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _readable_as_is(self, conn: sqlite3.Connection, path: Path) -> None:
-        version = progress_db.check_version(conn, path)
-        if version < SCHEMA_VERSION:
-            why = self.read_only or ("", "")
-            raise StoreReadOnly(
-                path,
-                f"{why[0]}; its schema version {version} must first be upgraded to "
-                f"{SCHEMA_VERSION}",
-                f"{why[1]}；需要先把数据结构从版本 {version} 升级到 {SCHEMA_VERSION}",
-            )
 
     @classmethod
     def open(
@@ -183,7 +156,7 @@ class ProgressStore:
         """Whether the file can be written now (a read-only store opened earlier stays read-only:
         open a new one to save)."""
         try:
-            return progress_db.why_read_only(self.path) is None
+            return progress_access.why_read_only(self.path) is None
         except StoreError:
             return False
 

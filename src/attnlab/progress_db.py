@@ -19,13 +19,12 @@ Why each step (see :mod:`attnlab.progress` for the store itself):
 from __future__ import annotations
 
 import contextlib
-import math
-import os
 import sqlite3
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from attnlab.progress_access import busy_timeout, sidecar
 from attnlab.progress_errors import (
     SQLITE_BUSY,
     SQLITE_CANTOPEN,
@@ -33,14 +32,13 @@ from attnlab.progress_errors import (
     SQLITE_NOTADB,
     SQLITE_READONLY,
     StoreError,
+    StoreReadOnly,
     corrupted,
     not_ours,
 )
 
 #: "ATLB" as a 32-bit integer: marks the file as attnlab's (PRAGMA application_id).
 APPLICATION_ID = 0x41544C42
-BUSY_TIMEOUT_ENV = "ATTNLAB_BUSY_TIMEOUT"
-BUSY_TIMEOUT_S = 15.0
 
 #: (version, name, statements). Append only: a released migration is never edited.
 MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
@@ -68,67 +66,6 @@ _OUR_TABLES = {"migrations", "completions", "assessments", "attempts", "visits"}
 def utc_now() -> str:
     """The current time as ISO 8601 UTC with microseconds (sorts as text)."""
     return datetime.now(UTC).isoformat(timespec="microseconds")
-
-
-def busy_timeout(seconds: float | str | None = None) -> float:
-    """How long to wait for another program's lock: ``seconds``, else ``$ATTNLAB_BUSY_TIMEOUT``,
-    else 15 s. ``ValueError`` unless a number from 0 to 3600."""
-    raw = seconds if seconds is not None else os.environ.get(BUSY_TIMEOUT_ENV) or None
-    if raw is None:
-        return BUSY_TIMEOUT_S
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not 0 <= value <= 3600:  # also refuses NaN
-        source = BUSY_TIMEOUT_ENV if seconds is None else "busy timeout"
-        raise ValueError(f"{source} must be a number of seconds from 0 to 3600, got {raw!r}")
-    return value
-
-
-def _writable(path: Path) -> bool:
-    # The effective ids, as the kernel checks them on open (root passes unless the mount is
-    # read-only). Only a look at the permissions: nothing here opens the database file.
-    return os.access(path, os.W_OK, effective_ids=os.access in os.supports_effective_ids)
-
-
-def why_read_only(path: Path) -> tuple[str, str] | None:
-    """Why ``path`` cannot be written (English, Chinese), or None when it can.
-
-    Raises:
-        StoreError: the file does not exist and cannot be created.
-    """
-    folder = path.parent
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise StoreError(
-            f"{path}: cannot create its folder ({exc.strerror or exc})",
-            f"{path}：无法创建所在文件夹（{exc.strerror or exc}）",
-        ) from None
-    folder_ok = _writable(folder)
-    if not path.exists():
-        if folder_ok:
-            return None
-        raise StoreError(
-            f"{path} does not exist and its folder {folder} is read-only, so it cannot be "
-            "created; choose another folder with --data-dir or ATTNLAB_DATA_DIR",
-            f"{path} 不存在，且所在文件夹 {folder} 是只读的，无法创建；请用 --data-dir 或 "
-            "ATTNLAB_DATA_DIR 换一个文件夹",
-        )
-    if not _writable(path):
-        return "the file's permissions do not allow writing", "文件权限不允许写入"
-    if not folder_ok:  # SQLite creates and deletes the -wal and -shm files next to it
-        return (f"its folder {folder} is read-only", f"所在文件夹 {folder} 是只读的")
-    for side in (sidecar(path, "-wal"), sidecar(path, "-shm")):
-        if side.exists() and not _writable(side):
-            return f"{side.name} is read-only", f"{side.name} 是只读的"
-    return None
-
-
-def sidecar(path: Path, suffix: str) -> Path:
-    """The ``-wal`` or ``-shm`` file SQLite keeps next to ``path``."""
-    return path.with_name(path.name + suffix)
 
 
 def _sqlite(path: Path, query: str, seconds: float) -> sqlite3.Connection:
@@ -207,6 +144,28 @@ def connect_read_only(path: Path, seconds: float | None = None) -> sqlite3.Conne
     conn = _sqlite(path, "mode=ro&immutable=1", wait)
     try:
         _check_identity(conn, path)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def open_checked(
+    path: Path, read_only: tuple[str, str] | None, seconds: float | None = None
+) -> sqlite3.Connection:
+    """``path`` checked and up to date: for writing and migrated, or (``read_only`` says why)
+    for reading only, which needs the current schema since nothing can be migrated."""
+    conn = connect(path, seconds) if read_only is None else connect_read_only(path, seconds)
+    try:
+        if read_only is None:
+            migrate(conn, path)
+        elif (version := check_version(conn, path)) < SCHEMA_VERSION:
+            raise StoreReadOnly(
+                path,
+                f"{read_only[0]}; its schema version {version} must first be upgraded to "
+                f"{SCHEMA_VERSION}",
+                f"{read_only[1]}；需要先把数据结构从版本 {version} 升级到 {SCHEMA_VERSION}",
+            )
     except BaseException:
         conn.close()
         raise

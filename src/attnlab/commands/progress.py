@@ -52,7 +52,7 @@ def register(app: typer.Typer) -> None:
         """Write your progress to FILE (JSON), replacing a regular file all at once (never a
         symbolic link or a device)."""
         from attnlab.errors import InputError
-        from attnlab.progress_db import sidecar
+        from attnlab.progress_access import sidecar
         from attnlab.progress_io import write_json_atomic
 
         chosen = lang_of(ctx, lang)
