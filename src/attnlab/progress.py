@@ -82,6 +82,21 @@ class Summary:
         return next((s for s in order if s not in self.completed), None)
 
 
+_STORES: weakref.WeakSet[ProgressStore] = weakref.WeakSet()  # this process's open stores
+_STORES_LOCK = threading.Lock()
+
+
+def _close_read_only_stores(path: Path) -> None:
+    # SQLite shares one -shm mapping among a process's connections to a file; one mapped
+    # read-only (the file was read-only then) would refuse a new writable connection's writes.
+    # So once the file can be written, this process's read-only stores of it are closed first
+    # (the web server reopens a closed store, see attnlab.web.common).
+    with _STORES_LOCK:
+        stale = [s for s in _STORES if not (s.writable or s.closed) and s.path.absolute() == path]
+    for store in stale:
+        store.close()  # waits for a call in progress on another thread (the store's lock)
+
+
 class ProgressStore:
     """Progress of one profile in one SQLite file (see the module docstring).
 
@@ -118,6 +133,8 @@ class ProgressStore:
         self.closed = False
         #: Why the file cannot be written (English, Chinese), or None when it can.
         self.read_only = progress_access.why_read_only(self.path)
+        if self.read_only is None:
+            _close_read_only_stores(self.path.absolute())
         try:
             self._conn = progress_db.open_checked(self.path, self.read_only, self.busy_timeout)
         except sqlite3.Error as exc:
@@ -125,6 +142,8 @@ class ProgressStore:
         # A store dropped unclosed (a web worker thread that ended) closes its connection at
         # once: sqlite3 connections sit in a reference cycle and would wait for the collector.
         weakref.finalize(self, self._conn.close)
+        with _STORES_LOCK:
+            _STORES.add(self)
 
     @classmethod
     def open(

@@ -4,7 +4,6 @@ the cross-site check and redirects."""
 from __future__ import annotations
 
 import threading
-import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,8 +37,6 @@ class Settings:
     default_lang: str
     figures: bool
     _local: threading.local = field(default_factory=threading.local)
-    _open: weakref.WeakSet[ProgressStore] = field(default_factory=weakref.WeakSet)
-    _guard: threading.Lock = field(default_factory=threading.Lock)
 
     def store(self) -> ProgressStore:
         """This thread's connection to the progress file (SQLite connections are per thread;
@@ -49,26 +46,15 @@ class Settings:
         :func:`store_status` and one line in the page's language (``create_app``'s handler).
         """
         store: ProgressStore | None = getattr(self._local, "store", None)
+        # Reopen a store closed because the file became writable (or about to be: the learner
+        # fixed the permissions), so answers are saved again without restarting the server.
         if store is None or store.closed or (not store.writable and store.writable_now()):
-            self._close_read_only()
             try:
                 store = ProgressStore.open(self.data_dir, self.profile)
             except ValueError as exc:
                 raise RequestRefused(503, f"progress store unavailable: {exc}") from None
             self._local.store = store
-            with self._guard:
-                self._open.add(store)
         return store
-
-    def _close_read_only(self) -> None:
-        # Once the learner has fixed the permissions, close every thread's read-only store
-        # before opening a writable one: SQLite shares one -shm mapping among the connections
-        # of a process, and one mapped read-only would keep refusing the new store's writes.
-        with self._guard:
-            stale = [s for s in self._open if not s.writable and not s.closed]
-        if stale and stale[0].writable_now():
-            for s in stale:
-                s.close()  # waits for a call in progress on another thread (the store's lock)
 
 
 def store_status(exc: StoreError) -> int:
