@@ -53,8 +53,9 @@ def _read_bytes(p: Path) -> bytes:
         mode = os.stat(p).st_mode  # look before opening: opening a FIFO waits for a writer
     except FileNotFoundError:
         raise InputError(f"{p}: expected a progress file, found no such file") from None
-    except OSError as exc:
-        raise InputError(f"{p}: expected a readable progress file, found {exc.strerror}") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        found = getattr(exc, "strerror", None) or exc
+        raise InputError(f"{p}: expected a readable progress file, found {found}") from None
     if not stat.S_ISREG(mode):
         raise InputError(f"{p}: expected a progress file, found {_kind(mode)}")
     try:
