@@ -9,10 +9,12 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 import httpx
 import pytest
@@ -20,64 +22,68 @@ import pytest
 DEADLINE_S = 60
 
 
-def env_for(data_dir: Path, **extra: str) -> dict[str, str]:
+def env_for(data_dir: Path) -> dict[str, str]:
     """The environment of an attnlab process using ``data_dir``, in English."""
     return {**os.environ, "ATTNLAB_DATA_DIR": str(data_dir), "ATTNLAB_LANG": "en",
-            "PYTHONUNBUFFERED": "1", **extra}  # fmt: skip
+            "PYTHONUNBUFFERED": "1"}  # fmt: skip
 
 
-def cli(
-    data_dir: Path, *args: str, stdin: str = "", prefix: tuple[str, ...] = (), **env: str
-) -> subprocess.CompletedProcess[str]:
+def cli(data_dir: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     """Run ``attnlab ARGS`` in its own process (a terminal next to the server)."""
-    cmd = [*prefix, sys.executable, "-m", "attnlab", *args]
+    cmd = [sys.executable, "-m", "attnlab", *args]
     return subprocess.run(
-        cmd, input=stdin, capture_output=True, text=True, env=env_for(data_dir, **env),
+        cmd, input=stdin, capture_output=True, text=True, env=env_for(data_dir),
         timeout=DEADLINE_S,
     )  # fmt: skip
 
 
-def _read_line(proc: subprocess.Popen[str]) -> str:
+def _read_line(proc: subprocess.Popen[str], err: IO[str]) -> str:
     assert proc.stdout is not None
     with selectors.DefaultSelector() as sel:
         sel.register(proc.stdout, selectors.EVENT_READ)
         if not sel.select(timeout=DEADLINE_S) or proc.poll() is not None:
-            err = proc.stderr.read() if proc.stderr else ""
-            raise AssertionError(f"attnlab serve printed nothing (exit {proc.poll()}): {err}")
+            err.seek(0)
+            raise AssertionError(f"attnlab serve printed nothing ({proc.poll()}): {err.read()}")
     return proc.stdout.readline()
 
 
 @contextmanager
-def server(data_dir: Path, prefix: tuple[str, ...] = (), **env: str) -> Iterator[httpx.Client]:
+def server(data_dir: Path) -> Iterator[httpx.Client]:
     """``attnlab serve --port 0`` in a subprocess; yields a client holding the session cookie."""
-    cmd = [*prefix, sys.executable, "-m", "attnlab", "serve", "--port", "0"]
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=env_for(data_dir, **env),
-    )  # fmt: skip
-    try:
-        line = _read_line(proc)
-        url = line.split("attnlab web lesson: ", 1)[1].split()[0].removesuffix("/lesson")
-        with httpx.Client(base_url=url, timeout=DEADLINE_S) as client:
-            deadline = time.monotonic() + DEADLINE_S
-            while True:  # uvicorn binds a moment after printing the address
-                try:
-                    if client.get("/healthz").status_code == 200:  # sets the session cookie
-                        break
-                except httpx.TransportError:
-                    pass
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise AssertionError(f"server never answered: {line!r}")
-                time.sleep(0.1)
-            client.headers["Origin"] = url
-            yield client
-    finally:
-        proc.send_signal(signal.SIGINT)
+    cmd = [sys.executable, "-m", "attnlab", "serve", "--port", "0"]
+    with tempfile.TemporaryFile("w+") as err:  # a file, not a pipe: a chatty server never blocks
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env_for(data_dir)
+        )
         try:
-            proc.wait(timeout=DEADLINE_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            with _client_of(proc, err) as client:
+                yield client
+        finally:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=DEADLINE_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@contextmanager
+def _client_of(proc: subprocess.Popen[str], err: IO[str]) -> Iterator[httpx.Client]:
+    line = _read_line(proc, err)
+    url = line.split("attnlab web lesson: ", 1)[1].split()[0].removesuffix("/lesson")
+    with httpx.Client(base_url=url, timeout=DEADLINE_S) as client:
+        deadline = time.monotonic() + DEADLINE_S
+        while True:  # uvicorn binds a moment after printing the address
+            try:
+                if client.get("/healthz").status_code == 200:  # sets the session cookie
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise AssertionError(f"server never answered: {line!r}")
+            time.sleep(0.1)
+        client.headers["Origin"] = url
+        yield client
 
 
 def post(client: httpx.Client, url: str, **form: str) -> httpx.Response:
