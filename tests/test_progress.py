@@ -15,7 +15,7 @@ from attnlab.cli import app
 from attnlab.errors import InputError
 from attnlab.progress import ProgressStore, StoreError
 from attnlab.progress_db import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, connect, migrate
-from attnlab.progress_file import read_export
+from attnlab.progress_io import read_export
 
 
 def fake_clock(start: int = 0):
@@ -214,7 +214,7 @@ def _export(**changes: object) -> dict:
 REFUSED = [
     ([1, 2], r"progress file: expected a JSON object, found 'list'"),
     (_export(format="photos"), r"format: expected 'attnlab-progress'"),
-    (_export(version=2), r"version: expected 1, found 2"),
+    (_export(version=2), r"version: expected the integer 1, found 2"),
     ({**_export(), "extra": 1}, r"progress file: expected keys"),
     (_export(profile="a/b"), r"profile: expected a profile name"),
     (_export(completed=[{"section": 20, "at": "2026-11-29T10:00:00+00:00"}]),

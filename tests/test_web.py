@@ -276,8 +276,12 @@ def test_serve_command_refuses_bad_setup_without_starting(tmp_path: Path) -> Non
     from attnlab.cli import app
 
     (tmp_path / "progress.sqlite3").write_text("not a database")
-    r = CliRunner().invoke(app, ["serve", "--data-dir", str(tmp_path), "--port", "0"])
+    r = CliRunner().invoke(
+        app, ["--lang", "en", "serve", "--data-dir", str(tmp_path), "--port", "0"]
+    )
     assert r.exit_code == 2 and "not an attnlab progress database" in r.output
+    r = CliRunner().invoke(app, ["serve", "--data-dir", str(tmp_path), "--port", "0"])
+    assert r.exit_code == 2 and "不是 attnlab 的进度数据库" in r.output
     assert CliRunner().invoke(app, ["serve", "--port", "70000"]).exit_code == 2
     help_text = CliRunner().invoke(app, ["serve", "--help"]).output
     assert "--host" in help_text and "--open" in help_text

@@ -23,21 +23,17 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attnlab import progress_file
-from attnlab.progress_db import APPLICATION_ID, SCHEMA_VERSION, connect, migrate, utc_now
-from attnlab.progress_file import (
-    ASSESSMENTS,
-    SECTION_COUNT,
-    StoreError,
-    check_profile,
-    check_section,
-)
+from attnlab import progress_access, progress_db, progress_file
+from attnlab.progress_db import APPLICATION_ID, SCHEMA_VERSION, migrate, utc_now
+from attnlab.progress_errors import StoreBusy, StoreError, StoreReadOnly, translate
+from attnlab.progress_file import ASSESSMENTS, SECTION_COUNT, check_profile, check_section
 
 DATA_DIR_ENV = "ATTNLAB_DATA_DIR"
 PROFILE_ENV = "ATTNLAB_PROFILE"
@@ -86,6 +82,21 @@ class Summary:
         return next((s for s in order if s not in self.completed), None)
 
 
+_STORES: weakref.WeakSet[ProgressStore] = weakref.WeakSet()  # this process's open stores
+_STORES_LOCK = threading.Lock()
+
+
+def _close_read_only_stores(path: Path) -> None:
+    # SQLite shares one -shm mapping among a process's connections to a file; one mapped
+    # read-only (the file was read-only then) would refuse a new writable connection's writes.
+    # So once the file can be written, this process's read-only stores of it are closed first
+    # (the web server reopens a closed store, see attnlab.web.common).
+    with _STORES_LOCK:
+        stale = [s for s in _STORES if not (s.writable or s.closed) and s.path.absolute() == path]
+    for store in stale:
+        store.close()  # waits for a call in progress on another thread (the store's lock)
+
+
 class ProgressStore:
     """Progress of one profile in one SQLite file (see the module docstring).
 
@@ -93,27 +104,46 @@ class ProgressStore:
         path: the database file (created with its folder when missing).
         profile: learner profile name (letters, digits, ``_ . -``; at most 64).
         clock: returns the current time as ISO text (tests pass a fake one).
+        busy_timeout: seconds to wait for another program's lock (default
+            ``$ATTNLAB_BUSY_TIMEOUT``, else 15).
 
     One store may be shared by the threads of one process (a lock serialises its calls); every
-    process opens its own, and SQLite's locking keeps them apart.
+    process (and every thread of the web server) opens its own, and SQLite's locking keeps them
+    apart. A file or folder that cannot be written is opened read-only: reading works, and
+    every write raises :class:`StoreReadOnly` before touching it.
 
     Raises:
         StoreError: the file is not SQLite, is corrupted, belongs to another program or was
             written by a newer attnlab. The message names the path; the file is not touched.
+            Any method raises :class:`StoreBusy` when another program holds the lock longer
+            than ``busy_timeout``, and the other subclasses of :class:`StoreError` for what
+            SQLite reports; never a bare ``sqlite3`` error.
     """
 
     def __init__(
-        self, path: Path, profile: str = DEFAULT_PROFILE, clock: Callable[[], str] = utc_now
+        self,
+        path: Path,
+        profile: str = DEFAULT_PROFILE,
+        clock: Callable[[], str] = utc_now,
+        busy_timeout: float | None = None,
     ) -> None:
         self.path, self.profile, self._clock = Path(path), check_profile(profile), clock
+        self.busy_timeout = progress_access.busy_timeout(busy_timeout)
         self._lock = threading.RLock()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.closed = False
+        #: Why the file cannot be written (English, Chinese), or None when it can.
+        self.read_only = progress_access.why_read_only(self.path)
+        if self.read_only is None:
+            _close_read_only_stores(self.path.absolute())
         try:
-            self._conn = connect(self.path)
-            migrate(self._conn, self.path)
-        except sqlite3.DatabaseError as exc:
-            msg = f"{self.path} cannot be read as a database ({exc}); left as it is"
-            raise StoreError(msg) from None
+            self._conn = progress_db.open_checked(self.path, self.read_only, self.busy_timeout)
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path, self.busy_timeout) from None
+        # A store dropped unclosed (a web worker thread that ended) closes its connection at
+        # once: sqlite3 connections sit in a reference cycle and would wait for the collector.
+        weakref.finalize(self, self._conn.close)
+        with _STORES_LOCK:
+            _STORES.add(self)
 
     @classmethod
     def open(
@@ -128,6 +158,7 @@ class ProgressStore:
         """Close the connection (every write is already committed)."""
         with self._lock:
             self._conn.close()
+            self.closed = True
 
     def __enter__(self) -> ProgressStore:
         return self
@@ -135,22 +166,44 @@ class ProgressStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def writable(self) -> bool:
+        """Whether answers can be saved (False for a read-only file or folder)."""
+        return self.read_only is None
+
+    def writable_now(self) -> bool:
+        """Whether the file can be written now (a read-only store opened earlier stays read-only:
+        open a new one to save)."""
+        try:
+            return progress_access.why_read_only(self.path) is None
+        except StoreError:
+            return False
+
+    def check_writable(self) -> None:
+        """Raise :class:`StoreReadOnly` (naming the path and why) unless answers can be saved."""
+        if self.read_only is not None:
+            raise StoreReadOnly(self.path, *self.read_only)
+
     @contextmanager
     def _transaction(self, mode: str) -> Iterator[sqlite3.Connection]:
         with self._lock:
             if self._conn.in_transaction:  # nested call: already inside one transaction
                 yield self._conn
                 return
-            self._conn.execute(f"BEGIN {mode}")
             try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+                self._conn.execute(f"BEGIN {mode}")
+                try:
+                    yield self._conn
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    progress_db.rollback(self._conn)
+                    raise
+            except sqlite3.Error as exc:
+                raise translate(exc, self.path, self.busy_timeout) from None
 
     def _write(self) -> AbstractContextManager[sqlite3.Connection]:
         # IMMEDIATE takes the write lock up front, so two writers queue instead of deadlocking.
+        self.check_writable()
         return self._transaction("IMMEDIATE")
 
     def _read(self) -> AbstractContextManager[sqlite3.Connection]:
@@ -233,9 +286,8 @@ class ProgressStore:
 
     def migrations(self) -> list[tuple[int, str]]:
         """The migrations applied to this file, in order."""
-        return self._conn.execute(
-            "SELECT version, name FROM migrations ORDER BY version"
-        ).fetchall()
+        with self._read() as db:
+            return db.execute("SELECT version, name FROM migrations ORDER BY version").fetchall()
 
     def export_dict(self) -> dict[str, Any]:
         """This profile's progress in the export format (:mod:`attnlab.progress_file`)."""
@@ -275,7 +327,9 @@ __all__ = [
     "APPLICATION_ID",
     "SCHEMA_VERSION",
     "ProgressStore",
+    "StoreBusy",
     "StoreError",
+    "StoreReadOnly",
     "Summary",
     "default_data_dir",
     "migrate",

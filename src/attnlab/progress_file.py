@@ -1,4 +1,4 @@
-"""The progress export format: build it, validate it, merge it, and write it atomically.
+"""The progress export format: build it, validate it and merge it (files: :mod:`progress_io`).
 
 An export holds one profile's progress::
 
@@ -16,13 +16,9 @@ expected and what was found; nothing is merged from it.
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import sqlite3
-import tempfile
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from attnlab.errors import InputError
@@ -31,15 +27,10 @@ FORMAT = "attnlab-progress"
 FORMAT_VERSION = 1
 SECTION_COUNT = 20
 ASSESSMENTS: tuple[str, ...] = ("understood", "review")
-MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_TEXT = 2000
 _PROFILE = re.compile(r"^[\w.-]{1,64}$")
 _TOP_KEYS = {"format", "version", "profile", "exported_at", "completed", "assessments",
              "attempts", "last_section"}  # fmt: skip
-
-
-class StoreError(RuntimeError):
-    """The progress database cannot be used (the message names its path)."""
 
 
 def check_profile(name: str) -> str:
@@ -61,7 +52,7 @@ def check_exercise(exercise: object) -> str:
     from attnlab.knowledge import exercise_ids
 
     known = {*exercise_ids(), *(f"check-{s}" for s in range(SECTION_COUNT))}
-    if exercise not in known:
+    if not isinstance(exercise, str) or exercise not in known:
         raise ValueError(f"exercise must be a known id such as '4a' or 'check-4', got {exercise!r}")
     return str(exercise)
 
@@ -109,11 +100,11 @@ def _time(value: object, field: str) -> str:
         raise _fail(field, "an ISO 8601 time with a UTC offset", value)
     try:
         parsed = datetime.fromisoformat(value)
-    except ValueError:
+        if parsed.tzinfo is None:
+            raise ValueError("no UTC offset")
+        return parsed.astimezone(UTC).isoformat(timespec="microseconds")
+    except (ValueError, OverflowError):  # 0001-01-01T00:00+01:00 is before year 1 in UTC
         raise _fail(field, "an ISO 8601 time with a UTC offset", value) from None
-    if parsed.tzinfo is None:
-        raise _fail(field, "an ISO 8601 time with a UTC offset", value)
-    return parsed.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 def _entry(item: object, field: str, keys: set[str]) -> dict[str, Any]:
@@ -127,6 +118,10 @@ def _checked(check: Any, value: object, field: str, expected: str) -> Any:
         return check(value)
     except ValueError:
         raise _fail(field, expected, value) from None
+
+
+def _is_int(value: object, expected: int) -> bool:
+    return type(value) is int and value == expected
 
 
 def _list(data: dict[str, Any], key: str) -> list[Any]:
@@ -154,8 +149,8 @@ def validate_export(data: object) -> dict[str, Any]:
         raise _fail("progress file", "a JSON object", type(data).__name__)
     if data.get("format") != FORMAT:
         raise _fail("format", f"{FORMAT!r} (not an attnlab progress file)", data.get("format"))
-    if data.get("version") != FORMAT_VERSION:
-        raise _fail("version", str(FORMAT_VERSION), data.get("version"))
+    if not _is_int(data.get("version"), FORMAT_VERSION):  # 1.0 and true are not 1
+        raise _fail("version", f"the integer {FORMAT_VERSION}", data.get("version"))
     if set(data) != _TOP_KEYS:
         raise _fail("progress file", "keys " + ", ".join(sorted(_TOP_KEYS)), sorted(data))
     _checked(check_profile, data["profile"], "profile", "a profile name")
@@ -186,7 +181,7 @@ def validate_export(data: object) -> dict[str, Any]:
 def _attempt(item: object, field: str) -> tuple[Any, ...]:
     e = _entry(item, field, {"exercise", "answer", "correct", "diagnosis", "at"})
     exercise = _checked(check_exercise, e["exercise"], f"{field}.exercise", "a known exercise id")
-    if e["correct"] not in (True, False, None):
+    if not any(e["correct"] is flag for flag in (True, False, None)):  # 1 and 0 are not flags
         raise _fail(f"{field}.correct", "true, false or null", e["correct"])
     answer = _text(e["answer"], f"{field}.answer")
     diagnosis = _text(e["diagnosis"], f"{field}.diagnosis", optional=True)
@@ -218,37 +213,3 @@ def merge_into(db: sqlite3.Connection, profile: str, clean: dict[str, Any]) -> N
             "WHERE excluded.visited_at > visits.visited_at",
             (profile, *clean["visit"]),
         )
-
-
-def read_export(path: str | os.PathLike[str]) -> object:
-    """The JSON in ``path``; ``InputError`` (naming the path) if unreadable or not JSON."""
-    p = Path(path)
-    try:
-        size = p.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise InputError(f"{p}: expected a progress file under {MAX_FILE_BYTES} bytes, "
-                             f"found {size} bytes")  # fmt: skip
-        return json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{p}: expected a progress file, found no such file") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{p}: expected JSON, found invalid content ({exc})") from None
-    except IsADirectoryError:
-        raise InputError(f"{p}: expected a progress file, found a directory") from None
-
-
-def write_json_atomic(path: str | os.PathLike[str], data: object) -> None:
-    """Write ``data`` as JSON to ``path`` all at once: a temporary file in the same folder,
-    flushed to disk, then renamed over the target (readers never see half a file)."""
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, ensure_ascii=False, indent=2)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

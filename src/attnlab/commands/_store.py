@@ -1,7 +1,10 @@
-"""Options and the store opener shared by ``attnlab progress`` and ``attnlab quiz``."""
+"""Options and the store opener shared by ``attnlab progress`` and ``attnlab quiz``: every
+problem with the progress file is one line and exit 2, never a traceback."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -30,11 +33,23 @@ ProfileOption = Annotated[
 ]
 
 
-def open_store(data_dir: str | None, profile: str | None) -> ProgressStore:
-    """The progress store, or a one-line error (exit 2) naming the file's path."""
+@contextmanager
+def open_store(data_dir: str | None, profile: str | None, lang: str) -> Iterator[ProgressStore]:
+    """The progress store for a ``with`` block, closed after it.
+
+    Any :class:`~attnlab.progress.StoreError` on opening or inside the block (a file that is
+    not ours, busy, read-only) becomes one line in ``lang`` on stderr and exit 2.
+    """
     from attnlab.progress import ProgressStore, StoreError
 
     try:
-        return ProgressStore.open(data_dir, profile)
-    except (StoreError, ValueError, OSError) as exc:
+        store = ProgressStore.open(data_dir, profile)
+    except StoreError as exc:
+        fail(exc.text(lang))
+    except (ValueError, OSError) as exc:
         fail(str(exc))
+    with store:
+        try:
+            yield store
+        except StoreError as exc:
+            fail(exc.text(lang))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -36,8 +37,9 @@ def register(app: typer.Typer) -> None:
         ctx.obj = {**(ctx.obj or {}), "data_dir": data_dir, "profile": profile}
         if ctx.invoked_subcommand is not None:
             return
-        with open_store(data_dir, profile) as store:
-            typer.echo(summary_text(store.summary(), lang_of(ctx, lang)))
+        chosen = lang_of(ctx, lang)
+        with open_store(data_dir, profile, chosen) as store:  # a read-only file is read too
+            typer.echo(summary_text(store.summary(), chosen))
 
     @group.command("export")
     def export_command(
@@ -47,16 +49,25 @@ def register(app: typer.Typer) -> None:
         profile: ProfileOption = None,
         lang: LangOption = None,
     ) -> None:
-        """Write your progress to FILE (JSON), replacing it all at once."""
-        from attnlab.progress_file import write_json_atomic
+        """Write your progress to FILE (JSON), replacing a regular file all at once (never a
+        symbolic link or a device)."""
+        from attnlab.errors import InputError
+        from attnlab.progress_access import sidecar
+        from attnlab.progress_io import write_json_atomic
 
-        with _store(ctx, data_dir, profile) as store:
+        chosen = lang_of(ctx, lang)
+        with _store(ctx, data_dir, profile, chosen) as store:
+            db = store.path
             try:
-                write_json_atomic(file, store.export_dict())
+                write_json_atomic(
+                    file, store.export_dict(), keep=(db, sidecar(db, "-wal"), sidecar(db, "-shm"))
+                )
+            except InputError as exc:
+                fail(str(exc))
             except OSError as exc:
                 fail(f"{file}: cannot write the export ({exc.strerror or exc})")
             name = store.profile
-        typer.echo(pick(lang_of(ctx, lang), f"已导出 {name} 的进度：{file}",
+        typer.echo(pick(chosen, f"已导出 {name} 的进度：{file}",
                         f"Exported the progress of {name} to {file}"))  # fmt: skip
 
     @group.command("import")
@@ -69,22 +80,24 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Merge FILE into this profile (newer entries win); a bad file changes nothing."""
         from attnlab.errors import InputError
-        from attnlab.progress_file import read_export, validate_export
+        from attnlab.progress_file import validate_export
+        from attnlab.progress_io import read_export
 
-        try:
+        chosen = lang_of(ctx, lang)
+        try:  # the whole file is read and checked before the store is even opened
             data = read_export(file)
             validate_export(data)
         except InputError as exc:
             message = str(exc)
             fail(message if message.startswith(str(file)) else f"{file}: {message}")
-        with _store(ctx, data_dir, profile) as store:
-            counts = store.import_dict(data)
-            typer.echo(pick(lang_of(ctx, lang),
+        with _store(ctx, data_dir, profile, chosen) as store:
+            counts = store.import_dict(data)  # a read-only or busy store: one line, exit 2
+            typer.echo(pick(chosen,
                             "已合并：完成 {completed} 条，自评 {assessments} 条，"
                             "作答 {attempts} 条",
                             "Merged: {completed} completed, {assessments} self-assessments, "
                             "{attempts} answers").format(**counts))  # fmt: skip
-            typer.echo(summary_text(store.summary(), lang_of(ctx, lang)))
+            typer.echo(summary_text(store.summary(), chosen))
 
     @group.command("reset")
     def reset_command(
@@ -98,14 +111,16 @@ def register(app: typer.Typer) -> None:
         """Delete everything saved for this profile (asks for --yes)."""
         if not yes:
             fail("reset deletes this profile's progress: expected --yes, found none")
-        with _store(ctx, data_dir, profile) as store:
+        with _store(ctx, data_dir, profile, lang_of(ctx)) as store:
             store.reset()
             typer.echo(f"reset: {store.profile}: {store.path}")
 
 
-def _store(ctx: typer.Context, data_dir: str | None, profile: str | None) -> ProgressStore:
+def _store(
+    ctx: typer.Context, data_dir: str | None, profile: str | None, lang: str
+) -> AbstractContextManager[ProgressStore]:
     parent = ctx.obj or {}
-    return open_store(data_dir or parent.get("data_dir"), profile or parent.get("profile"))
+    return open_store(data_dir or parent.get("data_dir"), profile or parent.get("profile"), lang)
 
 
 def summary_text(summary: Summary, lang: str) -> str:

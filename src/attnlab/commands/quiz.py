@@ -49,7 +49,8 @@ def register(app: typer.Typer) -> None:
             fail(f"--section must be 0-19 (0 = core goal), got {section}")
         if section is not None and review:
             fail("use either --section or --review, got both")
-        with open_store(data_dir, profile) as store:
+        with open_store(data_dir, profile, chosen) as store:
+            store.check_writable()  # refuse a read-only file before asking anything
             quiz = Quiz(store, chosen, _ask, typer.echo)
             todo = plan(store.summary(), section, review)
             if not todo:

@@ -47,14 +47,19 @@ def _serve(
 
     import uvicorn
 
-    from attnlab.progress import ProgressStore, StoreError
+    from attnlab.progress import ProgressStore, StoreError, StoreReadOnly
     from attnlab.web import figures
     from attnlab.web.app import create_app
     from attnlab.web.security import allowed_hosts
 
     try:  # refuse a broken progress file now, with its path, rather than on the first page
-        ProgressStore.open(data_dir, profile).close()
-    except (StoreError, ValueError, OSError) as exc:
+        with ProgressStore.open(data_dir, profile) as store:
+            store.check_writable()
+    except StoreReadOnly as exc:  # the pages still show it; saving answers is refused (409)
+        typer.echo(f"warning: {exc.text(lang)}")
+    except StoreError as exc:
+        fail(exc.text(lang))
+    except (ValueError, OSError) as exc:
         fail(str(exc))
     try:
         with socket.create_server((host, port)) as probe:

@@ -12,7 +12,7 @@ from fastapi import Request
 from fastapi.responses import RedirectResponse
 
 from attnlab.example import LANGS
-from attnlab.progress import ProgressStore, StoreError, Summary
+from attnlab.progress import ProgressStore, StoreError, StoreReadOnly, Summary
 from attnlab.progress_file import SECTION_COUNT
 from attnlab.web import content
 from attnlab.web.security import (
@@ -40,15 +40,27 @@ class Settings:
 
     def store(self) -> ProgressStore:
         """This thread's connection to the progress file (SQLite connections are per thread;
-        WAL mode lets them all write safely, see :mod:`attnlab.progress`)."""
-        store = getattr(self._local, "store", None)
-        if store is None:
+        WAL mode lets them all write safely, see :mod:`attnlab.progress`).
+
+        A :class:`StoreError` here or from the store's methods reaches the learner as
+        :func:`store_status` and one line in the page's language (``create_app``'s handler).
+        """
+        store: ProgressStore | None = getattr(self._local, "store", None)
+        # Reopen a store closed because the file became writable (or about to be: the learner
+        # fixed the permissions), so answers are saved again without restarting the server.
+        if store is None or store.closed or (not store.writable and store.writable_now()):
             try:
                 store = ProgressStore.open(self.data_dir, self.profile)
-            except (StoreError, ValueError) as exc:
+            except ValueError as exc:
                 raise RequestRefused(503, f"progress store unavailable: {exc}") from None
             self._local.store = store
         return store
+
+
+def store_status(exc: StoreError) -> int:
+    """The HTTP status for a store that cannot be used: 409 if read-only, else 503 (busy, or
+    the file is broken; the learner can retry once it is fixed)."""
+    return 409 if isinstance(exc, StoreReadOnly) else 503
 
 
 def settings(request: Request) -> Settings:

@@ -32,7 +32,8 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException
 
 from attnlab.i18n import DEFAULT_LANG
-from attnlab.web.common import lang_of
+from attnlab.progress import StoreError
+from attnlab.web.common import lang_of, store_status
 from attnlab.web.security import SECURITY_HEADERS, RequestRefused
 from attnlab.web.ui_text import UI
 
@@ -115,6 +116,12 @@ def _http_error(request: Request, exc: Any) -> Response:
     return response
 
 
+def _store_failed(request: Request, exc: Any) -> Response:
+    """The store is busy (503), read-only (409) or broken (503): one line, no traceback."""
+    lang = page_lang(request)
+    return render_error(request, store_status(exc), exc.text(lang), lang=lang)
+
+
 def _unforeseen(request: Request, exc: Exception) -> Response:
     """The 500 answer. It must not fail itself: the template is tried, then plain HTML."""
     ref = secrets.token_hex(4)
@@ -151,6 +158,7 @@ def add_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestRefused, _refused)
     app.add_exception_handler(RequestValidationError, _invalid)
     app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(StoreError, _store_failed)
     app.add_exception_handler(Exception, _unforeseen)
     server = logging.getLogger(SERVER_LOGGER)
     if not any(isinstance(f, _LoggedOnce) for f in server.filters):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 
 from attnlab import knowledge
+from attnlab.progress import StoreBusy
 from attnlab.web import content
 from attnlab.web.blocks import code_css
 from attnlab.web.common import (
@@ -71,8 +73,10 @@ def one_section(request: Request, section_id: str) -> HTMLResponse:
     store = settings(request).store()
     # Remember the visit only for the learner's own navigation: a page on another site could
     # load this URL (an <img>, say) to move "continue where I left off" (Fetch Metadata).
-    if request.headers.get("sec-fetch-site", "none") in ("same-origin", "none"):
-        store.set_last_section(sid)
+    # Only a bookmark: the page is still shown when the file is read-only or busy.
+    if request.headers.get("sec-fetch-site", "none") in ("same-origin", "none") and store.writable:
+        with contextlib.suppress(StoreBusy):
+            store.set_last_section(sid)
     ctx = page_context(
         request,
         lang,
