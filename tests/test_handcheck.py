@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from attnlab import mistakes
 from attnlab.cli import app
-from attnlab.handcheck import Answer, check_answer, lab_input, parse_values
+from attnlab.debug import catalogue as mistakes
+from attnlab.learn.handcheck import Answer, check_answer, lab_input, parse_values
 
 runner = CliRunner()
 

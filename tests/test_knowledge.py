@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attnlab import answers, grading, knowledge
 from attnlab.errors import InputError
+from attnlab.learn import grading, knowledge
+from attnlab.lesson import numbers as answers
 
 LANGS = ("zh", "en")
 PLACEHOLDER = re.compile(r"\{\{[^}]*\}\}")

@@ -13,11 +13,11 @@ import pytest
 import torch
 
 from attnlab import example
-from attnlab.cost import cost_table
-from attnlab.experiment import run_experiment
-from attnlab.lesson import final_row_softmax, mask_fill_demo, uniform_mean
+from attnlab.lesson.cost import cost_table
+from attnlab.lesson.experiment import run_experiment
+from attnlab.lesson.shapes import measure_shapes
 from attnlab.pipeline import lesson_stages
-from attnlab.shapes import measure_shapes
+from attnlab.show.walk import final_row_softmax, mask_fill_demo, uniform_mean
 
 ST = lesson_stages()
 EXP = run_experiment()
@@ -138,7 +138,7 @@ def test_final_rows_differ_between_prompts() -> None:
 
 @pytest.mark.parametrize(("B", "H", "T"), [(1, 1, 1), (2, 2, 2), (2, 3, 17), (1, 2, 64)])
 def test_score_elements_equal_what_the_pipeline_builds(B: int, H: int, T: int) -> None:
-    from attnlab.cost import score_elements
+    from attnlab.lesson.cost import score_elements
     from attnlab.pipeline import attend
 
     q = torch.zeros(B, H, T, 1)

@@ -9,8 +9,9 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attnlab import example, mistakes
-from attnlab.mistake_steps import MistakeInput, Recipe, run
+from attnlab import example
+from attnlab.debug import catalogue as mistakes
+from attnlab.debug.steps import MistakeInput, Recipe, run
 from attnlab.pipeline import attention_stages, multi_head_stages
 
 ISSUE_MISTAKES = {

@@ -7,8 +7,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from attnlab import mistakes
 from attnlab.cli import app
+from attnlab.debug import catalogue as mistakes
 
 runner = CliRunner()
 

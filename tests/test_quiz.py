@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from attnlab import knowledge
 from attnlab.cli import app
-from attnlab.progress import ProgressStore
+from attnlab.learn import knowledge
+from attnlab.learn.store import ProgressStore
 
 
 def quiz(tmp_path: Path, *args: str, lines: list[str], lang: str = "en"):

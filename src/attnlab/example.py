@@ -84,7 +84,7 @@ EXPERIMENT_PARAM: tuple[int, int] = (1, 0)
 EXPERIMENT_LR = 0.01
 #: The row [0.2, future] that section 11 uses to compare a 0 fill with a −∞ fill.
 MASK_DEMO_ROW: tuple[float, float] = (0.2, 0.9)
-#: Section 9's extra shape check (keyword arguments of ``attnlab.shapes.measure_shapes``).
+#: Section 9's extra shape check (keyword arguments of ``attnlab.lesson.shapes.measure_shapes``).
 SHAPE_CHECK: dict[str, int] = {"batch": 1, "tokens": 3, "embed": 4, "heads": 2}
 
 

@@ -9,7 +9,7 @@ import typer
 from attnlab.commands._common import fail
 
 if TYPE_CHECKING:
-    from attnlab.progress import ProgressStore
+    from attnlab.learn.store import ProgressStore
 
 DataDirOption = Annotated[
     str | None,
@@ -32,7 +32,7 @@ ProfileOption = Annotated[
 
 def open_store(data_dir: str | None, profile: str | None) -> ProgressStore:
     """The progress store, or a one-line error (exit 2) naming the file's path."""
-    from attnlab.progress import ProgressStore, StoreError
+    from attnlab.learn.store import ProgressStore, StoreError
 
     try:
         return ProgressStore.open(data_dir, profile)

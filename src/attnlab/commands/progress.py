@@ -11,7 +11,7 @@ from attnlab.commands._store import DataDirOption, ProfileOption, open_store
 from attnlab.i18n import pick
 
 if TYPE_CHECKING:
-    from attnlab.progress import ProgressStore, Summary
+    from attnlab.learn.store import ProgressStore, Summary
 
 ORDER = 80
 
@@ -48,7 +48,7 @@ def register(app: typer.Typer) -> None:
         lang: LangOption = None,
     ) -> None:
         """Write your progress to FILE (JSON), replacing it all at once."""
-        from attnlab.progress_file import write_json_atomic
+        from attnlab.learn.store_file import write_json_atomic
 
         with _store(ctx, data_dir, profile) as store:
             try:
@@ -69,7 +69,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Merge FILE into this profile (newer entries win); a bad file changes nothing."""
         from attnlab.errors import InputError
-        from attnlab.progress_file import read_export, validate_export
+        from attnlab.learn.store_file import read_export, validate_export
 
         try:
             data = read_export(file)
@@ -110,8 +110,8 @@ def _store(ctx: typer.Context, data_dir: str | None, profile: str | None) -> Pro
 
 def summary_text(summary: Summary, lang: str) -> str:
     """The progress bar line, the sections to review, and the next one to study."""
-    from attnlab import knowledge
-    from attnlab.quiz import progress_line, section_label
+    from attnlab.learn import knowledge
+    from attnlab.learn.quiz import progress_line, section_label
 
     lines = [progress_line(summary, lang)]
     if summary.attempts:

@@ -88,9 +88,9 @@ def _trace(
     step: bool,
     precision: int,
 ) -> None:
-    from attnlab.document import dumps
     from attnlab.inputs import lesson_input, load_input
-    from attnlab.tracing import build_views, input_document, render_markdown
+    from attnlab.show.document import dumps
+    from attnlab.show.trace import build_views, input_document, render_markdown
 
     inp = load_input(input_file) if input_file else lesson_input(lang)
     if fmt is Format.json:
@@ -111,8 +111,8 @@ def _trace(
 
 def _lesson_json(lang: str, prompt: str, stage: str | None) -> dict:
     from attnlab.inputs import lesson_input
-    from attnlab.lesson import lesson_document
-    from attnlab.tracing import check_stage, filter_stages, select_prompts
+    from attnlab.show.trace import check_stage, filter_stages, select_prompts
+    from attnlab.show.walk import lesson_document
 
     doc = lesson_document(lang)
     inp = lesson_input(lang)

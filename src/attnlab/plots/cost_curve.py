@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from matplotlib.figure import Figure
 
 from attnlab import example
-from attnlab.cost import score_elements
+from attnlab.lesson.cost import score_elements
 from attnlab.plots.effects import REFERENCE_STYLE, UNSCALED_STYLE
 from attnlab.plots.heatmap import new_figure
 from attnlab.plots.labels import text

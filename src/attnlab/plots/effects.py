@@ -115,7 +115,7 @@ class MaskData:
 
 def mask_data() -> MaskData:
     """Softmax of :data:`example.MASK_DEMO_ROW` (query t=0) with both fills, over dim=-1."""
-    from attnlab.lesson import mask_fill_demo
+    from attnlab.show.walk import mask_fill_demo
 
     row = torch.tensor(example.MASK_DEMO_ROW, dtype=torch.float64)  # [T_key]
     future = ~causal_mask(row.numel())[0]  # [T_key]: query t=0 may read key 0 only

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import torch
 
-from attnlab.document import prompt_names
 from attnlab.errors import InputError
 from attnlab.inputs import LabInput, lesson_input
 from attnlab.pipeline import AttentionStages, MultiHeadStages
+from attnlab.show.document import prompt_names
 
 #: Largest T and C a figure stays readable at; bigger inputs belong to `cost` or `trace`.
 MAX_TOKENS = 32

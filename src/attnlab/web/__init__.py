@@ -1,8 +1,9 @@
 """The local web lesson served by ``attnlab serve``: 20 sections, an explorer, checks, progress.
 
 A thin front end (STYLE.md point 7): the routes validate input and render templates; every
-number on a page is computed by :mod:`attnlab.pipeline` (through :mod:`attnlab.experiment`,
-:mod:`attnlab.cost`, :mod:`attnlab.shapes` and :mod:`attnlab.lesson`) when the page is built.
+number on a page is computed by :mod:`attnlab.pipeline` (through :mod:`attnlab.lesson.experiment`,
+:mod:`attnlab.lesson.cost`, :mod:`attnlab.lesson.shapes` and :mod:`attnlab.show.walk`) when the
+page is built.
 
 Modules:
 

@@ -26,7 +26,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from attnlab.i18n import resolve_lang
-from attnlab.progress_file import check_profile
+from attnlab.learn.store_file import check_profile
 from attnlab.web import content, figures
 from attnlab.web.common import Settings, lang_of
 from attnlab.web.security import (

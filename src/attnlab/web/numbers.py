@@ -1,8 +1,8 @@
 """The lesson's numbers for the web page, computed once through the pipeline, and their format.
 
 Nothing here computes attention: :func:`lesson_numbers` gathers what :mod:`attnlab.pipeline`,
-:mod:`attnlab.experiment`, :mod:`attnlab.cost`, :mod:`attnlab.shapes` and :mod:`attnlab.lesson`
-return, so the page shows exactly the values the tests check.
+:mod:`attnlab.lesson.experiment`, :mod:`attnlab.lesson.cost`, :mod:`attnlab.lesson.shapes` and
+:mod:`attnlab.show.walk` return, so the page shows exactly the values the tests check.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from functools import cache
 import torch
 
 from attnlab import example
-from attnlab.cost import CostRow, cost_table
-from attnlab.experiment import ExperimentResult, run_experiment
-from attnlab.lesson import final_row_softmax, mask_fill_demo, uniform_mean, uniform_mean_stages
+from attnlab.lesson.cost import CostRow, cost_table
+from attnlab.lesson.experiment import ExperimentResult, run_experiment
+from attnlab.lesson.shapes import ShapeRow, measure_shapes
 from attnlab.pipeline import AttentionStages, causal_mask, lesson_stages
-from attnlab.shapes import ShapeRow, measure_shapes
-from attnlab.textfmt import fmt_num
+from attnlab.show.fmt import fmt_num
+from attnlab.show.walk import final_row_softmax, mask_fill_demo, uniform_mean, uniform_mean_stages
 
 
 @dataclass(frozen=True)

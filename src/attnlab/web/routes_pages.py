@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 
-from attnlab import knowledge
+from attnlab.learn import knowledge
 from attnlab.web import content
 from attnlab.web.blocks import code_css
 from attnlab.web.common import (

@@ -7,8 +7,8 @@ Every number is taken from :class:`attnlab.web.numbers.LessonNumbers`; the prose
 from __future__ import annotations
 
 from attnlab import example
-from attnlab.experiment import ExperimentResult
 from attnlab.i18n import pick
+from attnlab.lesson.experiment import ExperimentResult
 from attnlab.web.blocks import Block, code, figure, flow, math, note, p, pre, table
 from attnlab.web.numbers import LessonNumbers, num, shape, short_vec, tex_matrix, tex_num, vec
 
@@ -99,7 +99,7 @@ def logits(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
         table([pick(lang, "上下文", "Context"), "Logits", pick(lang, "目标概率 / 单题损失", "Target probability / loss")], rows,
               pick(lang, f"平均损失 ≈ {num(r.before.loss_mean, P6)}", f"Mean loss ≈ {num(r.before.loss_mean, P6)}"), key="logits"),
         *_gradient_step(r, lang, targets),
-        code("attnlab.experiment:forward", pick(lang, "实验的前向计算（注意力仍走同一条路径）", "The experiment's forward pass (attention still takes the one path)")),
+        code("attnlab.lesson.experiment:forward", pick(lang, "实验的前向计算（注意力仍走同一条路径）", "The experiment's forward pass (attention still takes the one path)")),
     ]  # fmt: skip
 
 

@@ -1,4 +1,4 @@
-"""The steps of attention as a learner writes them, right and wrong, for :mod:`attnlab.mistakes`.
+"""The steps of attention as a learner writes them, right and wrong (for the catalogue).
 
 A :class:`Recipe` names one function per step (embed, project, split, scores, scale, mask,
 softmax, retrieve, merge, output projection, hand-on to the LM head). Its defaults are the

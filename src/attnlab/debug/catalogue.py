@@ -7,7 +7,7 @@ reread. They are the documented exception to "one attention code path": their wh
 compute something *other* than :func:`attnlab.pipeline.attend`, so :func:`mistake_stages` can
 show every wrong stage and :func:`diagnose` can name the bug behind a wrong set of numbers.
 
-The step-by-step code is in :mod:`attnlab.mistake_steps`; the texts are written here. Axis letters
+The step-by-step code is in :mod:`attnlab.debug.steps`; the texts are written here. Axis letters
 as in :mod:`attnlab.pipeline`.
 
 Example::
@@ -25,8 +25,8 @@ from typing import Any
 import torch
 
 from attnlab import example
-from attnlab import mistake_steps as steps
-from attnlab.mistake_steps import MistakeInput, Recipe
+from attnlab.debug import steps
+from attnlab.debug.steps import MistakeInput, Recipe
 from attnlab.pipeline import attention_stages, multi_head_stages
 
 __all__ = [
@@ -78,7 +78,7 @@ class Mistake:
         title, explain: ``(zh, en)`` texts: what it is; what the learner's numbers mean.
         code: the wrong line as a learner writes it; fix: the right line.
         multihead_only: True when it needs ``n_head > 1`` (splitting, merging, ``W_O``).
-        recipe: the steps that compute it (:class:`attnlab.mistake_steps.Recipe`).
+        recipe: the steps that compute it (:class:`attnlab.debug.steps.Recipe`).
     """
 
     name: str

@@ -2,7 +2,7 @@
 
 The content is package data (``attnlab/data/sections.toml`` and ``glossary.toml``). Text may embed
 computed numbers as ``{{key|decimals}}`` and every graded exercise names its answer by a key; both
-are resolved by :mod:`attnlab.answers` when the text is read, so no number is typed into the
+are resolved by :mod:`attnlab.lesson.numbers` when the text is read, so no number is typed into the
 content. Section 0 is the page's "core goal" section; 1-19 follow the page.
 
 Example::
@@ -23,8 +23,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from attnlab import answers, grading
 from attnlab.example import LANGS
+from attnlab.learn import grading
+from attnlab.lesson import numbers as answers
 
 SECTION_IDS: tuple[int, ...] = tuple(range(20))
 TEXT_FIELDS: tuple[str, ...] = ("title", "summary", "question", "answer", "mistake")
@@ -174,12 +175,12 @@ def diagnose(key: str, given: list[float], tol: float, lang: str = "zh") -> str 
     """One line naming the catalogue mistake(s) that produce ``given`` for ``key``, or None.
 
     Only keys on the lesson's own stages (``weights[1,1,0]``...) can be diagnosed: the mistakes
-    catalogue (:mod:`attnlab.mistakes`) recomputes the lesson with one bug at a time, and we
+    catalogue (:mod:`attnlab.debug.catalogue`) recomputes the lesson with one bug at a time, and we
     compare the same element of each buggy stage with the learner's number.
     """
     source, stage, index = answers.parse_key(key)
     try:
-        from attnlab import mistakes
+        from attnlab.debug import catalogue as mistakes
     except ImportError:  # the catalogue is optional: grading works without it
         return None
     if source != "lesson" or stage not in mistakes.CHECK_STAGES:
@@ -207,7 +208,7 @@ def diagnose(key: str, given: list[float], tol: float, lang: str = "zh") -> str 
 @cache
 def _mistake_tables() -> list[tuple[Any, dict[str, Any]]]:
     """Every single-head catalogue mistake with its stages on the lesson example (computed once)."""
-    from attnlab import mistakes
+    from attnlab.debug import catalogue as mistakes
 
     return [(m, mistakes.mistake_stages(m)) for m in mistakes.CATALOGUE if not m.multihead_only]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import torch
 
-from attnlab.audit.context import Audit
-from attnlab.audit.observe import close, first_diff, forward
-from attnlab.audit.verdict import FAIL, PASS, Verdict, fmt, heads_idx, idx
+from attnlab.debug.audit.context import Audit
+from attnlab.debug.audit.observe import close, first_diff, forward
+from attnlab.debug.audit.verdict import FAIL, PASS, Verdict, fmt, heads_idx, idx
 
 
 def _causality(a: Audit) -> Verdict | None:

@@ -5,8 +5,8 @@ typing three decimals of a value is right whenever those three decimals are righ
 states how many decimals it asks for; fewer are accepted only when the dropped digits are zeros
 (``0.8`` for ``0.800``, ``4000000`` for a count).
 
-A wrong answer is passed to the mistakes catalogue (:mod:`attnlab.mistakes`) when it provides a
-``diagnose`` function, so the learner hears which classic bug would produce their number.
+A wrong answer is passed to the mistakes catalogue (:mod:`attnlab.debug.catalogue`) when it provides
+a ``diagnose`` function, so the learner hears which classic bug would produce their number.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-from attnlab import answers
 from attnlab.errors import InputError
+from attnlab.lesson import numbers as answers
 
 # Float slack on top of the learner's rounding, relative to the value.
 _REL_SLACK = 1e-9
@@ -98,7 +98,7 @@ DiagnoseFn = Callable[[str, list[float], float], "str | None"]
 
 
 def grade(key: str, decimals: int, text: str, diagnose: DiagnoseFn | None = None) -> Grade:
-    """Grade ``text`` against the value of answer key ``key`` (see :mod:`attnlab.answers`).
+    """Grade ``text`` against the value of answer key ``key`` (see :mod:`attnlab.lesson.numbers`).
 
     Args:
         key: where the answer comes from, e.g. ``"weights[1,1,0]"``.

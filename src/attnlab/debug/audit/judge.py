@@ -8,11 +8,11 @@ from :mod:`attnlab.pipeline` decides, or the item stays NOT CHECKED.
 
 from __future__ import annotations
 
-from attnlab import mistakes
-from attnlab.audit.context import Audit, Side
-from attnlab.audit.items import ITEMS
-from attnlab.audit.observe import as_heads, close, first_diff
-from attnlab.audit.verdict import FAIL, NOT_CHECKED, PASS, SECTION, Verdict, idx, vec
+from attnlab.debug import catalogue as mistakes
+from attnlab.debug.audit.context import Audit, Side
+from attnlab.debug.audit.items import ITEMS
+from attnlab.debug.audit.observe import as_heads, close, first_diff
+from attnlab.debug.audit.verdict import FAIL, NOT_CHECKED, PASS, SECTION, Verdict, idx, vec
 
 _MATCH_ZH = "载入课程权重后，输出与 attnlab.pipeline 的参考一致（课程例子与随机输入）"
 _MATCH_EN = (

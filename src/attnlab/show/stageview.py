@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from attnlab.i18n import pick
-from attnlab.textfmt import fmt_num
+from attnlab.show.fmt import fmt_num
 
 #: Stages whose columns are key positions (a [T_query, T_key] table).
 POSITION_STAGES = frozenset(

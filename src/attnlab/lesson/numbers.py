@@ -92,7 +92,9 @@ def _mask_demo() -> dict[str, torch.Tensor]:
 
 @cache
 def _cost() -> dict[str, torch.Tensor]:
-    from attnlab.cost import score_elements  # measured on the meta device through the pipeline
+    from attnlab.lesson.cost import (
+        score_elements,  # measured on the meta device through the pipeline
+    )
 
     check = example.COST_CHECK
     B, H, (short, long) = check.batch, check.heads, check.tokens
@@ -108,7 +110,7 @@ def _cost() -> dict[str, torch.Tensor]:
 
 @cache
 def _experiment() -> dict[str, torch.Tensor]:
-    from attnlab.experiment import run_experiment
+    from attnlab.lesson.experiment import run_experiment
 
     r = run_experiment()
     return {

@@ -58,7 +58,7 @@ def check_section(section: object) -> int:
 
 def check_exercise(exercise: object) -> str:
     """``exercise`` if it is a graded exercise id or ``check-N``, else ``ValueError``."""
-    from attnlab.knowledge import exercise_ids
+    from attnlab.learn.knowledge import exercise_ids
 
     known = {*exercise_ids(), *(f"check-{s}" for s in range(SECTION_COUNT))}
     if exercise not in known:

@@ -1,15 +1,16 @@
 """``attnlab audit``: check a learner's attention module against the lesson's 10-point list.
 
 The learner's code never runs in this process: :func:`run_audit` starts
-``python -m attnlab.audit.runner`` with a wall-clock timeout, a CPU-time cap and a memory cap,
+``python -m attnlab.debug.audit.runner`` with a wall-clock timeout, a CPU-time cap and a memory cap,
 and turns whatever happens there (a report, an exception, ``sys.exit``, a crash, a hang) into
 one JSON-ready dict. Modules:
 
-* :mod:`~attnlab.audit.runner`: the child process; :mod:`~attnlab.audit.loader`: import and
-  build the learner's class; :mod:`~attnlab.audit.probe`: find its projections;
-* :mod:`~attnlab.audit.record`/:mod:`~attnlab.audit.observe`: watch its forward pass;
-* :mod:`~attnlab.audit.context`/:mod:`~attnlab.audit.items`: judge the 10 items;
-* :mod:`~attnlab.audit.report`: render the result.
+* :mod:`~attnlab.debug.audit.runner`: the child process;
+  :mod:`~attnlab.debug.audit.loader`: import and build the learner's class;
+  :mod:`~attnlab.debug.audit.probe`: find its projections;
+* :mod:`~attnlab.debug.audit.record`/:mod:`~attnlab.debug.audit.observe`: watch its forward pass;
+* :mod:`~attnlab.debug.audit.context`/:mod:`~attnlab.debug.audit.items`: judge the 10 items;
+* :mod:`~attnlab.debug.audit.report`: render the result.
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ def _spawn(path: Path, name: str, kind: str, timeout: float, memory_mb: int) -> 
     with tempfile.TemporaryDirectory(prefix="attnlab-audit-") as tmp:
         request, result, errors = (Path(tmp) / n for n in ("request.json", "result.json", "err"))
         request.write_text(_request(path, name, kind, timeout, memory_mb), encoding="utf-8")
-        cmd = [sys.executable, "-m", "attnlab.audit.runner", str(request), str(result)]
+        cmd = [sys.executable, "-m", "attnlab.debug.audit.runner", str(request), str(result)]
         with errors.open("wb") as stderr:
             # stderr goes to a file, not a pipe: nothing the learner prints can block the child,
             # and a grandchild holding the file open cannot keep us waiting.

@@ -7,7 +7,7 @@ keeps the sections marked complete, the self-assessment of each knowledge check 
 
 Every write is one short ``BEGIN IMMEDIATE`` transaction on a WAL-mode file, so a quiz and the
 web lesson can write at the same time without losing or half-writing anything; opening the file
-safely and migrating it is :mod:`attnlab.progress_db`'s job.
+safely and migrating it is :mod:`attnlab.learn.store_db`'s job.
 
 Example::
 
@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attnlab import progress_file
-from attnlab.progress_db import APPLICATION_ID, SCHEMA_VERSION, connect, migrate, utc_now
-from attnlab.progress_file import (
+from attnlab.learn import store_file as progress_file
+from attnlab.learn.store_db import APPLICATION_ID, SCHEMA_VERSION, connect, migrate, utc_now
+from attnlab.learn.store_file import (
     ASSESSMENTS,
     SECTION_COUNT,
     StoreError,
@@ -238,7 +238,7 @@ class ProgressStore:
         ).fetchall()
 
     def export_dict(self) -> dict[str, Any]:
-        """This profile's progress in the export format (:mod:`attnlab.progress_file`)."""
+        """This profile's progress in the export format (:mod:`attnlab.learn.store_file`)."""
         q = self._rows
         with self._read():
             return progress_file.build_export(
@@ -255,7 +255,7 @@ class ProgressStore:
     def import_dict(self, data: object) -> dict[str, int]:
         """Merge an export into this profile, keeping the newer of any two entries.
 
-        The data is validated in full first (:func:`attnlab.progress_file.validate_export`); an
+        The data is validated in full first (:func:`attnlab.learn.store_file.validate_export`); an
         invalid export raises ``InputError`` and changes nothing. Returns how many entries of
         each kind the file held.
         """

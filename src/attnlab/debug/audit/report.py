@@ -1,12 +1,12 @@
-"""Render an audit result (the dict from :func:`attnlab.audit.run_audit`) as text."""
+"""Render an audit result (the dict from :func:`attnlab.debug.audit.run_audit`) as text."""
 
 from __future__ import annotations
 
 import unicodedata
 from typing import Any
 
+from attnlab.debug.catalogue import CHECKLIST, get
 from attnlab.i18n import pick
-from attnlab.mistakes import CHECKLIST, get
 
 _STATUS = {
     "PASS": ("通过", "PASS"),

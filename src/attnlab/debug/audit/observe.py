@@ -14,8 +14,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from attnlab.audit.loader import guarded
-from attnlab.audit.record import Call, Recorder, softmax_dim
+from attnlab.debug.audit.loader import guarded
+from attnlab.debug.audit.record import Call, Recorder, softmax_dim
 
 
 @dataclass
@@ -84,7 +84,7 @@ def forward(module: nn.Module, x: torch.Tensor, path: Path) -> Run:
     while isinstance(out, tuple | list) and out:
         out = out[0]
     if not isinstance(out, torch.Tensor):
-        from attnlab.audit.loader import LearnerError
+        from attnlab.debug.audit.loader import LearnerError
 
         raise LearnerError(
             f"forward 应返回张量，实际返回 {type(result).__name__}",

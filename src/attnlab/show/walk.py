@@ -4,8 +4,9 @@
 * :func:`render_experiment`: ``course_examples/week07_attention.py``, section 16's gradient.
 * :func:`lesson_document`: the same numbers as one JSON document (``--json``).
 
-Every number comes from :mod:`attnlab.pipeline` (through :mod:`attnlab.experiment`,
-:mod:`attnlab.shapes` and :mod:`attnlab.cost`); this module only arranges and words them.
+Every number comes from :mod:`attnlab.pipeline` (through :mod:`attnlab.lesson.experiment`,
+:mod:`attnlab.lesson.shapes` and :mod:`attnlab.lesson.cost`); this module only arranges and words
+them.
 Only torch and the standard library are imported, so the script starts about as fast as torch.
 """
 
@@ -15,15 +16,16 @@ from typing import Any
 
 import torch
 
-from attnlab import document, example
-from attnlab.cost import cost_table
-from attnlab.experiment import ExperimentResult, forward, run_experiment
-from attnlab.explain import explain, title
-from attnlab.lesson_text import AXIS_MEANINGS, SHAPE_STAGE_NAMES, TEXT
+from attnlab import example
+from attnlab.lesson.cost import cost_table
+from attnlab.lesson.experiment import ExperimentResult, forward, run_experiment
+from attnlab.lesson.shapes import measure_shapes
 from attnlab.pipeline import AttentionStages, ScoreStages, attend, causal_mask, lesson_stages
-from attnlab.shapes import measure_shapes
-from attnlab.stagefmt import masked_note, stage_rows
-from attnlab.textfmt import fmt_num, fmt_shape, fmt_vec, text_table
+from attnlab.show import document
+from attnlab.show.explain import explain, title
+from attnlab.show.fmt import fmt_num, fmt_shape, fmt_vec, text_table
+from attnlab.show.stageview import masked_note, stage_rows
+from attnlab.show.walk_text import AXIS_MEANINGS, SHAPE_STAGE_NAMES, TEXT
 
 DEFAULT_PRECISION = 4
 EXPERIMENT_PRECISION = 6

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from attnlab import example
-from attnlab.experiment import ExperimentResult, Forward
+from attnlab.lesson.experiment import ExperimentResult, Forward
 from attnlab.pipeline import STAGE_AXES, AttentionStages, MultiHeadStages
 
 Json = Any

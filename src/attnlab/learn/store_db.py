@@ -1,6 +1,6 @@
 """The progress database file: open it safely, recognise it as ours, and migrate its schema.
 
-Why each step (see :mod:`attnlab.progress` for the store itself):
+Why each step (see :mod:`attnlab.learn.store` for the store itself):
 
 * The SQLite header and ``PRAGMA quick_check`` catch a file that is not a database or is
   corrupted; ``PRAGMA application_id`` catches another program's database. All three are
@@ -18,7 +18,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from attnlab.progress_file import StoreError
+from attnlab.learn.store_file import StoreError
 
 #: "ATLB" as a 32-bit integer: marks the file as attnlab's (PRAGMA application_id).
 APPLICATION_ID = 0x41544C42

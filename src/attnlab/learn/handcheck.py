@@ -1,8 +1,9 @@
 """Grade numbers a learner computed by hand, and name the mistake behind a wrong answer.
 
 An :class:`Answer` is one stage of one prompt (optionally one row) as the learner wrote it. The
-right numbers come from :func:`attnlab.mistakes.correct_stages` (i.e. :mod:`attnlab.pipeline`);
-a wrong answer is compared with every catalogue mistake through :func:`attnlab.mistakes.diagnose`.
+right numbers come from :func:`attnlab.debug.catalogue.correct_stages` (i.e.
+:mod:`attnlab.pipeline`); a wrong answer is compared with every catalogue mistake through
+:func:`attnlab.debug.catalogue.diagnose`.
 The tolerance follows the learner's rounding (three decimals → ±0.0005, plus float slack).
 """
 
@@ -18,9 +19,9 @@ from typing import Any
 
 import torch
 
-from attnlab import mistakes
+from attnlab.debug import catalogue as mistakes
+from attnlab.debug.steps import MistakeInput
 from attnlab.errors import InputError
-from attnlab.mistake_steps import MistakeInput
 
 _NUMBER = re.compile(r"[-−+]?(?:inf|∞|nan|\d+\.?\d*(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?)", re.I)
 

@@ -11,14 +11,14 @@ from typing import Any
 
 import torch
 
-from attnlab import document
 from attnlab.errors import InputError
-from attnlab.explain import explain, title
 from attnlab.i18n import pick
 from attnlab.inputs import LabInput
 from attnlab.pipeline import STAGE_NAMES, AttentionStages, MultiHeadStages
-from attnlab.stagefmt import masked_note, stage_rows
-from attnlab.textfmt import fmt_shape, markdown_table
+from attnlab.show import document
+from attnlab.show.explain import explain, title
+from attnlab.show.fmt import fmt_shape, markdown_table
+from attnlab.show.stageview import masked_note, stage_rows
 
 MULTI_HEAD_EXTRA = ("concat", "projected")
 

@@ -2,7 +2,7 @@
 
 Each ``item_N`` looks at what it can observe directly (recorded softmax, scores, SDPA calls,
 re-runs with changed inputs) and returns a :class:`Verdict`, or None when it saw nothing
-decisive; :func:`attnlab.audit.judge.judge` then falls back on the end-to-end comparison with
+decisive; :func:`attnlab.debug.audit.judge.judge` then falls back on the end-to-end comparison with
 the reference and on the catalogue mistakes that reproduce the learner's output.
 """
 
@@ -13,10 +13,10 @@ from collections.abc import Callable
 
 import torch
 
-from attnlab.audit.context import Audit
-from attnlab.audit.mask_check import item_5
-from attnlab.audit.observe import as_heads, close, first_diff, forward
-from attnlab.audit.verdict import FAIL, NOT_CHECKED, PASS, Verdict, fmt, heads_idx, idx, vec
+from attnlab.debug.audit.context import Audit
+from attnlab.debug.audit.mask_check import item_5
+from attnlab.debug.audit.observe import as_heads, close, first_diff, forward
+from attnlab.debug.audit.verdict import FAIL, NOT_CHECKED, PASS, Verdict, fmt, heads_idx, idx, vec
 
 
 def item_1(a: Audit) -> Verdict:

@@ -10,8 +10,8 @@ import argparse
 import sys
 from typing import NoReturn
 
-from attnlab.document import dumps
 from attnlab.i18n import resolve_lang
+from attnlab.show.document import dumps
 
 MAX_PRECISION = 12
 
@@ -45,7 +45,7 @@ def _parser(prog: str, description: str) -> _Parser:
 
 def run(kind: str, argv: list[str] | None = None) -> int:
     """Run the lesson walk (``kind="lesson"``) or section 16's experiment (``"grad"``)."""
-    from attnlab import lesson
+    from attnlab.show import walk as lesson
 
     prog = "week07_attention.py"
     description = {

@@ -3,7 +3,7 @@
 For each section: show the title, summary and question; take the learner's answer; reveal the
 model answer and the mistake it guards against; ask for a self-assessment ("understood" or
 "review again"); then ask the graded exercises, each right or wrong (with the mistakes
-catalogue's diagnosis). Every step is written to the :class:`~attnlab.progress.ProgressStore`
+catalogue's diagnosis). Every step is written to the :class:`~attnlab.learn.store.ProgressStore`
 the moment it happens, so stopping the process loses at most the line being typed.
 
 The quiz reads and writes through two functions, so tests drive it with a script of lines and
@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from attnlab import grading, knowledge
 from attnlab.errors import InputError
 from attnlab.i18n import pick
-from attnlab.progress import ProgressStore, Summary
-from attnlab.progress_file import SECTION_COUNT
+from attnlab.learn import grading, knowledge
+from attnlab.learn.store import ProgressStore, Summary
+from attnlab.learn.store_file import SECTION_COUNT
 
 Ask = Callable[[str], "str | None"]
 Say = Callable[[str], None]

@@ -1,4 +1,4 @@
-"""The sandboxed side of ``attnlab audit``: ``python -m attnlab.audit.runner REQUEST RESULT``.
+"""The sandboxed side of ``attnlab audit``: ``python -m attnlab.debug.audit.runner REQUEST RESULT``.
 
 Runs in its own process under a CPU-time and memory cap (``resource.setrlimit``), imports the
 learner's file, audits it and writes one JSON object to RESULT. Whatever the learner's code
@@ -30,7 +30,7 @@ def _limit(memory_mb: int, cpu_seconds: int) -> None:
 
 
 def _token_id_report(err: Any) -> list[dict[str, object]]:
-    from attnlab.audit.verdict import NOT_CHECKED
+    from attnlab.debug.audit.verdict import NOT_CHECKED
 
     items: list[dict[str, object]] = [
         {
@@ -63,9 +63,9 @@ def _token_id_report(err: Any) -> list[dict[str, object]]:
 
 def audit(path: Path, name: str, kind: str) -> dict[str, object]:
     """Audit ``path:name``; learner failures become ``{"status": "error", ...}``."""
-    from attnlab.audit.context import build_audit
-    from attnlab.audit.judge import judge
-    from attnlab.audit.loader import LearnerError, guess_kind, load_target
+    from attnlab.debug.audit.context import build_audit
+    from attnlab.debug.audit.judge import judge
+    from attnlab.debug.audit.loader import LearnerError, guess_kind, load_target
 
     try:
         target = load_target(path, name)
@@ -109,8 +109,8 @@ def main(argv: list[str]) -> int:
     # arithmetic, which on a busy 2-core machine was most of an audit's time.
     torch.set_num_threads(1)
 
-    import attnlab.audit.context
-    import attnlab.audit.judge  # noqa: F401
+    import attnlab.debug.audit.context
+    import attnlab.debug.audit.judge  # noqa: F401
 
     os.write(1, b"attnlab-audit-ready\n")
     # From here on fd 1 is /dev/null: the learner's prints can never fill the parent's pipe.

@@ -16,12 +16,13 @@ from typing import Any
 import torch
 from torch import nn
 
-from attnlab import example, mistakes
-from attnlab.audit import probe
-from attnlab.audit.loader import build
-from attnlab.audit.observe import Run, close, forward
-from attnlab.audit.record import Recorder
-from attnlab.mistake_steps import MistakeInput
+from attnlab import example
+from attnlab.debug import catalogue as mistakes
+from attnlab.debug.audit import probe
+from attnlab.debug.audit.loader import build
+from attnlab.debug.audit.observe import Run, close, forward
+from attnlab.debug.audit.record import Recorder
+from attnlab.debug.steps import MistakeInput
 
 #: (C, head_size or num_heads, context_length) for the lesson run and the probe run.
 SIZES: dict[str, dict[str, tuple[int, int, int]]] = {
