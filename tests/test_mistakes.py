@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from attnlab import example
 from attnlab.debug import catalogue as mistakes
-from attnlab.debug.steps import MistakeInput, Recipe, run
+from attnlab.lesson.steps import MistakeInput, Recipe, run
 from attnlab.pipeline import attention_stages, multi_head_stages
 
 ISSUE_MISTAKES = {

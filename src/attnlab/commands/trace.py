@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from attnlab.commands._common import LangOption, fail, lang_of
+
+if TYPE_CHECKING:
+    from attnlab.inputs import LabInput
 
 ORDER = 20
 
@@ -94,9 +97,10 @@ def _trace(
 
     inp = load_input(input_file) if input_file else lesson_input(lang)
     if fmt is Format.json:
-        doc = (
-            input_document(inp, prompt, stage) if input_file else _lesson_json(lang, prompt, stage)
-        )
+        if input_file:
+            doc = input_document(inp, prompt, stage)
+        else:
+            doc = _lesson_json(inp, lang, prompt, stage)
         print(dumps(doc))
         return
     inp.check_display("text tables" if fmt is Format.text else "Markdown tables")
@@ -109,14 +113,13 @@ def _trace(
     print_views(views, lang, step)
 
 
-def _lesson_json(lang: str, prompt: str, stage: str | None) -> dict:
-    from attnlab.inputs import lesson_input
+def _lesson_json(inp: LabInput, lang: str, prompt: str, stage: str | None) -> dict:
+    """The scripts' document (numbers from :mod:`attnlab.lesson.numbers`), stages filtered."""
     from attnlab.show.trace import check_stage, filter_stages, select_prompts
     from attnlab.show.walk import lesson_document
 
-    doc = lesson_document(lang)
-    inp = lesson_input(lang)
     rows = select_prompts(inp, prompt)
     check_stage(inp, stage)
+    doc = lesson_document(lang)
     doc["stages"] = filter_stages(doc["stages"], rows, stage)
     return doc

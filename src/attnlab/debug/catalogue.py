@@ -7,7 +7,7 @@ reread. They are the documented exception to "one attention code path": their wh
 compute something *other* than :func:`attnlab.pipeline.attend`, so :func:`mistake_stages` can
 show every wrong stage and :func:`diagnose` can name the bug behind a wrong set of numbers.
 
-The step-by-step code is in :mod:`attnlab.debug.steps`; the texts are written here. Axis letters
+The step-by-step code is in :mod:`attnlab.lesson.steps`; the texts are written here. Axis letters
 as in :mod:`attnlab.pipeline`.
 
 Example::
@@ -25,8 +25,8 @@ from typing import Any
 import torch
 
 from attnlab import example
-from attnlab.debug import steps
-from attnlab.debug.steps import MistakeInput, Recipe
+from attnlab.lesson import numbers, steps
+from attnlab.lesson.steps import MistakeInput, Recipe
 from attnlab.pipeline import attention_stages, multi_head_stages
 
 __all__ = [
@@ -40,7 +40,6 @@ __all__ = [
     "get",
     "lesson_input",
     "mistake_stages",
-    "mistake_steps_softmax",
     "multihead_example",
     "values_match",
 ]
@@ -78,7 +77,7 @@ class Mistake:
         title, explain: ``(zh, en)`` texts: what it is; what the learner's numbers mean.
         code: the wrong line as a learner writes it; fix: the right line.
         multihead_only: True when it needs ``n_head > 1`` (splitting, merging, ``W_O``).
-        recipe: the steps that compute it (:class:`attnlab.debug.steps.Recipe`).
+        recipe: the steps that compute it (:class:`attnlab.lesson.steps.Recipe`).
     """
 
     name: str
@@ -171,7 +170,7 @@ CATALOGUE: tuple[Mistake, ...] = (
                 "weight"),
        code="masked_scores = scaled_scores.masked_fill(~causal_mask, 0.0)",
        fix='masked_scores = scaled_scores.masked_fill(~causal_mask, float("-inf"))',
-       recipe=Recipe(mask=steps.mask_zero_fill)),
+       recipe=steps.ZERO_FILL),
     _m("mask_inverted", 5, 10, "masked_scores",
        title=("掩码方向反了（上三角）", "mask inverted (upper triangle)"),
        explain=("这是用上三角掩码的结果：挡住了过去、放开了未来", "these come from an upper-"
@@ -255,15 +254,17 @@ def get(name: str) -> Mistake:
     return _BY_NAME[name]
 
 
-def lesson_input(dtype: torch.dtype = torch.float64) -> MistakeInput:
-    """The lesson's single head on prompts A and B, with section 16's ``W_vocab``."""
+@functools.cache
+def lesson_input() -> MistakeInput:
+    """The lesson's single head on prompts A and B, with section 16's ``W_vocab`` (one shared
+    object: :func:`correct_stages` knows it and answers with the lesson's numbers)."""
     return MistakeInput(
-        x=example.lesson_x(dtype),
-        w_q=example.lesson_w_q(dtype),
-        w_k=example.lesson_w_k(dtype),
-        w_v=example.lesson_w_v(dtype),
+        x=example.lesson_x(),
+        w_q=example.lesson_w_q(),
+        w_k=example.lesson_w_k(),
+        w_v=example.lesson_w_v(),
         token_ids=example.lesson_token_ids(),
-        w_vocab=example.lesson_w_vocab(dtype),
+        w_vocab=example.lesson_w_vocab(),
     )
 
 
@@ -284,8 +285,11 @@ def multihead_example(dtype: torch.dtype = torch.float64) -> MistakeInput:
 
 
 def correct_stages(inp: MistakeInput) -> dict[str, torch.Tensor]:
-    """The right stages of ``inp``, from :mod:`attnlab.pipeline` (plus ``logits`` when
-    ``inp.w_vocab`` fits the output width)."""
+    """The right stages of ``inp``: the lesson's numbers (:mod:`attnlab.lesson.numbers`) for
+    :func:`lesson_input`, else from :mod:`attnlab.pipeline` (plus ``logits`` when ``inp.w_vocab``
+    fits the output width)."""
+    if inp is lesson_input():
+        return {name: numbers.tensor(name) for name in CHECK_STAGES}
     if inp.is_single_head:
         s = attention_stages(inp.x, inp.w_q, inp.w_k, inp.w_v)
         stages = {name: t for name, t in s.items() if name != "causal_mask"}
@@ -316,13 +320,6 @@ def mistake_stages(
     return steps.run(m.recipe, inp)
 
 
-def mistake_steps_softmax(mistake: Mistake | None, scaled_scores: torch.Tensor) -> torch.Tensor:
-    """Weights from given scaled scores ``[..., T, T]`` through the mask and softmax steps of
-    ``mistake`` (None: the lesson's steps). Section 11's 0-versus-−∞ demo uses this."""
-    recipe = mistake.recipe if mistake is not None else Recipe()
-    return recipe.softmax(recipe.mask(scaled_scores))
-
-
 def values_match(got: torch.Tensor, want: torch.Tensor, tol: float) -> bool:
     """True when the flattened tensors have equal length and agree within ``tol``
     (−∞ matches −∞, NaN matches NaN)."""
@@ -346,11 +343,6 @@ def _slice(t: torch.Tensor, prompt: int, head: int, row: int | None) -> torch.Te
 _TABLES: list[
     tuple[MistakeInput, tuple[dict[str, torch.Tensor], dict[str, dict[str, torch.Tensor]]]]
 ] = []
-
-
-@functools.cache
-def _default_input() -> MistakeInput:
-    return lesson_input()
 
 
 def _tables(
@@ -411,7 +403,7 @@ def diagnose(
         >>> diagnose("weights", [1.0, 0.0], prompt="A", row=0)  # right: nothing to explain
         []
     """
-    inp = _default_input() if inp is None else inp
+    inp = lesson_input() if inp is None else inp
     b = prompt_index(prompt)
     want = torch.tensor([float(v) for v in values], dtype=torch.float64)
     right_stages, wrong_stages = _tables(inp)

@@ -110,7 +110,7 @@ def grade(key: str, decimals: int, text: str, diagnose: DiagnoseFn | None = None
     Raises:
         InputError: if ``text`` is not a list of numbers.
     """
-    expected = _flatten(answers.resolve(key))
+    expected = _flatten(answers.get(key))
     numbers = parse_numbers(text)
     given = [float(n) for n in numbers]
     if len(numbers) != len(expected):

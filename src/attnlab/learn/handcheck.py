@@ -20,8 +20,8 @@ from typing import Any
 import torch
 
 from attnlab.debug import catalogue as mistakes
-from attnlab.debug.steps import MistakeInput
 from attnlab.errors import InputError
+from attnlab.lesson.steps import MistakeInput
 
 _NUMBER = re.compile(r"[-−+]?(?:inf|∞|nan|\d+\.?\d*(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?)", re.I)
 

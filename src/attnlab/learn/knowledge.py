@@ -25,7 +25,7 @@ from typing import Any
 
 from attnlab.example import LANGS
 from attnlab.learn import grading
-from attnlab.lesson import numbers as answers
+from attnlab.lesson import numbers
 
 SECTION_IDS: tuple[int, ...] = tuple(range(20))
 TEXT_FIELDS: tuple[str, ...] = ("title", "summary", "question", "answer", "mistake")
@@ -48,9 +48,9 @@ class Exercise:
     decimals: int
 
     @property
-    def expected(self) -> answers.Value:
+    def expected(self) -> numbers.Value:
         """The answer, computed now by the pipeline."""
-        return answers.resolve(self.key)
+        return numbers.get(self.key)
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ def render(text: str) -> str:
 
     def one(match: re.Match[str]) -> str:
         decimals = int(match[2]) if match[2] is not None else DEFAULT_DECIMALS
-        return grading.format_value(answers.resolve(match[1]), decimals)
+        return grading.format_value(numbers.get(match[1]), decimals)
 
     return _PLACEHOLDER.sub(one, text)
 
@@ -178,7 +178,7 @@ def diagnose(key: str, given: list[float], tol: float, lang: str = "zh") -> str 
     catalogue (:mod:`attnlab.debug.catalogue`) recomputes the lesson with one bug at a time, and we
     compare the same element of each buggy stage with the learner's number.
     """
-    source, stage, index = answers.parse_key(key)
+    source, stage, index = numbers.parse_key(key)
     try:
         from attnlab.debug import catalogue as mistakes
     except ImportError:  # the catalogue is optional: grading works without it
@@ -188,11 +188,11 @@ def diagnose(key: str, given: list[float], tol: float, lang: str = "zh") -> str 
     import torch
 
     want = torch.tensor(given, dtype=torch.float64)
-    right = answers.resolve_tensor(key)
+    right = numbers.tensor(key)
     found = []
     for m, tables in _mistake_tables():
         got = tables.get(stage)
-        if got is None or got.shape != answers.SOURCES["lesson"]()[stage].shape:
+        if got is None or got.shape != numbers.tensor(stage).shape:
             continue
         got = got[index] if index else got
         if not mistakes.values_match(got, right, 1e-9) and mistakes.values_match(want, got, tol):
@@ -217,9 +217,13 @@ def _misread_index(stage: str, index: tuple, want: object, tol: float, lang: str
     """Name another element of the same stage that equals the learner's number (axes misread)."""
     import torch
 
-    table = answers.SOURCES["lesson"]()[stage]
+    table = numbers.tensor(stage)
     if not isinstance(want, torch.Tensor) or want.numel() != 1 or len(index) != table.dim():
         return None
+    # A named part (``final``) or a negative index counts from the end: compare positions.
+    index = tuple(
+        i % n if isinstance(i, int) else i for i, n in zip(index, table.shape, strict=True)
+    )
     hits = (table - want.item()).abs() <= tol  # same shape as the stage
     for other in hits.nonzero().tolist():
         if tuple(other) != index:

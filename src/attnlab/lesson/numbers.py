@@ -1,28 +1,49 @@
-"""Computed answers: turn an expression key such as ``"weights[1,1,0]"`` into a number.
+"""Every number the lesson shows, computed once and served by key: ``get("weights.A.final")``.
 
-The knowledge checks never store a number. They store a key that names where the number comes
-from, and this module computes it at run time through :mod:`attnlab.pipeline` (or the section-16
-experiment), so a learner's answer is always graded against the code, never against a typed value.
+The scripts, ``attnlab trace``, the web page, the figures, the knowledge checks and ``attnlab
+check`` all read their lesson numbers here; nothing else computes one. Each source below is
+computed on first use through :mod:`attnlab.pipeline` and kept.
 
-Key grammar: ``[source.]name[index]``, where ``source`` defaults to ``lesson`` and ``index`` is a
-comma-separated list of integers or ``:`` (a whole axis). Sources:
+Addressing rule (one for every key)::
 
-* ``lesson``: every stage of :func:`attnlab.pipeline.lesson_stages` (``q``, ``k``, ``raw_scores``,
-  ``weights``, ``output`` ...), plus ``exp_sum`` (``[B, T]``, the softmax denominator of each
-  query row) and ``sqrt_d_k``.
-* ``uniform``: section 1's causal uniform mean, ``[B, T, C]``: attention with all-zero queries and
-  keys, so every visible position gets the same weight.
-* ``shapes``: section 9's extra shape check (``B=1, T=3, C=4, n_head=2``); each name is the shape
-  of that stage as a list of integers, e.g. ``shapes.raw_scores`` = ``[1, 2, 3, 3]``.
-* ``mask_demo``: section 11's row ``[0.2, future]``: ``neg_inf`` fills the future with −∞ through
-  the pipeline, ``zero_fill`` shows the mistake of filling it with 0.
-* ``cost``: section 17's score-element counts, read from the shapes the pipeline produces.
-* ``experiment``: section 16's scoring layer and one-parameter gradient step.
+    [source.]name[.part ...][[i, j, ...]]
+
+* ``source`` names a computation (listed below); without it the key means ``lesson``.
+* ``name`` is one tensor of that source.
+* Each ``.part`` picks the next leading axis by its lesson name: a prompt letter (``A``, ``B``)
+  picks the batch row, ``final`` the last position (index −1).
+* ``[i, j, ...]`` then picks the remaining axes by integer (negative counts from the end) or ``:``
+  (the whole axis).
+
+So ``weights.A.final`` is ``weights[0,-1]``, prompt A's final query row, and
+``weights.B.final[0]`` is ``weights[1,1,0]``: how much B's final 喜欢 reads 猫.
+
+Sources and their names (axis letters as in :mod:`attnlab.pipeline`):
+
+* ``lesson`` (sections 4-11): the stages of :func:`attnlab.pipeline.lesson_stages` (``x``, ``q``,
+  ``k``, ``v``, ``raw_scores``, ``scaled_scores``, ``causal_mask``, ``masked_scores``,
+  ``weights``, ``output``), plus ``exp``, ``exp_sum``, ``weights_sum``, ``sqrt_d_k``, ``logits``
+  and ``causal_mask_t4`` (:func:`attnlab.lesson.demos.head_values`).
+* ``uniform`` (section 1): ``mean`` ``[B, T, C]`` and its ``weights`` ``[B, T, T]``.
+* ``mask_demo`` (section 11): ``row``, ``future``, ``neg_inf``, ``zero_fill``, each ``[T_key]``.
+* ``shapes`` (section 9's extra check, ``B=1, T=3, C=4, n_head=2``): each stage's shape as a list
+  of integers (``x``, ``q``, ``k``, ``v``, ``raw_scores``, ``weights``, ``head_outputs``,
+  ``concat``, ``output``); ``shapes.raw_scores`` is ``[1, 2, 3, 3]``.
+* ``experiment`` (section 16): ``h``, ``logits``, ``probs``, ``probs_sum``, ``p_target``,
+  ``losses``, ``mean_loss``, ``grad``, ``lr``, ``param_new``, ``p_target_after``,
+  ``mean_loss_after``, ``score_slopes``, ``score_intercepts``.
+* ``cost`` (section 17): ``elements_short``, ``elements_long``, ``growth_short_to_long``,
+  ``growth_when_doubled``.
+
+Tables read whole come as objects: :func:`stages`, :func:`experiment`, :func:`shape_rows`,
+:func:`cost_rows`, :func:`final_rows`.
 
 Example::
 
-    >>> round(resolve("weights[1,1,0]"), 4)
-    0.4256
+    >>> round(get("weights[1,1,0]"), 4), round(get("weights.B.final[0]"), 4)
+    (0.4256, 0.4256)
+    >>> [round(v, 3) for v in get("mask_demo.zero_fill")]
+    [0.55, 0.45]
 """
 
 from __future__ import annotations
@@ -34,85 +55,97 @@ from functools import cache
 import torch
 
 from attnlab import example, pipeline
+from attnlab.lesson import demos, shapes
+from attnlab.lesson.cost import CostRow, cost_table
+from attnlab.lesson.experiment import ExperimentResult, run_experiment
 
 Value = float | list
-_KEY = re.compile(r"^(?:(?P<source>[a-z_]+)\.)?(?P<name>[a-z_0-9]+)(?:\[(?P<index>[^\]]*)\])?$")
+_KEY = re.compile(r"^(?P<path>\w+(?:\.\w+)*)(?:\[(?P<index>[^\]]*)\])?$")
+_SHAPE_NAMES = ("x", "q", "k", "v", "raw_scores", "weights", "head_outputs", "concat", "output")
 
 
-class UnknownAnswerKey(KeyError):
-    """An answer key names a source, quantity or index that does not exist."""
-
-
-@cache
-def _lesson() -> dict[str, torch.Tensor]:
-    stages = pipeline.lesson_stages()
-    values = dict(stages.items())
-    # The softmax denominator of each query row (section 5's "sum = 3.718").
-    values["exp_sum"] = torch.exp(stages.masked_scores).sum(dim=-1)  # [B, T]
-    values["sqrt_d_k"] = torch.tensor(float(stages.q.size(-1)), dtype=torch.float64).sqrt()
-    return values
+class UnknownNumberKey(KeyError):
+    """A key names a source, quantity, part or index that does not exist."""
 
 
 @cache
-def _uniform() -> dict[str, torch.Tensor]:
-    x = example.lesson_x()  # [B, T, C]
-    zeros = torch.zeros(*x.shape[:2], 1, dtype=x.dtype)  # [B, T, 1]
-    # Equal scores everywhere: the causal softmax then gives each visible position 1/(t+1).
-    return {"mean": pipeline.attend(zeros, zeros, x).output}  # [B, T, C]
-
-
-def _shape_check_stages() -> pipeline.MultiHeadStages:
-    B, T, C, H = (example.SHAPE_CHECK[k] for k in ("batch", "tokens", "embed", "heads"))
-    gen = torch.Generator().manual_seed(0)
-    x = torch.randn(B, T, C, generator=gen, dtype=torch.float64)  # [B, T, C]
-    w_q, w_k, w_v = (torch.randn(C, C, generator=gen, dtype=torch.float64) for _ in range(3))
-    return pipeline.multi_head_stages(x, w_q, w_k, w_v, num_heads=H)
+def stages() -> pipeline.AttentionStages:
+    """The lesson's single head on prompts A and B (sections 4-11)."""
+    return pipeline.lesson_stages()
 
 
 @cache
-def _shapes() -> dict[str, torch.Tensor]:
-    stages = _shape_check_stages()
-    names = ("x", "q", "k", "v", "raw_scores", "weights", "head_outputs", "concat", "output")
-    return {n: torch.tensor(list(getattr(stages, n).shape)) for n in names}
+def experiment() -> ExperimentResult:
+    """Section 16's experiment: the loss, its gradient and one update."""
+    return run_experiment()
 
 
 @cache
-def _mask_demo() -> dict[str, torch.Tensor]:
-    score, future = example.MASK_DEMO_ROW
-    # Row t=0 of a T=2 table: q·k / √1 reproduces the scaled scores [score, future] exactly.
-    q = torch.tensor([[1.0], [0.0]], dtype=torch.float64)  # [T, d_head=1]
-    k = torch.tensor([[score], [future]], dtype=torch.float64)  # [T, d_head=1]
-    v = torch.eye(2, dtype=torch.float64)  # [T, 2]: the output row equals the weight row
-    right = pipeline.attend(q, k, v).weights[0]  # [T_key]
-    # The deliberate mistake: a 0 in place of the future score still takes weight (exp(0) = 1).
-    wrong = torch.softmax(torch.tensor([score, 0.0], dtype=torch.float64), dim=-1)
-    row = torch.tensor([score, future], dtype=torch.float64)
-    return {"row": row, "neg_inf": right, "zero_fill": wrong}
+def _shape_check() -> pipeline.MultiHeadStages:
+    return shapes.run_shape_check(**example.SHAPE_CHECK)
+
+
+def shape_rows() -> tuple[shapes.ShapeRow, ...]:
+    """Section 9's extra shape check as a table: stage, measured shape, axis names."""
+    return tuple(shapes.shape_rows(_shape_check()))
 
 
 @cache
-def _cost() -> dict[str, torch.Tensor]:
-    from attnlab.lesson.cost import (
-        score_elements,  # measured on the meta device through the pipeline
-    )
-
+def cost_rows() -> tuple[CostRow, ...]:
+    """Section 17's score-element table for the lesson's B, n_head and sequence lengths."""
     check = example.COST_CHECK
-    B, H, (short, long) = check.batch, check.heads, check.tokens
-    small, large = score_elements(B, H, short), score_elements(B, H, long)
-    doubled = score_elements(B, H, 2 * long)
+    return tuple(cost_table(check.tokens, check.batch, check.heads))
+
+
+def final_rows() -> dict[str, torch.Tensor]:
+    """Section 5's final query rows, ``[B, T_key]`` each: the scaled scores (nothing is masked
+    there), their exponentials, the exponentials' ``sums`` ``[B]`` and the weights."""
     return {
-        "elements_short": torch.tensor(small),
-        "elements_long": torch.tensor(large),
-        "growth_short_to_long": torch.tensor(large / small),
-        "growth_when_doubled": torch.tensor(doubled / large),
+        "scaled": tensor("masked_scores[:,-1]"),
+        "exps": tensor("exp[:,-1]"),
+        "sums": tensor("exp_sum[:,-1]"),
+        "weights": tensor("weights[:,-1]"),
     }
 
 
 @cache
-def _experiment() -> dict[str, torch.Tensor]:
-    from attnlab.lesson.experiment import run_experiment
+def _lesson() -> demos.Values:
+    return demos.head_values(stages())
 
-    r = run_experiment()
+
+@cache
+def _uniform() -> demos.Values:
+    return demos.uniform_mean(stages().x)
+
+
+@cache
+def _mask_demo() -> demos.Values:
+    return demos.mask_fill()
+
+
+@cache
+def _shapes() -> demos.Values:
+    check = _shape_check()
+    return {n: torch.tensor(list(getattr(check, n).shape)) for n in _SHAPE_NAMES}
+
+
+@cache
+def _cost() -> demos.Values:
+    check = example.COST_CHECK
+    short, long = cost_rows()
+    doubled = cost_table((long.tokens, 2 * long.tokens), check.batch, check.heads)[1]
+    return {
+        "elements_short": torch.tensor(short.elements),
+        "elements_long": torch.tensor(long.elements),
+        "growth_short_to_long": torch.tensor(long.ratio),
+        "growth_when_doubled": torch.tensor(doubled.ratio),
+    }
+
+
+@cache
+def _experiment() -> demos.Values:
+    r = experiment()
+    as_tensor = lambda v: torch.tensor(v, dtype=torch.float64)  # noqa: E731
     return {
         "h": r.before.h,  # [B, d_head]
         "logits": r.before.logits,  # [B, V_vocab]
@@ -120,11 +153,12 @@ def _experiment() -> dict[str, torch.Tensor]:
         "p_target": r.before.target_probs,  # [B]
         "losses": r.before.losses,  # [B]
         "mean_loss": r.before.loss_mean,
-        "grad": torch.tensor(r.grad_autograd, dtype=torch.float64),
-        "param_new": torch.tensor(r.q_new, dtype=torch.float64),
+        "grad": as_tensor(r.grad_autograd),
+        "param_new": as_tensor(r.q_new),
         "p_target_after": r.after.target_probs,  # [B]
         "mean_loss_after": r.after.loss_mean,
-        "lr": torch.tensor(r.lr, dtype=torch.float64),
+        "lr": as_tensor(r.lr),
+        **demos.score_lines(r),
     }
 
 
@@ -138,49 +172,62 @@ SOURCES: dict[str, Callable[[], Mapping[str, torch.Tensor]]] = {
 }
 
 
-def _parse_index(text: str | None, key: str) -> tuple[int | slice, ...]:
-    if text is None:
-        return ()
-    parts = [p.strip() for p in text.split(",")]
+def _part(part: str, key: str) -> int:
+    """``A``/``B`` → the batch row, ``final`` → the last position."""
+    if part == "final":
+        return -1
+    prompts = [p.name for p in example.PROMPTS]
+    if part in prompts:
+        return prompts.index(part)
+    raise UnknownNumberKey(
+        f"key {key!r}: a part must be a prompt ({', '.join(prompts)}) or 'final', got {part!r}"
+    )
+
+
+def _bracket(text: str | None, key: str) -> list[int | slice]:
     index: list[int | slice] = []
-    for part in parts:
+    for part in [] if text is None else [p.strip() for p in text.split(",")]:
         if part == ":":
             index.append(slice(None))
         elif re.fullmatch(r"-?\d+", part):
             index.append(int(part))
         else:
-            raise UnknownAnswerKey(
-                f"answer key {key!r}: index must be integers or ':', got {part!r}"
-            )
-    return tuple(index)
+            raise UnknownNumberKey(f"key {key!r}: index must be integers or ':', got {part!r}")
+    return index
 
 
 def parse_key(key: str) -> tuple[str, str, tuple[int | slice, ...]]:
-    """Split ``key`` into (source, name, index); raise :class:`UnknownAnswerKey` if malformed."""
+    """Split ``key`` into (source, name, index), named parts turned into integers:
+    ``"weights.A.final[0]"`` → ``("lesson", "weights", (0, -1, 0))``."""
     match = _KEY.match(key.strip())
     if match is None:
-        raise UnknownAnswerKey(f"answer key must look like 'source.name[i,j]', got {key!r}")
-    source = match["source"] or "lesson"
-    return source, match["name"], _parse_index(match["index"], key)
+        raise UnknownNumberKey(f"key must look like 'source.name.A.final[i,j]', got {key!r}")
+    path = match["path"].split(".")
+    source = path.pop(0) if len(path) > 1 and path[0] in SOURCES else "lesson"
+    name, parts = path[0], path[1:]
+    names = SOURCES[source]()
+    if name not in names:
+        raise UnknownNumberKey(
+            f"key {key!r}: {source} has no {name!r} (sources: {', '.join(SOURCES)}; "
+            f"{source}: {', '.join(sorted(names))})"
+        )
+    index = [_part(p, key) for p in parts] + _bracket(match["index"], key)
+    return source, name, tuple(index)
 
 
-def resolve_tensor(key: str) -> torch.Tensor:
+def tensor(key: str) -> torch.Tensor:
     """The computed tensor (or element) that ``key`` names."""
     source, name, index = parse_key(key)
-    if source not in SOURCES:
-        raise UnknownAnswerKey(f"answer key {key!r}: source must be one of {sorted(SOURCES)}")
-    values = SOURCES[source]()
-    if name not in values:
-        raise UnknownAnswerKey(f"answer key {key!r}: {source} has no {name!r} ({sorted(values)})")
-    tensor = values[name]
+    t = SOURCES[source]()[name]
     try:
-        return tensor[index] if index else tensor
+        return t[index] if index else t
     except IndexError as exc:
-        shape = list(tensor.shape)
-        raise UnknownAnswerKey(f"answer key {key!r}: index out of range for shape {shape}") from exc
+        raise UnknownNumberKey(
+            f"key {key!r}: index out of range for shape {list(t.shape)}"
+        ) from exc
 
 
-def resolve(key: str) -> Value:
+def get(key: str) -> Value:
     """The computed value of ``key`` as a Python float or a (nested) list of floats."""
-    tensor = resolve_tensor(key)
-    return float(tensor.item()) if tensor.dim() == 0 else tensor.double().tolist()
+    t = tensor(key)
+    return float(t.item()) if t.dim() == 0 else t.double().tolist()

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import torch
 
 from attnlab.modules import CausalSelfAttention
+from attnlab.pipeline import MultiHeadStages
 
 #: (stage key, attribute of MultiHeadStages, axis names).
 _ROWS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
@@ -29,14 +30,25 @@ class ShapeRow:
     axes: tuple[str, ...]
 
 
+def run_shape_check(
+    batch: int, tokens: int, embed: int, heads: int, seed: int = 0
+) -> MultiHeadStages:
+    """Every stage of ``CausalSelfAttention`` on random ``[batch, tokens, embed]`` input."""
+    torch.manual_seed(seed)
+    attn = CausalSelfAttention(embed, heads, context_length=tokens)
+    x = torch.randn(batch, tokens, embed)  # [B, T, C]
+    with torch.no_grad():
+        return attn.stages(x)
+
+
+def shape_rows(stages: MultiHeadStages) -> list[ShapeRow]:
+    """The section-9 table of ``stages``: each stage's measured shape and axis names."""
+    return [ShapeRow(key, tuple(getattr(stages, attr).shape), axes) for key, attr, axes in _ROWS]
+
+
 def measure_shapes(
     batch: int, tokens: int, embed: int, heads: int, seed: int = 0
 ) -> list[ShapeRow]:
     """Run random ``[batch, tokens, embed]`` input through ``CausalSelfAttention`` and record
     the shape of each stage."""
-    torch.manual_seed(seed)
-    attn = CausalSelfAttention(embed, heads, context_length=tokens)
-    x = torch.randn(batch, tokens, embed)  # [B, T, C]
-    with torch.no_grad():
-        stages = attn.stages(x)
-    return [ShapeRow(key, tuple(getattr(stages, attr).shape), axes) for key, attr, axes in _ROWS]
+    return shape_rows(run_shape_check(batch, tokens, embed, heads, seed))

@@ -4,9 +4,7 @@
 * :func:`render_experiment`: ``course_examples/week07_attention.py``, section 16's gradient.
 * :func:`lesson_document`: the same numbers as one JSON document (``--json``).
 
-Every number comes from :mod:`attnlab.pipeline` (through :mod:`attnlab.lesson.experiment`,
-:mod:`attnlab.lesson.shapes` and :mod:`attnlab.lesson.cost`); this module only arranges and words
-them.
+Every number comes from :mod:`attnlab.lesson.numbers`; this module only arranges and words them.
 Only torch and the standard library are imported, so the script starts about as fast as torch.
 """
 
@@ -17,10 +15,8 @@ from typing import Any
 import torch
 
 from attnlab import example
-from attnlab.lesson.cost import cost_table
-from attnlab.lesson.experiment import ExperimentResult, forward, run_experiment
-from attnlab.lesson.shapes import measure_shapes
-from attnlab.pipeline import AttentionStages, ScoreStages, attend, causal_mask, lesson_stages
+from attnlab.lesson import numbers
+from attnlab.pipeline import AttentionStages
 from attnlab.show import document
 from attnlab.show.explain import explain, title
 from attnlab.show.fmt import fmt_num, fmt_shape, fmt_vec, text_table
@@ -31,43 +27,10 @@ DEFAULT_PRECISION = 4
 EXPERIMENT_PRECISION = 6
 
 
-def uniform_mean_stages(x: torch.Tensor) -> ScoreStages:
-    """Section 1's baseline as attention with all-equal scores: zero queries and keys make every
-    visible weight equal, so each position averages its visible prefix of ``x``."""
-    zeros = torch.zeros_like(x[..., :1])  # [B, T, 1]
-    return attend(zeros, zeros, x)  # weights [B, T, T], output [B, T, C]
-
-
-def uniform_mean(x: torch.Tensor) -> torch.Tensor:
-    """Section 1's baseline: each position averages its visible prefix, ``[B, T, C]``."""
-    return uniform_mean_stages(x).output
-
-
-def mask_fill_demo() -> dict[str, list[float]]:
-    """Section 11: softmax of ``[0.2, future]`` with the future filled by 0 and by −∞."""
-    row = torch.tensor(example.MASK_DEMO_ROW, dtype=torch.float64)  # [T_key]
-    future = ~causal_mask(row.numel())[0]  # [T_key]: query t=0 may read key 0 only
-    return {
-        "fill_zero": torch.softmax(row.masked_fill(future, 0.0), dim=-1).tolist(),
-        "fill_neg_inf": torch.softmax(row.masked_fill(future, float("-inf")), dim=-1).tolist(),
-    }
-
-
-def final_row_softmax(stages: AttentionStages) -> dict[str, torch.Tensor]:
-    """Final-position scaled scores, their exponentials, the sums and the weights, ``[B, T]``."""
-    scaled = stages.masked_scores[:, -1, :]  # [B, T_key]
-    exps = scaled.exp()  # [B, T_key]
-    return {"scaled": scaled, "exps": exps, "sums": exps.sum(-1), "weights": stages.weights[:, -1]}
-
-
-def lesson_document(lang: str = "zh", experiment: ExperimentResult | None = None) -> dict[str, Any]:
+def lesson_document(lang: str = "zh") -> dict[str, Any]:
     """Every number of the lesson walk and of section 16, as one JSON-ready document."""
-    stages = lesson_stages()
-    result = experiment or run_experiment()
+    stages = numbers.stages()
     tokens = example.prompt_tokens(lang)
-    shape = example.SHAPE_CHECK
-    cost = example.COST_CHECK
-    final = final_row_softmax(stages)
     names = document.prompt_names(stages.x.size(0))
     return {
         "lesson": "week07-attention",
@@ -77,18 +40,23 @@ def lesson_document(lang: str = "zh", experiment: ExperimentResult | None = None
         "axes": document.axes_document(),
         "stages": document.stages_document(stages),
         "baseline_uniform_mean": dict(
-            zip(names, document.to_json(uniform_mean(stages.x)), strict=False)
+            zip(names, document.to_json(numbers.tensor("uniform.mean")), strict=False)
         ),
         "final_rows": {
-            k: dict(zip(names, document.to_json(v), strict=False)) for k, v in final.items()
+            k: dict(zip(names, document.to_json(v), strict=False))
+            for k, v in numbers.final_rows().items()
         },
-        "mask_demo": {"row": [example.MASK_DEMO_ROW[0], "future"], **mask_fill_demo()},
+        "mask_demo": {
+            "row": [example.MASK_DEMO_ROW[0], "future"],
+            "fill_zero": numbers.get("mask_demo.zero_fill"),
+            "fill_neg_inf": numbers.get("mask_demo.neg_inf"),
+        },
         "shape_check": {
-            "config": dict(shape),
-            "shapes": {r.stage: list(r.shape) for r in measure_shapes(**shape)},
+            "config": dict(example.SHAPE_CHECK),
+            "shapes": {r.stage: list(r.shape) for r in numbers.shape_rows()},
         },
-        "cost": [vars(r) for r in cost_table(cost.tokens, cost.batch, cost.heads)],
-        "experiment": document.experiment_document(result),
+        "cost": [vars(r) for r in numbers.cost_rows()],
+        "experiment": document.experiment_document(numbers.experiment()),
     }
 
 
@@ -112,14 +80,15 @@ def _stage_block(stages: AttentionStages, stage: str, lang: str, p: int) -> list
 
 def render_lesson(lang: str = "zh", precision: int = DEFAULT_PRECISION) -> str:
     """The text of ``week07_attention.py``: the lesson's stages in order, with explanations."""
-    t, p, st = TEXT[lang], precision, lesson_stages()
+    t, p, st = TEXT[lang], precision, numbers.stages()
     tokens = example.prompt_tokens(lang)
     last = tokens[0][-1]
     out = [t["title"], t["question"].format(last=last)]
     out.append(t["prompts"].format(a=tokens[0], b=tokens[1], shape=fmt_shape(st.x.shape)))
-    out += ["", "== " + t["sec1"], t["sec1_body"].format(ratio=_ratio_of_mean(st, p))]
-    for name, row in zip(document.prompt_names(2), uniform_mean(st.x)[:, -1], strict=True):
-        out.append(f"  {name}: {fmt_vec(row.tolist(), p)}")
+    ratio = fmt_vec(numbers.tensor("uniform.weights.A.final").tolist(), p)
+    out += ["", "== " + t["sec1"], t["sec1_body"].format(ratio=ratio)]
+    for name in document.prompt_names(2):
+        out.append(f"  {name}: {fmt_vec(numbers.tensor(f'uniform.mean.{name}.final').tolist(), p)}")
     wa, wb = (fmt_vec(st.weights[b, -1].tolist(), p) for b in (0, 1))
     out += [t["sec1_after"].format(wa=wa, wb=wb), "", "== " + t["sec4"]]
     for stage in ("x", "q", "k", "v", "raw_scores"):
@@ -132,7 +101,7 @@ def render_lesson(lang: str = "zh", precision: int = DEFAULT_PRECISION) -> str:
         out.append(f"  {name}: {dot}")
     out += ["", "== " + t["sec5"]]
     out += _stage_block(st, "scaled_scores", lang, p)
-    final = final_row_softmax(st)
+    final = numbers.final_rows()
     for b, name in enumerate(document.prompt_names(2)):
         vals = {k: fmt_vec(v[b].tolist(), p) for k, v in final.items() if k != "sums"}
         total = fmt_num(float(final["sums"][b]), p)
@@ -162,18 +131,14 @@ def render_lesson(lang: str = "zh", precision: int = DEFAULT_PRECISION) -> str:
     return "\n".join([*out, t["conclusion_end"]])
 
 
-def _ratio_of_mean(st: AttentionStages, p: int) -> str:
-    return fmt_vec(uniform_mean_stages(st.x).weights[0, -1].tolist(), p)
-
-
 def _render_mask_demo(lang: str, p: int) -> list[str]:
-    t, demo = TEXT[lang], mask_fill_demo()
-    row = f"[{fmt_num(example.MASK_DEMO_ROW[0], 1)}, future]"
+    t, q = TEXT[lang], min(p, 3)
+    row = f"[{fmt_num(float(numbers.tensor('mask_demo.row[0]')), 1)}, future]"
     return [
         "== " + t["sec11_demo"],
         t["demo_body"].format(row=row),
-        t["demo_zero"].format(v=fmt_vec(demo["fill_zero"], min(p, 3))),
-        t["demo_inf"].format(v=fmt_vec(demo["fill_neg_inf"], min(p, 3))),
+        t["demo_zero"].format(v=fmt_vec(numbers.tensor("mask_demo.zero_fill").tolist(), q)),
+        t["demo_inf"].format(v=fmt_vec(numbers.tensor("mask_demo.neg_inf").tolist(), q)),
         "",
     ]
 
@@ -183,9 +148,9 @@ def _render_shapes(st: AttentionStages, lang: str) -> list[str]:
     head = ["Tensor", "Shape", "axes"]
     rows = [[n, fmt_shape(getattr(st, s).shape), m[lang]] for n, s, m in AXIS_MEANINGS]
     cfg = example.SHAPE_CHECK
-    measured = measure_shapes(**cfg)
     extra = [
-        [SHAPE_STAGE_NAMES[lang][r.stage], fmt_shape(r.shape), ", ".join(r.axes)] for r in measured
+        [SHAPE_STAGE_NAMES[lang][r.stage], fmt_shape(r.shape), ", ".join(r.axes)]
+        for r in numbers.shape_rows()
     ]
     return [
         "== " + t["sec9"],
@@ -199,23 +164,22 @@ def _render_shapes(st: AttentionStages, lang: str) -> list[str]:
 
 def _render_two_softmaxes(st: AttentionStages, lang: str, p: int) -> list[str]:
     t, words = TEXT[lang], example.vocab(lang)
-    with torch.no_grad():  # forward only: the walk needs probabilities, not gradients
-        probs = forward(example.lesson_w_q()).probs  # [B, V_vocab]
+    probs, sums = numbers.tensor("experiment.probs"), numbers.tensor("experiment.probs_sum")
+    row_sums = numbers.tensor("weights_sum[:,-1]")  # [B]
     out = ["== " + t["two_softmax"], t["attn_softmax"].format(n=st.weights.size(-1))]
     for b, name in enumerate(document.prompt_names(2)):
-        w = st.weights[b, -1]
-        out.append(f"  {name}: {fmt_vec(w.tolist(), p)}  Σ = {fmt_num(float(w.sum()), p)}")
+        w = fmt_vec(st.weights[b, -1].tolist(), p)
+        out.append(f"  {name}: {w}  Σ = {fmt_num(float(row_sums[b]), p)}")
     out.append(t["vocab_softmax"].format(n=len(words)))
     rows = [
-        [name, *(fmt_num(v, p) for v in probs[b].tolist()), fmt_num(float(probs[b].sum()), p)]
+        [name, *(fmt_num(v, p) for v in probs[b].tolist()), fmt_num(float(sums[b]), p)]
         for b, name in enumerate(document.prompt_names(2))
     ]
     return [*out, text_table(["", *words, "Σ"], rows), ""]
 
 
 def _render_cost(lang: str) -> list[str]:
-    cfg = example.COST_CHECK
-    rows = cost_table(cfg.tokens, cfg.batch, cfg.heads)
+    cfg, rows = example.COST_CHECK, numbers.cost_rows()
     head = ["T", "B·n_head·T²", "× T=" + str(rows[0].tokens)]
     body = [[str(r.tokens), f"{r.elements:,}", f"{r.ratio:,.0f}"] for r in rows]
     return [
@@ -227,7 +191,7 @@ def _render_cost(lang: str) -> list[str]:
 
 def render_experiment(lang: str = "zh", precision: int = EXPERIMENT_PRECISION) -> str:
     """The text of ``course_examples/week07_attention.py``: section 16's one-parameter step."""
-    t, p, r = TEXT[lang], precision, run_experiment()
+    t, p, r = TEXT[lang], precision, numbers.experiment()
     words, (i, j) = example.vocab(lang), r.param
     names = document.prompt_names(2)
     target_words = [words[int(c)] for c in example.lesson_targets()]
@@ -247,7 +211,7 @@ def render_experiment(lang: str = "zh", precision: int = EXPERIMENT_PRECISION) -
             )
         )
     out += [t["exp_mean"].format(loss=fmt_num(float(r.before.loss_mean), p)), ""]
-    out += [t["exp_expr"].format(i=i, j=j), *_score_expressions(r, p)]
+    out += [t["exp_expr"].format(i=i, j=j), *_score_expressions(p)]
     out.append(
         t["exp_grad"].format(
             i=i,
@@ -286,12 +250,12 @@ def render_experiment(lang: str = "zh", precision: int = EXPERIMENT_PRECISION) -
     )
 
 
-def _score_expressions(r: ExperimentResult, p: int) -> list[str]:
+def _score_expressions(p: int) -> list[str]:
     """``[0.8q, 0.2q+0.2]``: each final-row scaled score as slope·q + intercept, from the code."""
-    scaled = r.before.stages.scaled_scores[:, -1, :]  # [B, T_key]
-    intercepts = scaled - r.score_slopes * r.q_old  # [B, T_key]
+    slopes_b = numbers.tensor("experiment.score_slopes")  # [B, T_key]
+    consts_b = numbers.tensor("experiment.score_intercepts")  # [B, T_key]
     lines = []
-    for n, slopes, consts in zip(document.prompt_names(2), r.score_slopes, intercepts, strict=True):
+    for n, slopes, consts in zip(document.prompt_names(2), slopes_b, consts_b, strict=True):
         terms = [_linear(float(a), float(c), p) for a, c in zip(slopes, consts, strict=True)]
         lines.append(f"  {n}: [{', '.join(terms)}]")
     return lines

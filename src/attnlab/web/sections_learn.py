@@ -1,13 +1,15 @@
 """Sections 14-19 of the web lesson: self-attention, many heads, the loss, the cost, the checklist
 and the road to Week 8.
 
-Every number is taken from :class:`attnlab.web.numbers.LessonNumbers`; the prose is ours.
+Every number is taken from :mod:`attnlab.lesson.numbers` (most through
+:class:`attnlab.web.numbers.LessonNumbers`); the prose is ours.
 """
 
 from __future__ import annotations
 
 from attnlab import example
 from attnlab.i18n import pick
+from attnlab.lesson import numbers
 from attnlab.lesson.experiment import ExperimentResult
 from attnlab.web.blocks import Block, code, figure, flow, math, note, p, pre, table
 from attnlab.web.numbers import LessonNumbers, num, shape, short_vec, tex_matrix, tex_num, vec
@@ -105,14 +107,11 @@ def logits(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
 
 def _gradient_step(r: ExperimentResult, lang: str, targets: list[str]) -> list[Block]:
     i, j = r.param
-    scaled = r.before.stages.scaled_scores[:, -1, :]  # [B, T_key]
-    intercepts = scaled - r.score_slopes * r.q_old  # [B, T_key]
     lines = []
-    for b, name in enumerate("AB"):
-        terms = [
-            _linear(float(a), float(c))
-            for a, c in zip(r.score_slopes[b], intercepts[b], strict=True)
-        ]
+    for name in "AB":
+        slopes = numbers.tensor(f"experiment.score_slopes.{name}").tolist()
+        consts = numbers.tensor(f"experiment.score_intercepts.{name}").tolist()
+        terms = [_linear(a, c) for a, c in zip(slopes, consts, strict=True)]
         lines.append(
             pick(
                 lang,

@@ -22,7 +22,7 @@ from attnlab.debug.audit import probe
 from attnlab.debug.audit.loader import build
 from attnlab.debug.audit.observe import Run, close, forward
 from attnlab.debug.audit.record import Recorder
-from attnlab.debug.steps import MistakeInput
+from attnlab.lesson.steps import MistakeInput
 
 #: (C, head_size or num_heads, context_length) for the lesson run and the probe run.
 SIZES: dict[str, dict[str, tuple[int, int, int]]] = {

@@ -1,10 +1,12 @@
-"""The steps of attention as a learner writes them, right and wrong (for the catalogue).
+"""The steps of attention as a learner writes them, right and wrong.
 
 A :class:`Recipe` names one function per step (embed, project, split, scores, scale, mask,
 softmax, retrieve, merge, output projection, hand-on to the LM head). Its defaults are the
-lesson's steps; a catalogue mistake replaces exactly one of them with the buggy line. This is the
-deliberate second copy of the attention steps (the catalogue must compute wrong numbers); tests
-pin the default recipe to :mod:`attnlab.pipeline`. Axis letters as in :mod:`attnlab.pipeline`.
+lesson's steps; a mistake of :mod:`attnlab.debug.catalogue` replaces exactly one of them with the
+buggy line, and section 11's demonstration (:mod:`attnlab.lesson.demos`) runs :data:`ZERO_FILL`.
+This is the deliberate second copy of the attention steps (wrong numbers must be computed too);
+tests pin the default recipe to :mod:`attnlab.pipeline`. Axis letters as in
+:mod:`attnlab.pipeline`.
 """
 
 from __future__ import annotations
@@ -211,6 +213,11 @@ class Recipe:
     merge: Callable[[Tensor], Tensor] = merge
     out_proj: Callable[[Tensor, Tensor | None], Tensor] = out_proj
     hand_on: Callable[[Tensor, Tensor], Tensor] = hand_on
+
+
+#: Section 11's mistake, the future filled with 0 instead of −∞: the lesson's demonstration and
+#: the catalogue's ``mask_zero_fill`` both run this one recipe.
+ZERO_FILL = Recipe(mask=mask_zero_fill)
 
 
 def lm_head(features: Tensor, w_vocab: Tensor | None) -> Tensor | None:
