@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from attnlab.debug import catalogue as mistakes
+from attnlab.lesson import numbers
 from attnlab.lesson.steps import MistakeInput, Recipe, run
 from attnlab.pipeline import attention_stages, multi_head_stages
 
@@ -64,6 +65,7 @@ def test_default_recipe_is_the_pipeline(
 
 def test_correct_stages_give_the_published_numbers() -> None:
     lesson = mistakes.correct_stages(mistakes.lesson_input())  # read from lesson/numbers
+    assert lesson["weights"] is numbers.tensor("weights")
     again = mistakes.correct_stages(replace(mistakes.lesson_input()))  # through the pipeline
     assert list(lesson) == list(again) == list(mistakes.CHECK_STAGES)
     for name in lesson:

@@ -145,7 +145,7 @@ def _cost() -> demos.Values:
 @cache
 def _experiment() -> demos.Values:
     r = experiment()
-    as_tensor = lambda v: torch.tensor(v, dtype=torch.float64)  # noqa: E731
+    f64 = torch.float64
     return {
         "h": r.before.h,  # [B, d_head]
         "logits": r.before.logits,  # [B, V_vocab]
@@ -153,11 +153,11 @@ def _experiment() -> demos.Values:
         "p_target": r.before.target_probs,  # [B]
         "losses": r.before.losses,  # [B]
         "mean_loss": r.before.loss_mean,
-        "grad": as_tensor(r.grad_autograd),
-        "param_new": as_tensor(r.q_new),
+        "grad": torch.tensor(r.grad_autograd, dtype=f64),
+        "param_new": torch.tensor(r.q_new, dtype=f64),
         "p_target_after": r.after.target_probs,  # [B]
         "mean_loss_after": r.after.loss_mean,
-        "lr": as_tensor(r.lr),
+        "lr": torch.tensor(r.lr, dtype=f64),
         **demos.score_lines(r),
     }
 
