@@ -28,7 +28,7 @@ from pathlib import Path
 import httpx
 
 from attnlab import example
-from attnlab.progress import ProgressStore
+from attnlab.learn.store import ProgressStore
 
 
 def _free_port() -> int:

@@ -8,7 +8,7 @@ try:
 except ImportError:  # running from a clone without `make run`: use the source tree
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from attnlab.scripts import run
+from attnlab.commands._scripts import run
 
 if __name__ == "__main__":
     sys.exit(run("grad"))

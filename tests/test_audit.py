@@ -18,13 +18,14 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from attnlab import mistakes, modules
-from attnlab.audit import run_audit
-from attnlab.audit.context import build_audit
-from attnlab.audit.judge import judge
-from attnlab.audit.report import render
-from attnlab.audit.runner import audit
+from attnlab import modules
 from attnlab.cli import app
+from attnlab.debug import catalogue as mistakes
+from attnlab.debug.audit import run_audit
+from attnlab.debug.audit.context import build_audit
+from attnlab.debug.audit.judge import judge
+from attnlab.debug.audit.report import render
+from attnlab.debug.audit.runner import audit
 from attnlab.modules import AttentionHead, CausalSelfAttention, MultiHeadAttention
 
 ZOO = Path(__file__).parent / "zoo"

@@ -24,7 +24,7 @@ def invoke(*args: str, input: str | None = None):
 
 
 def test_lesson_and_grad_match_the_scripts() -> None:
-    from attnlab.lesson import render_experiment, render_lesson
+    from attnlab.show.walk import render_experiment, render_lesson
 
     result = invoke("lesson", "--lang", "en")
     assert result.exit_code == 0, result.output
@@ -71,7 +71,7 @@ def test_trace_markdown() -> None:
 
 
 def test_trace_json_is_the_scripts_document() -> None:
-    from attnlab.lesson import lesson_document
+    from attnlab.show.walk import lesson_document
 
     result = invoke("trace", "--format", "json")
     assert result.exit_code == 0

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import published
 import pytest
 from typer.testing import CliRunner
 
-from attnlab import mistakes
 from attnlab.cli import app
-from attnlab.handcheck import Answer, check_answer, lab_input, parse_values
+from attnlab.debug import catalogue as mistakes
+from attnlab.learn.handcheck import Answer, check_answer, lab_input, parse_values
 
 runner = CliRunner()
 
@@ -41,13 +42,15 @@ def test_right_answer_exits_0() -> None:
 
 
 def test_wrong_answer_names_the_mistake_in_both_languages() -> None:
-    args = ["check", "--stage", "weights", "--prompt", "A", "--row", "1", "--values", "0.638 0.362"]
+    unscaled = mistakes.mistake_stages("no_scale")["weights"][0, 1]  # A's final row, no ÷√d_k
+    values = " ".join(f"{v:.3f}" for v in unscaled.tolist())
+    args = ["check", "--stage", "weights", "--prompt", "A", "--row", "1", "--values", values]
     zh = invoke(*args)
     en = invoke("--lang", "en", *args)
     assert zh.exit_code == en.exit_code == 1
     assert "你跳过了 ÷√d_k（no_scale）" in zh.output and "重读第 8 节" in zh.output
     assert "you skipped ÷√d_k (no_scale). Redo from scaled_scores" in en.output
-    assert "the right numbers are [0.5987, 0.4013]" in en.output
+    assert f"the right numbers are {published.row('weights.A.final').text}" in en.output
 
 
 @pytest.mark.parametrize(

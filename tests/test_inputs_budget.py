@@ -115,7 +115,7 @@ def test_check_budgets_every_mistake_it_recomputes(tmp_path, monkeypatch) -> Non
 
 
 def test_shapes_measures_any_accepted_size_without_memory(monkeypatch) -> None:
-    from attnlab.shapes import measure_shapes
+    from attnlab.lesson.shapes import measure_shapes
 
     monkeypatch.setattr(memory_guard, "available_bytes", lambda: 1)  # no memory at all
     rows = {r.stage: r.shape for r in measure_shapes(batch=1, tokens=3000, embed=8, heads=2)}
@@ -162,7 +162,7 @@ def test_a_device_is_refused_without_reading_it(tmp_path) -> None:
 
 
 def test_cost_names_huge_sizes_in_readable_units() -> None:
-    from attnlab.cost import human_bytes
+    from attnlab.lesson.cost import human_bytes
 
     assert human_bytes(2**50) == "1.0 PiB" and human_bytes(5 * 2**60) == "5.0 EiB"
     result = runner.invoke(app, ["--lang", "en", "cost", "--tokens", "10000000", "--batch",

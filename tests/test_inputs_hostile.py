@@ -11,10 +11,11 @@ import torch
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from attnlab import example, knowledge
+from attnlab import example
 from attnlab.cli import app
 from attnlab.errors import InputError
 from attnlab.inputs import parse_input
+from attnlab.learn import knowledge
 from attnlab.pipeline import attention_stages
 from attnlab.web.app import create_app
 

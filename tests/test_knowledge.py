@@ -1,5 +1,5 @@
-"""The knowledge-check content: schema, computed answers against the lesson's published numbers,
-grading tolerance and the diagnosis of wrong answers."""
+"""The knowledge-check content: schema, computed answers, grading tolerance and the diagnosis of
+wrong answers (the published numbers themselves: tests/test_lesson_numbers.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ from importlib import resources
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from published import row
 
-from attnlab import answers, grading, knowledge
+from attnlab.debug import catalogue as mistakes
 from attnlab.errors import InputError
+from attnlab.learn import grading, knowledge
 
 LANGS = ("zh", "en")
 PLACEHOLDER = re.compile(r"\{\{[^}]*\}\}")
@@ -119,74 +121,16 @@ def test_glossary_has_the_weeks_terms_in_both_languages() -> None:
             assert 0 <= term.section < 20, term
 
 
-# The lesson's published numbers (README table), each compared with the key that computes it.
-PUBLISHED = [
-    ("uniform.mean[0,1,:]", [0.5, 0.5, 0, 0], 1e-12),
-    ("uniform.mean[1,1,:]", [0, 0.5, 0.5, 0], 1e-12),
-    ("k[0,1,:]", [0.283, 0.283], 5e-4),
-    ("raw_scores[0]", [[0.566, 0.283], [1.131, 0.566]], 5e-4),
-    ("raw_scores[1]", [[0.071, 0], [0.141, 0.566]], 5e-4),
-    ("scaled_scores[0,1,:]", [0.8, 0.4], 1e-9),
-    ("scaled_scores[1,1,:]", [0.1, 0.4], 1e-9),
-    ("exp_sum[1,1]", 2.597, 5e-4),
-    ("weights[0]", [[1, 0], [0.5987, 0.4013]], 5e-5),
-    ("weights[1]", [[1, 0], [0.4256, 0.5744]], 5e-5),
-    ("output[0,1,:]", [0.599, 0.401], 5e-4),
-    ("output[1,1,:]", [-0.426, 0.574], 5e-4),
-    ("masked_scores[0,0,0]", 0.4, 1e-9),
-    ("masked_scores[1,0,0]", 0.05, 1e-9),
-    ("mask_demo.zero_fill", [0.550, 0.450], 5e-4),
-    ("mask_demo.neg_inf", [1, 0], 1e-12),
-    ("shapes.x", [1, 3, 4], 0),
-    ("shapes.q", [1, 2, 3, 2], 0),
-    ("shapes.raw_scores", [1, 2, 3, 3], 0),
-    ("shapes.concat", [1, 3, 4], 0),
-    ("experiment.h[0,:]", [0.598688, 0.401312], 5e-7),
-    ("experiment.h[1,:]", [-0.425557, 0.574443], 5e-7),
-    ("experiment.logits[0,:]", [0, 0.598688, 1.197375, -0.197375, 0], 5e-7),
-    ("experiment.logits[1,:]", [0, -0.425557, -0.851115, 1, 0], 5e-7),
-    ("experiment.p_target", [0.416424, 0.172455], 5e-7),
-    ("experiment.losses", [0.876051, 1.757621], 5e-7),
-    ("experiment.mean_loss", 1.316836, 5e-7),
-    ("experiment.grad", -0.076159, 5e-7),
-    ("experiment.param_new", 1.000762, 5e-7),
-    ("experiment.mean_loss_after", 1.316778, 5e-7),
-    ("experiment.p_target_after[1]", 0.172453, 5e-7),
-    ("cost.elements_short", 16, 0),
-    ("cost.elements_long", 4_000_000, 0),
-    ("cost.growth_short_to_long", 250_000, 0),
-    ("cost.growth_when_doubled", 4, 0),
-]
-
-
-@pytest.mark.parametrize(("key", "published", "tol"), PUBLISHED)
-def test_computed_answers_match_the_lesson(key: str, published: object, tol: float) -> None:
-    got = grading._flatten(answers.resolve(key))
-    want = grading._flatten(published)  # type: ignore[arg-type]
-    assert len(got) == len(want), f"{key}: {got} vs {want}"
-    diff = max(abs(g - w) for g, w in zip(got, want, strict=True))
-    assert diff <= tol + 1e-12, f"{key}: max |diff| = {diff:.3g} (got {got}, lesson {want})"
-
-
-@pytest.mark.parametrize(
-    ("key", "message"),
-    [
-        ("nope.weights[0]", r"source must be one of"),
-        ("weightz[0]", r"lesson has no 'weightz'"),
-        ("weights[9,0,0]", r"index out of range for shape \[2, 2, 2\]"),
-        ("weights[a]", r"index must be integers or ':', got 'a'"),
-        ("1.5", r"answer key must look like"),
-    ],
-)
-def test_bad_answer_keys_are_named(key: str, message: str) -> None:
-    with pytest.raises(answers.UnknownAnswerKey, match=message):
-        answers.resolve(key)
-
-
 def test_rendered_numbers_come_from_the_pipeline() -> None:
     s = knowledge.section(4, "en")
-    assert "1×1.131 + 1×0 = 1.131" in s.answer, s.answer
-    assert "0.416424" in knowledge.section(16, "zh").summary
+    s_a = row("raw_scores.A").value[1][0]  # 1.131 = [1,1]·[1.131,0]
+    assert f"1×{s_a:.3f} + 1×0 = {s_a:.3f}" in s.answer, s.answer
+    assert row("experiment.p_target.A").text in knowledge.section(16, "zh").summary
+
+
+def test_text_may_name_a_number_by_prompt_and_position() -> None:
+    published = row("weights.A.final")
+    assert knowledge.render("{{weights.A.final|4}}") == published.text
 
 
 @given(decimals=st.integers(min_value=3, max_value=8))
@@ -245,7 +189,8 @@ def test_unreadable_answers_raise_input_error(text: str, message: str) -> None:
 
 
 def test_a_wrong_answer_is_diagnosed_by_the_mistakes_catalogue() -> None:
-    grade = knowledge.check_answer("5a", "0.638", "en")  # softmax of the unscaled row
+    unscaled = mistakes.mistake_stages("no_scale")["weights"][0, 1, 0]  # softmax, no ÷√d_k
+    grade = knowledge.check_answer("5a", f"{unscaled:.3f}", "en")
     assert not grade.correct
     assert grade.diagnosis is not None and "no scaling" in grade.diagnosis, grade.diagnosis
     assert "section 8" in grade.diagnosis

@@ -1,111 +1,104 @@
-"""Every number the lesson publishes (../shared/lesson/README.md), computed by the code.
+"""Every number the lesson publishes (tests/published.py), computed by the code, and the keys.
 
-Each case carries its section number in its id; the tolerance follows the published precision
-(a value printed with n decimals must be within half a unit of its last place).
+Each published row carries its section number in its id; the tolerance follows the published
+precision (a value printed with n decimals must be within half a unit of its last place).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import pytest
 import torch
+from published import PUBLISHED, Published, flat, row
 
 from attnlab import example
-from attnlab.cost import cost_table
-from attnlab.experiment import run_experiment
-from attnlab.lesson import final_row_softmax, mask_fill_demo, uniform_mean
-from attnlab.pipeline import lesson_stages
-from attnlab.shapes import measure_shapes
+from attnlab.lesson import numbers, steps
+from attnlab.lesson.cost import cost_table
+from attnlab.lesson.shapes import measure_shapes
 
-ST = lesson_stages()
-EXP = run_experiment()
-INF = float("-inf")
+ST = numbers.stages()
+EXP = numbers.experiment()
 
 
-def _decimals(value: float) -> int:
-    text = repr(value)
-    return len(text.split(".")[1]) if "." in text and "e" not in text else 0
-
-
-def _flat(v: object) -> list[float]:
-    if isinstance(v, torch.Tensor):
-        return [float(x) for x in v.flatten().tolist()]
-    if isinstance(v, (list, tuple)):
-        return [x for item in v for x in _flat(item)]
-    return [float(v)]  # type: ignore[arg-type]
-
-
-# (section, quantity, computed, published)
-CASES: list[tuple[str, str, Callable[[], object], object]] = [
-    ("1", "uniform mean t=1 A", lambda: uniform_mean(ST.x)[0, 1], [0.5, 0.5, 0, 0]),
-    ("1", "uniform mean t=1 B", lambda: uniform_mean(ST.x)[1, 1], [0, 0.5, 0.5, 0]),
-    ("4", "K for 喜欢", lambda: ST.k[0, 1], [0.283, 0.283]),
-    ("4", "K for 喜欢 is 0.2·√2", lambda: ST.k[0, 1], [0.2 * math.sqrt(2)] * 2),
-    ("4", "raw scores S_A", lambda: ST.raw_scores[0], [[0.566, 0.283], [1.131, 0.566]]),
-    ("4", "raw scores S_B", lambda: ST.raw_scores[1], [[0.071, 0], [0.141, 0.566]]),
-    ("5-8", "scaled final row A", lambda: ST.scaled_scores[0, 1], [0.8, 0.4]),
-    ("5-8", "scaled final row B", lambda: ST.scaled_scores[1, 1], [0.1, 0.4]),
-    ("5", "exp values A", lambda: final_row_softmax(ST)["exps"][0], [2.226, 1.492]),
-    ("5", "exp values B", lambda: final_row_softmax(ST)["exps"][1], [1.105, 1.492]),
-    ("5-11", "weights P_A", lambda: ST.weights[0], [[1, 0], [0.599, 0.401]]),
-    ("5-11", "weights P_B", lambda: ST.weights[1], [[1, 0], [0.426, 0.574]]),
-    ("5-11", "weights A final, 4 d.p.", lambda: ST.weights[0, 1], [0.5987, 0.4013]),
-    ("5-11", "weights B final, 4 d.p.", lambda: ST.weights[1, 1], [0.4256, 0.5744]),
-    ("6", "head output A final", lambda: ST.output[0, 1], [0.599, 0.401]),
-    ("6", "head output B final", lambda: ST.output[1, 1], [-0.426, 0.574]),
-    ("11", "masked scaled A", lambda: ST.masked_scores[0], [[0.4, INF], [0.8, 0.4]]),
-    ("11", "masked scaled B", lambda: ST.masked_scores[1], [[0.05, INF], [0.1, 0.4]]),
-    ("11", "future filled with 0", lambda: mask_fill_demo()["fill_zero"], [0.550, 0.450]),
-    ("11", "future filled with -inf", lambda: mask_fill_demo()["fill_neg_inf"], [1, 0]),
-    ("16", "h_A", lambda: EXP.before.h[0], [0.598688, 0.401312]),
-    ("16", "h_B", lambda: EXP.before.h[1], [-0.425557, 0.574443]),
-    ("16", "logits A", lambda: EXP.before.logits[0], [0, 0.598688, 1.197375, -0.197375, 0]),
-    ("16", "logits B", lambda: EXP.before.logits[1], [0, -0.425557, -0.851115, 1, 0]),
-    ("16", "p(AI|A)", lambda: EXP.before.target_probs[0], 0.416424),
-    ("16", "loss A", lambda: EXP.before.losses[0], 0.876051),
-    ("16", "p(我|B)", lambda: EXP.before.target_probs[1], 0.172455),
-    ("16", "loss B", lambda: EXP.before.losses[1], 1.757621),
-    ("16", "mean loss", lambda: EXP.before.loss_mean, 1.316836),
-    ("16", "d(mean loss)/dWq[1,0]", lambda: EXP.grad_autograd, -0.076159),
-    ("16", "q_new", lambda: EXP.q_new, 1.000762),
-    ("16", "mean loss after", lambda: EXP.after.loss_mean, 1.316778),
-    ("16", "p(我|B) after", lambda: EXP.after.target_probs[1], 0.172453),
-]
-
-
-@pytest.mark.parametrize(
-    ("computed", "published"),
-    [pytest.param(c, p, id=f"sec{s}-{q}") for s, q, c, p in CASES],
-)
-def test_published_number(computed: Callable[[], object], published: object) -> None:
-    got, want = _flat(computed()), _flat(published)
+@pytest.mark.parametrize("published", PUBLISHED, ids=lambda r: f"sec{r.section}-{r.key}")
+def test_published_number(published: Published) -> None:
+    got, want = flat(numbers.get(published.key)), flat(published.value)
     assert len(got) == len(want), f"expected {len(want)} numbers, got {len(got)}"
+    if published.terms is not None:
+        # The page adds terms it already rounded: compare that sum, and the exact one loosely.
+        d = published.decimals
+        rounded = round(sum(round(v, d) for v in flat(numbers.get(published.terms))), d)
+        assert rounded == published.value, f"{published.terms} rounded and added: {rounded}"
+        assert abs(got[0] - published.value) < 10.0**-d, f"exact sum {got[0]}"
+        return
+    tol = published.tolerance
     for g, w in zip(got, want, strict=True):
         if math.isinf(w):
             assert g == w, f"expected {w}, got {g}"
             continue
-        tol = 0.5 * 10 ** -_decimals(w) + 1e-12
         assert abs(g - w) <= tol, f"expected {w} (±{tol:g}), got {g:.8f}; |diff| = {abs(g - w):g}"
 
 
-def test_sec5_exp_sums_match_the_published_rounding() -> None:
-    # The page adds the exponentials after rounding them to 3 d.p. (2.226 + 1.492 = 3.718);
-    # the exact sums are 3.7173 and 2.5970.
-    sums = final_row_softmax(ST)["sums"].tolist()
-    exps = final_row_softmax(ST)["exps"]
-    rounded = [round(sum(round(v, 3) for v in row), 3) for row in exps.tolist()]
-    assert rounded == [3.718, 2.597]
-    assert abs(sums[0] - 3.718) < 1e-3 and abs(sums[1] - 2.597) < 1e-3, sums
+@pytest.mark.parametrize(
+    ("named", "indexed"),
+    [
+        ("weights.A.final", "weights[0,-1]"),
+        ("weights.B.final[0]", "weights[1,1,0]"),
+        ("uniform.mean.B.final", "uniform.mean[1,1,:]"),
+        ("experiment.p_target.B", "experiment.p_target[1]"),
+        ("lesson.weights.A", "weights[0]"),
+    ],
+)
+def test_named_parts_are_indices(named: str, indexed: str) -> None:
+    assert numbers.parse_key(named)[:2] == numbers.parse_key(indexed)[:2]
+    assert torch.equal(numbers.tensor(named), numbers.tensor(indexed))
+
+
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [
+        ("nope.weights[0]", r"lesson has no 'nope' \(sources: lesson, uniform"),
+        ("weightz[0]", r"lesson has no 'weightz'"),
+        ("weights[9,0,0]", r"index out of range for shape \[2, 2, 2\]"),
+        ("weights[a]", r"index must be integers or ':', got 'a'"),
+        ("weights.C", r"a part must be a prompt \(A, B\) or 'final', got 'C'"),
+        ("weights.A.last", r"a part must be a prompt \(A, B\) or 'final', got 'last'"),
+        ("1.5[", r"key must look like 'source.name.A.final\[i,j\]'"),
+    ],
+)
+def test_bad_keys_are_named(key: str, message: str) -> None:
+    with pytest.raises(numbers.UnknownNumberKey, match=message):
+        numbers.get(key)
+
+
+def test_each_source_is_computed_once() -> None:
+    assert numbers.stages() is numbers.stages() and numbers.experiment() is numbers.experiment()
+    assert numbers.tensor("weights") is ST.weights  # the stage itself, not a recomputation
+
+
+def test_section_11_demo_is_the_pipeline_and_the_catalogue_zero_fill() -> None:
+    from attnlab.debug import catalogue
+
+    assert catalogue.get("mask_zero_fill").recipe is steps.ZERO_FILL
+    first = numbers.tensor("mask_demo.row")
+    scores = torch.stack([first, torch.zeros_like(first)])  # [T, T]: query t=0, then t=1
+    zero = catalogue.get("mask_zero_fill").recipe
+    assert torch.equal(numbers.tensor("mask_demo.zero_fill"), zero.softmax(zero.mask(scores))[0])
+    assert numbers.tensor("mask_demo.neg_inf").tolist() == [1.0, 0.0]  # exp(−∞) = 0 exactly
 
 
 def test_sec9_extra_shape_check() -> None:
+    # The table the scripts print, measured again here, and the keyed shapes agree.
     shapes = {r.stage: list(r.shape) for r in measure_shapes(**example.SHAPE_CHECK)}
-    assert shapes["input"] == [1, 3, 4]
-    assert shapes["qkv"] == [1, 2, 3, 2]
-    assert shapes["scores"] == [1, 2, 3, 3]
-    assert shapes["merged"] == [1, 3, 4]
+    assert shapes == {r.stage: list(r.shape) for r in numbers.shape_rows()}
+    for stage, key in (
+        ("input", "x"),
+        ("qkv", "q"),
+        ("scores", "raw_scores"),
+        ("merged", "concat"),
+    ):
+        assert shapes[stage] == row(f"shapes.{key}").value, stage
 
 
 def test_sec9_lesson_shapes() -> None:
@@ -116,8 +109,12 @@ def test_sec9_lesson_shapes() -> None:
 
 def test_sec17_score_elements() -> None:
     rows = cost_table(example.COST_CHECK.tokens, example.COST_CHECK.batch, example.COST_CHECK.heads)
-    assert [r.elements for r in rows] == [16, 4_000_000]
-    assert rows[1].ratio == 250_000
+    assert rows == list(numbers.cost_rows())
+    assert [r.elements for r in rows] == [
+        row("cost.elements_short").value,
+        row("cost.elements_long").value,
+    ]
+    assert rows[1].ratio == row("cost.growth_short_to_long").value
 
 
 def test_sec16_three_gradients_agree() -> None:
@@ -138,7 +135,7 @@ def test_final_rows_differ_between_prompts() -> None:
 
 @pytest.mark.parametrize(("B", "H", "T"), [(1, 1, 1), (2, 2, 2), (2, 3, 17), (1, 2, 64)])
 def test_score_elements_equal_what_the_pipeline_builds(B: int, H: int, T: int) -> None:
-    from attnlab.cost import score_elements
+    from attnlab.lesson.cost import score_elements
     from attnlab.pipeline import attend
 
     q = torch.zeros(B, H, T, 1)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import published
 import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attnlab import example, mistakes
-from attnlab.mistake_steps import MistakeInput, Recipe, run
+from attnlab.debug import catalogue as mistakes
+from attnlab.lesson import numbers
+from attnlab.lesson.steps import MistakeInput, Recipe, run
 from attnlab.pipeline import attention_stages, multi_head_stages
 
 ISSUE_MISTAKES = {
@@ -62,16 +64,20 @@ def test_default_recipe_is_the_pipeline(
 
 
 def test_correct_stages_give_the_published_numbers() -> None:
-    s = mistakes.correct_stages(mistakes.lesson_input())
-    assert [round(v, 4) for v in s["weights"][0, 1].tolist()] == [0.5987, 0.4013]
-    assert [round(v, 4) for v in s["weights"][1, 1].tolist()] == [0.4256, 0.5744]
-    assert [round(v, 6) for v in s["logits"][0, 1].tolist()] == [
-        0,
-        0.598688,
-        1.197375,
-        -0.197375,
-        0,
-    ]
+    lesson = mistakes.correct_stages(mistakes.lesson_input())  # read from lesson/numbers
+    assert lesson["weights"] is numbers.tensor("weights")
+    again = mistakes.correct_stages(replace(mistakes.lesson_input()))  # through the pipeline
+    assert list(lesson) == list(again) == list(mistakes.CHECK_STAGES)
+    for name in lesson:
+        assert torch.equal(lesson[name], again[name]), name
+    for key, got in (
+        ("weights.A.final", lesson["weights"][0, 1]),
+        ("weights.B.final", lesson["weights"][1, 1]),
+        ("experiment.logits.A", lesson["logits"][0, 1]),
+    ):
+        want = torch.tensor(published.row(key).value, dtype=torch.float64)
+        diff = (got - want).abs().max().item()
+        assert diff <= published.row(key).tolerance, f"{key}: max |diff| = {diff}"
 
 
 @pytest.mark.parametrize("m", mistakes.CATALOGUE, ids=lambda m: m.name)
@@ -95,27 +101,38 @@ def test_every_mistake_changes_the_numbers_and_is_recognised(m: mistakes.Mistake
     pytest.fail(f"{m.name} never recognised from its own numbers: {recognised[:4]}")
 
 
+def _rounded(mistake: str, stage: str, b: int, t: int) -> list[float]:
+    """What ``mistake`` gives for one row, rounded as a learner writes it (three decimals)."""
+    return [round(v, 3) for v in mistakes.mistake_stages(mistake)[stage][b, t].tolist()]
+
+
 def test_lesson_example_diagnoses() -> None:
     names = lambda *a, **k: [m.name for m in mistakes.diagnose(*a, **k)]  # noqa: E731
-    assert names("weights", [0.5987, 0.4013], prompt="A", row=1) == []
-    assert names("weights", [0.638, 0.362], prompt="A", row=1) == ["no_scale"]
+    assert names("weights", published.row("weights.A.final").value, prompt="A", row=1) == []
+    unscaled = _rounded("no_scale", "weights", 0, 1)
+    assert names("weights", unscaled, prompt="A", row=1) == ["no_scale"]
     # At C=4, d_head=2, ÷d_k and ÷√C are the same number: both are named.
-    assert names("weights", [0.447, 0.553], prompt="B", row=1) == [
-        "scale_by_d_k",
-        "scale_by_sqrt_c",
-    ]
-    assert names("output", [0.426, 0.574], prompt="B", row=1) == ["lm_head_on_weights"]
-    assert "mask_zero_fill" in names("masked_scores", [0.4, 0.0], prompt="A", row=0)
+    by_d_k = _rounded("scale_by_d_k", "weights", 1, 1)
+    assert by_d_k == _rounded("scale_by_sqrt_c", "weights", 1, 1)
+    assert names("weights", by_d_k, prompt="B", row=1) == ["scale_by_d_k", "scale_by_sqrt_c"]
+    # The weights handed on as features: B's final weights row in place of its output row.
+    weights_b = published.row("weights.B")
+    assert names("output", weights_b.value[1], prompt="B", row=1) == ["lm_head_on_weights"]
+    first_score = published.row("masked_scores.A").value[0][0]  # 0.4, its future then 0
+    assert "mask_zero_fill" in names("masked_scores", [first_score, 0.0], prompt="A", row=0)
     assert names("weights", [0.1, 0.2], prompt="A", row=1) == []
 
 
 def test_zero_fill_reproduces_section_11_demo_row() -> None:
     # Section 11: a row [0.2, future] filled with 0 gives softmax([0.2, 0]) = [0.550, 0.450].
-    demo = torch.tensor([[list(example.MASK_DEMO_ROW), [0.0, 0.0]]], dtype=torch.float64)
-    w = mistakes.mistake_steps_softmax(mistakes.get("mask_zero_fill"), demo)
-    assert [round(v, 3) for v in w[0, 0].tolist()] == [0.550, 0.450]
-    right = mistakes.mistake_steps_softmax(None, demo)
-    assert right[0, 0].tolist() == [1.0, 0.0]
+    zero_fill, neg_inf = published.row("mask_demo.zero_fill"), published.row("mask_demo.neg_inf")
+    demo = torch.tensor([[published.row("mask_demo.row").value, [0.0, 0.0]]], dtype=torch.float64)
+    zero = mistakes.get("mask_zero_fill").recipe
+    w = zero.softmax(zero.mask(demo))[0, 0]
+    diff = (w - torch.tensor(zero_fill.value, dtype=torch.float64)).abs().max().item()
+    assert diff <= zero_fill.tolerance, f"{w}: max |diff| = {diff}"
+    right = Recipe()
+    assert right.softmax(right.mask(demo))[0, 0].tolist() == neg_inf.value
 
 
 def test_values_match_handles_infinities_and_nan() -> None:

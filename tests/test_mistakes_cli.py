@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 from typer.testing import CliRunner
 
-from attnlab import mistakes
 from attnlab.cli import app
+from attnlab.debug import catalogue as mistakes
+from attnlab.lesson import numbers
 
 runner = CliRunner()
 
@@ -37,11 +39,13 @@ def test_one_mistake_shows_its_own_numbers(m: mistakes.Mistake) -> None:
 
 
 def test_no_mask_shows_prompt_a_reading_its_future() -> None:
-    # Without the mask, prompt A's first query (我) gives weight 0.450 to 喜欢, its future.
+    # Without the mask, prompt A's first query (我) gives weight to 喜欢, its future: the
+    # softmax of its whole scaled row [0.4, 0.2].
     result = runner.invoke(app, ["--lang", "en", "mistakes", "no_mask"])
     weights = mistakes.mistake_stages("no_mask")["weights"][0, 0]
     assert f"[{weights[0]:.4f}, {weights[1]:.4f}]" in result.output
-    assert round(float(weights[1]), 3) == 0.450
+    unmasked = torch.softmax(numbers.tensor("scaled_scores.A[0]"), dim=-1)
+    assert torch.allclose(weights, unmasked, rtol=0, atol=1e-12) and weights[1] > 0
 
 
 def test_unknown_name_one_line_exit_2() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import published
 import pytest
 import torch
 from hypothesis import given, settings
@@ -186,15 +187,15 @@ def test_scale_figure_plots_the_measured_data(small_scale) -> None:
 
 
 def test_mask_bars_are_the_lesson_values() -> None:
-    data = mask_data()
-    assert torch.allclose(data.zero_fill, torch.tensor([0.550, 0.450], dtype=torch.float64),
-                          atol=5e-4)  # fmt: skip
-    assert data.inf_fill.tolist() == [1.0, 0.0]
+    data, zero_fill = mask_data(), published.row("mask_demo.zero_fill")
+    want = torch.tensor(zero_fill.value, dtype=torch.float64)
+    assert torch.allclose(data.zero_fill, want, rtol=0, atol=zero_fill.tolerance)
+    assert data.inf_fill.tolist() == published.row("mask_demo.neg_inf").value
     fig = plot_mask(data, lang="en")
     wrong, right = fig.axes
     assert [p.get_height() for p in wrong.patches] == data.zero_fill.tolist()
     assert [p.get_height() for p in right.patches] == [1.0, 0.0]
-    assert [t.get_text() for t in wrong.texts] == ["0.550", "0.450"]
+    assert [t.get_text() for t in wrong.texts] == [published.text(v, 3) for v in zero_fill.value]
     assert [t.get_text() for t in right.texts] == ["1", "0"]
     assert "softmax([0.2, 0])" in wrong.get_title()
     assert "softmax([0.2, −∞])" in right.get_title()
@@ -206,8 +207,11 @@ def test_cost_curve_is_b_heads_t_squared() -> None:
     (ax,) = fig.axes
     assert list(ax.lines[0].get_ydata()) == [2 * 2 * t * t for t in (2, 4, 8, 1024, 16384)]
     assert list(ax.lines[1].get_ydata()) == [t * t for t in (2, 4, 8, 1024, 16384)]
-    assert list(ax.lines[2].get_ydata()) == [16, 4_000_000]
-    assert [t.get_text() for t in ax.texts] == ["T=2: 16", "T=1000: 4,000,000  (×250,000)"]
+    short, long = published.row("cost.elements_short"), published.row("cost.elements_long")
+    growth = published.row("cost.growth_short_to_long")
+    assert list(ax.lines[2].get_ydata()) == [short.value, long.value]
+    texts = [f"T=2: {short.text}", f"T=1000: {long.text}  (×{growth.text})"]
+    assert [t.get_text() for t in ax.texts] == texts
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
 
 

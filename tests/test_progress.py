@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 from attnlab.cli import app
 from attnlab.errors import InputError
-from attnlab.progress import ProgressStore, StoreError
-from attnlab.progress_db import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, connect, migrate
-from attnlab.progress_io import read_export
+from attnlab.learn.store import ProgressStore, StoreError
+from attnlab.learn.store_db import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, connect, migrate
+from attnlab.learn.store_io import read_export
 
 
 def fake_clock(start: int = 0):

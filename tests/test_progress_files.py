@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 
 from attnlab.cli import app
 from attnlab.errors import InputError
-from attnlab.progress import ProgressStore
-from attnlab.progress_file import validate_export
-from attnlab.progress_io import MAX_FILE_BYTES
+from attnlab.learn.store import ProgressStore
+from attnlab.learn.store_file import validate_export
+from attnlab.learn.store_io import MAX_FILE_BYTES
 
 DB = "progress.sqlite3"
 AT = "2026-11-29T10:00:00+00:00"

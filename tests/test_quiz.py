@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from attnlab import knowledge
 from attnlab.cli import app
-from attnlab.progress import ProgressStore
+from attnlab.debug import catalogue as mistakes
+from attnlab.learn import knowledge
+from attnlab.learn.store import ProgressStore
 
 
 def quiz(tmp_path: Path, *args: str, lines: list[str], lang: str = "en"):
@@ -52,7 +53,8 @@ def test_one_section_question_reveal_assessment_and_exercises(tmp_path: Path) ->
 
 
 def test_wrong_answer_gets_the_diagnosis_and_a_second_try(tmp_path: Path) -> None:
-    r = quiz(tmp_path, "--section", "5", lines=["", "r", "0.638", "0.599", "0.426 0.574"])
+    unscaled = f"{mistakes.mistake_stages('no_scale')['weights'][0, 1, 0]:.3f}"  # no ÷√d_k
+    r = quiz(tmp_path, "--section", "5", lines=["", "r", unscaled, "0.599", "0.426 0.574"])
     assert r.exit_code == 0, r.output
     assert "✗ Not right. That is the number this mistake gives: no scaling" in r.output
     assert "Try once more." in r.output and "✓ Right: 0.599" in r.output
@@ -60,7 +62,7 @@ def test_wrong_answer_gets_the_diagnosis_and_a_second_try(tmp_path: Path) -> Non
         tries = st.attempts("5a")
         assert st.summary().assessments == {5: "review"}
         assert st.attempts("check-5") == [], "an empty (skipped) answer was saved"
-    assert [(a["answer"], a["correct"]) for a in tries] == [("0.638", False), ("0.599", True)]
+    assert [(a["answer"], a["correct"]) for a in tries] == [(unscaled, False), ("0.599", True)]
     assert "no scaling" in (tries[0]["diagnosis"] or "")
 
 

@@ -17,7 +17,7 @@ from store_support import lock_held, without_root_rights
 from typer.testing import CliRunner
 
 from attnlab.cli import app
-from attnlab.progress import ProgressStore, StoreBusy
+from attnlab.learn.store import ProgressStore, StoreBusy
 from attnlab.web.app import create_app
 
 DB = "progress.sqlite3"

@@ -23,7 +23,7 @@ from store_support import cli, post, server
 from typer.testing import CliRunner
 
 from attnlab.cli import app
-from attnlab.progress import ProgressStore
+from attnlab.learn.store import ProgressStore
 
 DB = "progress.sqlite3"
 

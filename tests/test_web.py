@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from attnlab import example, knowledge
+from attnlab import example
+from attnlab.learn import knowledge
+from attnlab.learn.store import ProgressStore
 from attnlab.pipeline import attend, lesson_stages
-from attnlab.progress import ProgressStore
 from attnlab.web.app import create_app
 from attnlab.web.numbers import lesson_numbers, num, vec
 

@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from attnlab import knowledge
+from attnlab.learn import knowledge
 from attnlab.web.app import create_app
 from attnlab.web.explorer import LIMITS, MATRICES
 from attnlab.web.security import CSRF_FIELD

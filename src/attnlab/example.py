@@ -82,9 +82,11 @@ _W_VOCAB = (
 EXPERIMENT_PARAM: tuple[int, int] = (1, 0)
 #: Learning rate of section 16's one-step update.
 EXPERIMENT_LR = 0.01
+#: Section 10 draws the causal mask for this longer sequence too (T=4).
+MASK_CHECK_TOKENS = 4
 #: The row [0.2, future] that section 11 uses to compare a 0 fill with a −∞ fill.
 MASK_DEMO_ROW: tuple[float, float] = (0.2, 0.9)
-#: Section 9's extra shape check (keyword arguments of ``attnlab.shapes.measure_shapes``).
+#: Section 9's extra shape check (keyword arguments of ``attnlab.lesson.shapes.measure_shapes``).
 SHAPE_CHECK: dict[str, int] = {"batch": 1, "tokens": 3, "embed": 4, "heads": 2}
 
 

@@ -8,7 +8,7 @@ from typing import Annotated, NoReturn
 import typer
 
 from attnlab.i18n import resolve_lang
-from attnlab.textfmt import escape_label
+from attnlab.show.fmt import escape_label
 
 LangOption = Annotated[
     str | None,

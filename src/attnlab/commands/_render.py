@@ -7,9 +7,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from attnlab.i18n import pick
-from attnlab.stagefmt import MASKED_MARK
-from attnlab.textfmt import fmt_shape
-from attnlab.tracing import StageView
+from attnlab.show.fmt import fmt_shape
+from attnlab.show.stageview import MASKED_MARK
+from attnlab.show.trace import StageView
 
 
 def _table(title: str | None, headers: list[str], rows: list[list[str]]) -> Table:
@@ -57,8 +57,8 @@ def _wait(console: Console, lang: str) -> None:
 
 def print_shapes(lang: str, batch: int, tokens: int, embed: int, heads: int) -> None:
     """Section 9's table measured through CausalSelfAttention, then what each axis means."""
-    from attnlab.lesson_text import SHAPE_STAGE_NAMES
-    from attnlab.shapes import measure_shapes
+    from attnlab.lesson.shapes import measure_shapes
+    from attnlab.show.walk_text import SHAPE_STAGE_NAMES
 
     meanings = {
         "B": pick(lang, "批次：互不读取的样本", "batch: independent examples"),
@@ -95,7 +95,7 @@ def print_shapes(lang: str, batch: int, tokens: int, embed: int, heads: int) -> 
 
 def print_cost(lang: str, tokens: list[int], batch: int, heads: int) -> None:
     """Section 17's table: score elements, ratio to the first T, float32 memory."""
-    from attnlab.cost import cost_table, human_bytes
+    from attnlab.lesson.cost import cost_table, human_bytes
 
     rows = [
         [str(r.tokens), f"{r.elements:,}", _ratio(r.ratio), human_bytes(r.bytes_float32)]

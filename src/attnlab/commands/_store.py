@@ -12,7 +12,7 @@ import typer
 from attnlab.commands._common import fail
 
 if TYPE_CHECKING:
-    from attnlab.progress import ProgressStore
+    from attnlab.learn.store import ProgressStore
 
 DataDirOption = Annotated[
     str | None,
@@ -37,10 +37,10 @@ ProfileOption = Annotated[
 def open_store(data_dir: str | None, profile: str | None, lang: str) -> Iterator[ProgressStore]:
     """The progress store for a ``with`` block, closed after it.
 
-    Any :class:`~attnlab.progress.StoreError` on opening or inside the block (a file that is
+    Any :class:`~attnlab.learn.store.StoreError` on opening or inside the block (a file that is
     not ours, busy, read-only) becomes one line in ``lang`` on stderr and exit 2.
     """
-    from attnlab.progress import ProgressStore, StoreError
+    from attnlab.learn.store import ProgressStore, StoreError
 
     try:
         store = ProgressStore.open(data_dir, profile)

@@ -67,8 +67,8 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON")] = False,
         lang: LangOption = None,
     ) -> None:
-        from attnlab.audit import run_audit
-        from attnlab.audit.report import render
+        from attnlab.debug.audit import run_audit
+        from attnlab.debug.audit.report import render
         from attnlab.errors import InputError
         from attnlab.i18n import pick
 

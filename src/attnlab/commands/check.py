@@ -12,7 +12,7 @@ from attnlab.commands._common import LangOption, fail, lang_of
 from attnlab.i18n import error_message, pick
 
 if TYPE_CHECKING:
-    from attnlab.handcheck import Answer, Verdict
+    from attnlab.learn.handcheck import Answer, Verdict
 
 ORDER = 45
 
@@ -109,8 +109,8 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print the verdicts as JSON")] = False,
         lang: LangOption = None,
     ) -> None:
-        from attnlab import handcheck
         from attnlab.errors import InputError
+        from attnlab.learn import handcheck
 
         chosen = lang_of(ctx, lang)
         try:
@@ -134,8 +134,8 @@ def _answers(
     head: int,
     values: str | None,
 ) -> list[Answer]:
-    from attnlab import handcheck
     from attnlab.errors import InputError
+    from attnlab.learn import handcheck
 
     if answers is not None:
         if stage is not None or values is not None:

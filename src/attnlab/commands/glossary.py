@@ -22,7 +22,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """The week's terms (Query, Key, Value, raw score, causal mask, ...) with definitions."""
         from attnlab.i18n import pick
-        from attnlab.knowledge import glossary
+        from attnlab.learn.knowledge import glossary
 
         chosen = lang_of(ctx, lang)
         terms = glossary(chosen)

@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _walk(ctx: typer.Context, kind: str, precision: int | None, as_json: bool, lang: str | None):
-    from attnlab.scripts import run
+    from attnlab.commands._scripts import run
 
     argv = ["--lang", lang_of(ctx, lang)]
     if precision is not None:

@@ -13,7 +13,7 @@ from attnlab.i18n import pick
 if TYPE_CHECKING:
     import torch
 
-    from attnlab.mistakes import Mistake
+    from attnlab.debug.catalogue import Mistake
 
 ORDER = 46
 #: Stages shown for one mistake, after the one it changes first.
@@ -31,8 +31,8 @@ def _table(t: torch.Tensor) -> str:
 
 def render_list(lang: str) -> str:
     """Every catalogue entry: name, checklist item, section to reread, title."""
-    from attnlab.mistakes import CATALOGUE, CHECKLIST
-    from attnlab.textfmt import text_table
+    from attnlab.debug.catalogue import CATALOGUE, CHECKLIST
+    from attnlab.show.fmt import text_table
 
     headers = [
         pick(lang, "名称", "name"),
@@ -53,7 +53,7 @@ def render_list(lang: str) -> str:
 
 def render_one(m: Mistake, lang: str) -> str:
     """One mistake: the wrong and right lines, and its stages next to the right ones."""
-    from attnlab import mistakes
+    from attnlab.debug import catalogue as mistakes
 
     inp = mistakes.multihead_example() if m.multihead_only else mistakes.lesson_input()
     right, wrong = mistakes.correct_stages(inp), mistakes.mistake_stages(m, inp)
@@ -79,7 +79,7 @@ def render_one(m: Mistake, lang: str) -> str:
 
 def _stage_lines(stage: str, right: torch.Tensor, wrong: torch.Tensor, lang: str) -> list[str]:
     """One line per prompt (right → wrong); nothing when the mistake leaves the stage alone."""
-    from attnlab.mistakes import values_match
+    from attnlab.debug.catalogue import values_match
 
     if wrong.shape != right.shape:  # batch_mixed: one sequence of B·T tokens
         flat = pick(lang, "（B·T 个 Token 连成一条序列）", " (B·T tokens as one sequence)")
@@ -108,7 +108,7 @@ def register(app: typer.Typer) -> None:
         ] = False,
         lang: LangOption = None,
     ) -> None:
-        from attnlab import mistakes
+        from attnlab.debug import catalogue as mistakes
 
         chosen = lang_of(ctx, lang)
         if as_json:

@@ -12,7 +12,7 @@ from attnlab.commands._store import DataDirOption, ProfileOption, open_store
 from attnlab.i18n import pick
 
 if TYPE_CHECKING:
-    from attnlab.progress import ProgressStore, Summary
+    from attnlab.learn.store import ProgressStore, Summary
 
 ORDER = 80
 
@@ -52,8 +52,8 @@ def register(app: typer.Typer) -> None:
         """Write your progress to FILE (JSON), replacing a regular file all at once (never a
         symbolic link or a device)."""
         from attnlab.errors import InputError
-        from attnlab.progress_access import sidecar
-        from attnlab.progress_io import write_json_atomic
+        from attnlab.learn.store_access import sidecar
+        from attnlab.learn.store_io import write_json_atomic
 
         chosen = lang_of(ctx, lang)
         with _store(ctx, data_dir, profile, chosen) as store:
@@ -80,8 +80,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Merge FILE into this profile (newer entries win); a bad file changes nothing."""
         from attnlab.errors import InputError
-        from attnlab.progress_file import validate_export
-        from attnlab.progress_io import read_export
+        from attnlab.learn.store_file import validate_export
+        from attnlab.learn.store_io import read_export
 
         chosen = lang_of(ctx, lang)
         try:  # the whole file is read and checked before the store is even opened
@@ -125,8 +125,8 @@ def _store(
 
 def summary_text(summary: Summary, lang: str) -> str:
     """The progress bar line, the sections to review, and the next one to study."""
-    from attnlab import knowledge
-    from attnlab.quiz import progress_line, section_label
+    from attnlab.learn import knowledge
+    from attnlab.learn.quiz import progress_line, section_label
 
     lines = [progress_line(summary, lang)]
     if summary.attempts:

@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
         lang: LangOption = None,
     ) -> None:
         """Answer the knowledge checks; resumes where you stopped. Type q to stop."""
-        from attnlab.quiz import Quiz, QuizStopped, plan, progress_line, section_label
+        from attnlab.learn.quiz import Quiz, QuizStopped, plan, progress_line, section_label
 
         chosen = lang_of(ctx, lang)
         if section is not None and not 0 <= section <= 19:

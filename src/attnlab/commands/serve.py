@@ -47,7 +47,7 @@ def _serve(
 
     import uvicorn
 
-    from attnlab.progress import ProgressStore, StoreError, StoreReadOnly
+    from attnlab.learn.store import ProgressStore, StoreError, StoreReadOnly
     from attnlab.web import figures
     from attnlab.web.app import create_app
     from attnlab.web.security import allowed_hosts

@@ -14,6 +14,9 @@ from attnlab.i18n import error_message
 if TYPE_CHECKING:
     from attnlab.inputs import LabInput
 
+if TYPE_CHECKING:
+    from attnlab.inputs import LabInput
+
 ORDER = 20
 
 
@@ -92,10 +95,10 @@ def _trace(
     step: bool,
     precision: int,
 ) -> None:
-    from attnlab.document import dumps
     from attnlab.inputs import lesson_input, load_input
-    from attnlab.textfmt import escape_json_text
-    from attnlab.tracing import build_views, input_document, render_markdown
+    from attnlab.show.document import dumps
+    from attnlab.show.fmt import escape_json_text
+    from attnlab.show.trace import build_views, input_document, render_markdown
 
     inp = load_input(input_file) if input_file else lesson_input(lang)
     if fmt is Format.json:
@@ -103,7 +106,7 @@ def _trace(
             check_document_fits(inp)
             doc = input_document(inp, prompt, stage)
         else:
-            doc = _lesson_json(lang, prompt, stage)
+            doc = _lesson_json(inp, lang, prompt, stage)
         # Labels keep their characters in the parsed JSON, but never reach the terminal raw.
         print(escape_json_text(dumps(doc)))
         return
@@ -140,14 +143,13 @@ def check_document_fits(inp: LabInput) -> None:
     )
 
 
-def _lesson_json(lang: str, prompt: str, stage: str | None) -> dict:
-    from attnlab.inputs import lesson_input
-    from attnlab.lesson import lesson_document
-    from attnlab.tracing import check_stage, filter_stages, select_prompts
+def _lesson_json(inp: LabInput, lang: str, prompt: str, stage: str | None) -> dict:
+    """The scripts' document (numbers from :mod:`attnlab.lesson.numbers`), stages filtered."""
+    from attnlab.show.trace import check_stage, filter_stages, select_prompts
+    from attnlab.show.walk import lesson_document
 
-    doc = lesson_document(lang)
-    inp = lesson_input(lang)
     rows = select_prompts(inp, prompt)
     check_stage(inp, stage)
+    doc = lesson_document(lang)
     doc["stages"] = filter_stages(doc["stages"], rows, stage)
     return doc

@@ -1,4 +1,5 @@
-"""Figures of the lesson, every number taken from :mod:`attnlab.pipeline`.
+"""Figures of the lesson, every number taken from :mod:`attnlab.lesson.numbers` (a learner's own
+input: from :mod:`attnlab.pipeline`).
 
 * :func:`plot_weights`: attention-weight heatmaps (prompts side by side, or batch × head).
 * :func:`plot_chain`: X → Q, K, V → scores → weights → output for one prompt, one figure.

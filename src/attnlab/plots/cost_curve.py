@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from matplotlib.figure import Figure
 
 from attnlab import example
-from attnlab.cost import score_elements
+from attnlab.lesson import numbers
+from attnlab.lesson.cost import score_elements
 from attnlab.plots.effects import REFERENCE_STYLE, UNSCALED_STYLE
 from attnlab.plots.heatmap import new_figure
 from attnlab.plots.labels import text
@@ -31,10 +32,10 @@ class CostData:
 def cost_data(tokens: tuple[int, ...] = COST_TOKENS) -> CostData:
     """Score elements for the lesson's B and n_head (section 17's table) at each T."""
     batch, heads = example.COST_CHECK.batch, example.COST_CHECK.heads
-    lesson = list(example.COST_CHECK.tokens)
+    lesson = numbers.cost_rows()
     return CostData(
         batch, heads, list(tokens), [score_elements(batch, heads, t) for t in tokens],
-        lesson, [score_elements(batch, heads, t) for t in lesson],
+        [r.tokens for r in lesson], [r.elements for r in lesson],
     )  # fmt: skip
 
 

@@ -9,8 +9,8 @@ from typing import Any
 import torch
 from matplotlib.figure import Figure
 
-from attnlab import example
-from attnlab.pipeline import attend, causal_mask
+from attnlab.lesson import numbers
+from attnlab.pipeline import attend
 from attnlab.plots.heatmap import MASKED_FILL, MASKED_HATCH, format_value, new_figure
 from attnlab.plots.labels import text, token_labels
 
@@ -114,15 +114,13 @@ class MaskData:
 
 
 def mask_data() -> MaskData:
-    """Softmax of :data:`example.MASK_DEMO_ROW` (query t=0) with both fills, over dim=-1."""
-    from attnlab.lesson import mask_fill_demo
-
-    row = torch.tensor(example.MASK_DEMO_ROW, dtype=torch.float64)  # [T_key]
-    future = ~causal_mask(row.numel())[0]  # [T_key]: query t=0 may read key 0 only
-    demo = mask_fill_demo()
-    zero_fill = torch.tensor(demo["fill_zero"], dtype=torch.float64)
-    inf_fill = torch.tensor(demo["fill_neg_inf"], dtype=torch.float64)
-    return MaskData(row, future, zero_fill, inf_fill)
+    """Section 11's row (query t=0) and its two fills, from :mod:`attnlab.lesson.numbers`."""
+    return MaskData(
+        row=numbers.tensor("mask_demo.row"),
+        future=numbers.tensor("mask_demo.future"),
+        zero_fill=numbers.tensor("mask_demo.zero_fill"),
+        inf_fill=numbers.tensor("mask_demo.neg_inf"),
+    )
 
 
 def plot_mask(data: MaskData | None = None, lang: str = "zh") -> Figure:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from attnlab.i18n import pick
-from attnlab.textfmt import escape_label
+from attnlab.show.fmt import escape_label
 
 _TEXT: dict[str, tuple[str, str]] = {
     "masked": ("已屏蔽", "masked"),
@@ -91,7 +91,7 @@ def text(key: str, lang: str, **fields: object) -> str:
 
 
 def figure_label(token: str) -> str:
-    """A token as figure text: control characters escaped (:func:`attnlab.textfmt.escape_label`)
+    """A token as figure text: control characters escaped (:func:`attnlab.show.fmt.escape_label`)
     and ``$`` escaped, since matplotlib reads text between two ``$`` as mathtext (a label like
     ``$\\frac$`` would stop the figure from drawing)."""
     return escape_label(token).replace("$", r"\$")

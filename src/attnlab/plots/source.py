@@ -1,6 +1,6 @@
 """What a figure is drawn from: the pipeline's stages plus the names of prompts and tokens.
 
-The command line and the web lesson build a :class:`PlotSource` (from the lesson example or a
+The command line and the web lesson build a :class:`PlotSource` (from the lesson's numbers or a
 learner's ``--input`` file) and hand it to the figure functions; no figure computes attention.
 """
 
@@ -11,11 +11,13 @@ from pathlib import Path
 
 import torch
 
-from attnlab.document import prompt_names
+from attnlab import example
 from attnlab.errors import InputError
-from attnlab.inputs import LabInput, lesson_input
+from attnlab.inputs import LabInput
+from attnlab.lesson import numbers
 from attnlab.pipeline import AttentionStages, MultiHeadStages
 from attnlab.plots.labels import figure_label
+from attnlab.show.document import prompt_names
 
 #: Largest T and C a figure stays readable at; bigger inputs belong to `cost` or `trace`.
 MAX_TOKENS = 32
@@ -66,8 +68,8 @@ class PlotSource:
 
 def lesson_source(lang: str = "zh") -> PlotSource:
     """Prompts A and B through the lesson's single head (sections 4-11)."""
-    lab = lesson_input(lang)
-    return PlotSource(lab.stages(), lab.tokens, prompt_names(lab.x.size(0)))
+    stages = numbers.stages()
+    return PlotSource(stages, example.prompt_tokens(lang), prompt_names(stages.x.size(0)))
 
 
 def input_source(lab: LabInput) -> PlotSource:

@@ -1,14 +1,14 @@
 """The local web lesson served by ``attnlab serve``: 20 sections, an explorer, checks, progress.
 
 A thin front end (STYLE.md point 7): the routes validate input and render templates; every
-number on a page is computed by :mod:`attnlab.pipeline` (through :mod:`attnlab.experiment`,
-:mod:`attnlab.cost`, :mod:`attnlab.shapes` and :mod:`attnlab.lesson`) when the page is built.
+number on a page is read from :mod:`attnlab.lesson.numbers`, the one source of lesson numbers,
+when the page is built.
 
 Modules:
 
 * :mod:`attnlab.web.app`: :func:`create_app`, the FastAPI application factory.
 * :mod:`attnlab.web.security`: body-size cap, trusted hosts, cross-site request protection.
-* :mod:`attnlab.web.numbers`: the lesson's numbers, computed once, and how they are formatted.
+* :mod:`attnlab.web.numbers`: the lesson's numbers gathered for the page, and their format.
 * :mod:`attnlab.web.blocks`: content blocks (prose, MathML formulas, tables, code, figures).
 * :mod:`attnlab.web.sections_*`: the 20 sections' explanations in Chinese and English.
 * :mod:`attnlab.web.explorer`: the explorer's presets, size caps and computation.

@@ -23,7 +23,7 @@ from markupsafe import Markup
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from attnlab.i18n import resolve_lang
-from attnlab.progress_file import check_profile
+from attnlab.learn.store_file import check_profile
 from attnlab.web import content, figures
 from attnlab.web.common import Settings
 from attnlab.web.errors import add_error_handlers

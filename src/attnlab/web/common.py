@@ -12,8 +12,8 @@ from fastapi import Request
 from fastapi.responses import RedirectResponse
 
 from attnlab.example import LANGS
-from attnlab.progress import ProgressStore, StoreError, StoreReadOnly, Summary
-from attnlab.progress_file import SECTION_COUNT
+from attnlab.learn.store import ProgressStore, StoreError, StoreReadOnly, Summary
+from attnlab.learn.store_file import SECTION_COUNT
 from attnlab.web import content
 from attnlab.web.security import (
     CSRF_COOKIE,
@@ -40,7 +40,7 @@ class Settings:
 
     def store(self) -> ProgressStore:
         """This thread's connection to the progress file (SQLite connections are per thread;
-        WAL mode lets them all write safely, see :mod:`attnlab.progress`).
+        WAL mode lets them all write safely, see :mod:`attnlab.learn.store`).
 
         A :class:`StoreError` here or from the store's methods reaches the learner as
         :func:`store_status` and one line in the page's language (``create_app``'s handler).

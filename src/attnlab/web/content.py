@@ -1,7 +1,7 @@
 """The 20 sections of the web lesson, assembled: our explanation blocks plus the knowledge check.
 
 Titles, summaries, questions, model answers and graded exercises come from
-:mod:`attnlab.knowledge`; the explanation blocks come from the ``sections_*`` modules. A built
+:mod:`attnlab.learn.knowledge`; the explanation blocks come from the ``sections_*`` modules. A built
 section depends only on the language, so it is cached: the numbers are the pipeline's, fixed.
 """
 
@@ -11,7 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
-from attnlab import example, knowledge
+from attnlab import example
+from attnlab.learn import knowledge
 from attnlab.web import sections_compute, sections_learn, sections_mask, sections_read
 from attnlab.web.blocks import Block
 from attnlab.web.numbers import LessonNumbers, lesson_numbers

@@ -32,7 +32,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException
 
 from attnlab.i18n import DEFAULT_LANG
-from attnlab.progress import StoreError
+from attnlab.learn.store import StoreError
 from attnlab.web.common import lang_of, store_status
 from attnlab.web.security import SECURITY_HEADERS, RequestRefused
 from attnlab.web.ui_text import UI

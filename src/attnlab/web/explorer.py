@@ -17,11 +17,11 @@ import torch
 
 from attnlab import example
 from attnlab.errors import InputError
-from attnlab.explain import STAGE_TITLES
 from attnlab.i18n import pick
 from attnlab.inputs import parse_input
 from attnlab.pipeline import STAGE_NAMES, AttentionStages
-from attnlab.stagefmt import POSITION_STAGES, stage_rows
+from attnlab.show.explain import STAGE_TITLES
+from attnlab.show.stageview import POSITION_STAGES, stage_rows
 
 #: Largest sizes the explorer accepts (B is the two prompts of the lesson).
 LIMITS: dict[str, int] = {"B": 2, "T": 8, "C": 8, "d": 8}

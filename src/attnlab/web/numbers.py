@@ -1,8 +1,7 @@
-"""The lesson's numbers for the web page, computed once through the pipeline, and their format.
+"""The lesson's numbers for the web page, read from :mod:`attnlab.lesson.numbers`, and their format.
 
-Nothing here computes attention: :func:`lesson_numbers` gathers what :mod:`attnlab.pipeline`,
-:mod:`attnlab.experiment`, :mod:`attnlab.cost`, :mod:`attnlab.shapes` and :mod:`attnlab.lesson`
-return, so the page shows exactly the values the tests check.
+Nothing here computes a number: :func:`lesson_numbers` gathers what the one keyed source serves,
+so the page shows exactly the values the scripts print and the tests check.
 """
 
 from __future__ import annotations
@@ -13,13 +12,12 @@ from functools import cache
 
 import torch
 
-from attnlab import example
-from attnlab.cost import CostRow, cost_table
-from attnlab.experiment import ExperimentResult, run_experiment
-from attnlab.lesson import final_row_softmax, mask_fill_demo, uniform_mean, uniform_mean_stages
-from attnlab.pipeline import AttentionStages, causal_mask, lesson_stages
-from attnlab.shapes import ShapeRow, measure_shapes
-from attnlab.textfmt import fmt_num
+from attnlab.lesson import numbers
+from attnlab.lesson.cost import CostRow
+from attnlab.lesson.experiment import ExperimentResult
+from attnlab.lesson.shapes import ShapeRow
+from attnlab.pipeline import AttentionStages
+from attnlab.show.fmt import fmt_num
 
 
 @dataclass(frozen=True)
@@ -28,13 +26,13 @@ class LessonNumbers:
 
     stages: AttentionStages  # the lesson's head on prompts A and B
     experiment: ExperimentResult  # section 16
-    cost: list[CostRow]  # section 17
-    shapes: list[ShapeRow]  # section 9's extra check
-    mask_demo: dict[str, list[float]]  # section 11
+    cost: tuple[CostRow, ...]  # section 17
+    shapes: tuple[ShapeRow, ...]  # section 9's extra check
+    mask_demo: dict[str, torch.Tensor]  # section 11: "fill_zero", "fill_neg_inf", [T_key] each
     uniform: torch.Tensor  # [B, T, C] section 1's causal mean
     uniform_weights: torch.Tensor  # [B, T, T] the mean's fixed reading ratios
     final: dict[str, torch.Tensor]  # section 5's final rows
-    mask_t4: torch.Tensor  # [4, 4] section 10's larger mask
+    mask_t4: torch.Tensor  # [4, 4] section 10's larger mask, as 0/1
 
     @property
     def sizes(self) -> dict[str, int]:
@@ -51,19 +49,20 @@ class LessonNumbers:
 
 @cache
 def lesson_numbers() -> LessonNumbers:
-    """The numbers of the whole lesson (computed on first use, then shared)."""
-    stages = lesson_stages()
-    cfg = example.COST_CHECK
+    """The numbers of the whole lesson, from :mod:`attnlab.lesson.numbers`."""
     return LessonNumbers(
-        stages=stages,
-        experiment=run_experiment(),
-        cost=cost_table(cfg.tokens, cfg.batch, cfg.heads),
-        shapes=measure_shapes(**example.SHAPE_CHECK),
-        mask_demo=mask_fill_demo(),
-        uniform=uniform_mean(stages.x),
-        uniform_weights=uniform_mean_stages(stages.x).weights,
-        final=final_row_softmax(stages),
-        mask_t4=causal_mask(4).to(torch.int64),
+        stages=numbers.stages(),
+        experiment=numbers.experiment(),
+        cost=numbers.cost_rows(),
+        shapes=numbers.shape_rows(),
+        mask_demo={
+            "fill_zero": numbers.tensor("mask_demo.zero_fill"),
+            "fill_neg_inf": numbers.tensor("mask_demo.neg_inf"),
+        },
+        uniform=numbers.tensor("uniform.mean"),
+        uniform_weights=numbers.tensor("uniform.weights"),
+        final=numbers.final_rows(),
+        mask_t4=numbers.tensor("causal_mask_t4").to(torch.int64),
     )
 
 

@@ -8,8 +8,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 
-from attnlab import knowledge
-from attnlab.progress import StoreBusy
+from attnlab.learn import knowledge
+from attnlab.learn.store import StoreBusy
 from attnlab.web import content
 from attnlab.web.blocks import code_css
 from attnlab.web.common import (

@@ -11,9 +11,9 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import Response
 
-from attnlab import knowledge
 from attnlab.errors import InputError
-from attnlab.progress_file import ASSESSMENTS, MAX_TEXT
+from attnlab.learn import knowledge
+from attnlab.learn.store_file import ASSESSMENTS, MAX_TEXT
 from attnlab.web import content
 from attnlab.web.common import csrf_protect, lang_of, section_url, see_other, settings
 from attnlab.web.security import RequestRefused

@@ -1,12 +1,14 @@
 """Sections 4-9 of the web lesson: from Q/K/V to weights and outputs, and reading the axes.
 
-Every number is taken from :class:`attnlab.web.numbers.LessonNumbers`; the prose is ours.
+Every number is taken from :mod:`attnlab.lesson.numbers` (most through
+:class:`attnlab.web.numbers.LessonNumbers`); the prose is ours.
 """
 
 from __future__ import annotations
 
 from attnlab import example
 from attnlab.i18n import pick
+from attnlab.lesson import numbers
 from attnlab.web.blocks import Block, figure, flow, math, note, p, pre, table
 from attnlab.web.numbers import LessonNumbers, num, shape, short_vec, tex_matrix, vec
 
@@ -173,7 +175,7 @@ def full_chain(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]
 def scaling(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     """Section 8: why divide by √d_k."""
     st, d = n.stages, n.sizes["d"]
-    sqrt_d = num(st.raw_scores[0, -1, 0] / st.scaled_scores[0, -1, 0])
+    sqrt_d = num(numbers.tensor("sqrt_d_k"))
     text = [f"sqrt(d_k) = sqrt({d}) ≈ {sqrt_d}"]
     for b, name in enumerate("AB"):
         text.append(

@@ -1,14 +1,16 @@
 """Sections 14-19 of the web lesson: self-attention, many heads, the loss, the cost, the checklist
 and the road to Week 8.
 
-Every number is taken from :class:`attnlab.web.numbers.LessonNumbers`; the prose is ours.
+Every number is taken from :mod:`attnlab.lesson.numbers` (most through
+:class:`attnlab.web.numbers.LessonNumbers`); the prose is ours.
 """
 
 from __future__ import annotations
 
 from attnlab import example
-from attnlab.experiment import ExperimentResult
 from attnlab.i18n import pick
+from attnlab.lesson import numbers
+from attnlab.lesson.experiment import ExperimentResult
 from attnlab.web.blocks import Block, code, figure, flow, math, note, p, pre, table
 from attnlab.web.numbers import LessonNumbers, num, shape, short_vec, tex_matrix, tex_num, vec
 
@@ -99,20 +101,17 @@ def logits(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
         table([pick(lang, "上下文", "Context"), "Logits", pick(lang, "目标概率 / 单题损失", "Target probability / loss")], rows,
               pick(lang, f"平均损失 ≈ {num(r.before.loss_mean, P6)}", f"Mean loss ≈ {num(r.before.loss_mean, P6)}"), key="logits"),
         *_gradient_step(r, lang, targets),
-        code("attnlab.experiment:forward", pick(lang, "实验的前向计算（注意力仍走同一条路径）", "The experiment's forward pass (attention still takes the one path)")),
+        code("attnlab.lesson.experiment:forward", pick(lang, "实验的前向计算（注意力仍走同一条路径）", "The experiment's forward pass (attention still takes the one path)")),
     ]  # fmt: skip
 
 
 def _gradient_step(r: ExperimentResult, lang: str, targets: list[str]) -> list[Block]:
     i, j = r.param
-    scaled = r.before.stages.scaled_scores[:, -1, :]  # [B, T_key]
-    intercepts = scaled - r.score_slopes * r.q_old  # [B, T_key]
     lines = []
-    for b, name in enumerate("AB"):
-        terms = [
-            _linear(float(a), float(c))
-            for a, c in zip(r.score_slopes[b], intercepts[b], strict=True)
-        ]
+    for name in "AB":
+        slopes = numbers.tensor(f"experiment.score_slopes.{name}").tolist()
+        consts = numbers.tensor(f"experiment.score_intercepts.{name}").tolist()
+        terms = [_linear(a, c) for a, c in zip(slopes, consts, strict=True)]
         lines.append(
             pick(
                 lang,

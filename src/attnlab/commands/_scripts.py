@@ -1,0 +1,75 @@
+"""Command-line handling of the two lesson scripts (argparse only, so they start fast).
+
+``week07_attention.py`` and ``course_examples/week07_attention.py`` are one-line wrappers around
+:func:`run`; ``attnlab lesson`` and ``attnlab grad`` call the same renderers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import NoReturn
+
+from attnlab.i18n import resolve_lang
+from attnlab.show.document import dumps
+
+MAX_PRECISION = 12
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _precision(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected an integer 0-{MAX_PRECISION}, got {text!r}"
+        ) from None
+    if not 0 <= value <= MAX_PRECISION:
+        raise argparse.ArgumentTypeError(f"expected an integer 0-{MAX_PRECISION}, got {value}")
+    return value
+
+
+def _parser(prog: str, description: str) -> _Parser:
+    parser = _Parser(prog=prog, description=description)
+    parser.add_argument("--lang", choices=("zh", "en"), default=None, help="zh (default) or en")
+    parser.add_argument("--precision", type=_precision, default=None, help="decimals shown")
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON document with every stage instead"
+    )
+    return parser
+
+
+def run(kind: str, argv: list[str] | None = None) -> int:
+    """Run the lesson walk (``kind="lesson"``) or section 16's experiment (``"grad"``)."""
+    from attnlab.show import walk as lesson
+
+    prog = "week07_attention.py"
+    description = {
+        "lesson": "Walk Week 7's attention lesson stage by stage and print every number.",
+        "grad": "Section 16: the gradient of the mean loss with respect to W_Q[1,0], one step.",
+    }[kind]
+    args = _parser(prog, description).parse_args(argv)
+    try:
+        lang = resolve_lang(args.lang)
+    except ValueError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        text = dumps(lesson.lesson_document(lang))
+    elif kind == "lesson":
+        text = lesson.render_lesson(lang, _or(args.precision, lesson.DEFAULT_PRECISION))
+    else:
+        text = lesson.render_experiment(lang, _or(args.precision, lesson.EXPERIMENT_PRECISION))
+    try:
+        print(text)
+    except BrokenPipeError:  # e.g. piped into `head`: the reader has all it wanted
+        sys.stderr.close()
+    return 0
+
+
+def _or(value: int | None, default: int) -> int:
+    return default if value is None else value

@@ -1,0 +1,278 @@
+"""``attnlab audit``: check a learner's attention module against the lesson's 10-point list.
+
+The learner's code never runs in this process: :func:`run_audit` starts the
+:mod:`~attnlab.debug.audit.keeper`, which runs ``python -m attnlab.debug.audit.runner`` with a
+wall-clock timeout, a CPU-time cap and a memory cap, caps what it prints, and kills every
+process the learner's code started when the audit ends. Whatever happens there (a report, an exception,
+``sys.exit``, a crash, a hang, a stray process, a flood of prints) becomes one JSON-ready dict.
+Modules:
+
+* :mod:`~attnlab.debug.audit.keeper`: times and cleans up after the child process,
+  :mod:`~attnlab.debug.audit.runner`; :mod:`~attnlab.debug.audit.loader`: import and build the
+  learner's class; :mod:`~attnlab.debug.audit.probe`: find its projections;
+* :mod:`~attnlab.debug.audit.record`/:mod:`~attnlab.debug.audit.observe`: watch its forward pass;
+* :mod:`~attnlab.debug.audit.context`/:mod:`~attnlab.debug.audit.items`: judge the 10 items;
+* :mod:`~attnlab.debug.audit.report`: render the result.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, cast
+
+from attnlab.debug.audit.keeper import CAPTURE_BYTES, CLEANUP_LIMIT, STARTUP_LIMIT
+from attnlab.errors import InputError
+
+__all__ = ["CAPTURE_BYTES", "KINDS", "STARTUP_LIMIT", "parse_target", "run_audit"]
+
+KINDS = ("auto", "head", "multihead")
+DEFAULT_TIMEOUT = 20.0
+DEFAULT_MEMORY_MB = 2048
+KEEPER = Path(__file__).with_name("keeper.py")
+#: Seconds the keeper gets on top of its own limits before it is presumed stuck.
+KEEPER_GRACE = 4 * CLEANUP_LIMIT
+
+
+def parse_target(spec: str) -> tuple[Path, str]:
+    """``"FILE.py:NAME"`` → (path, name); ``InputError`` names what is wrong."""
+    path_text, sep, name = spec.rpartition(":")
+    if not sep or not path_text or not name.isidentifier():
+        raise InputError(f"expected FILE.py:NAME (e.g. my_head.py:AttentionHead), got {spec!r}")
+    path = Path(path_text)
+    if path.suffix != ".py":
+        raise InputError(f"expected a .py file before ':NAME', got {path_text!r}")
+    if not path.is_file():
+        raise InputError(f"file not found: {path_text}")
+    return path.resolve(), name
+
+
+def _crash(zh: str, en: str, where: str) -> dict[str, object]:
+    return {"status": "error", "where": where, "error": {"zh": zh, "en": en}}
+
+
+def _describe_death(returncode: int, stderr: str) -> dict[str, object]:
+    if returncode < 0:
+        sig = signal.Signals(-returncode).name
+        hint = {
+            "SIGSEGV": "segmentation fault",
+            "SIGKILL": "killed (memory?)",
+            "SIGXCPU": "CPU time limit",
+        }.get(sig, sig)
+        return _crash(
+            f"你的代码让进程崩溃（{sig}，{hint}）",
+            f"your code crashed the process ({sig}: {hint})",
+            "crash",
+        )
+    last = " ".join(stderr.strip().splitlines()[-1:])[:200]
+    # The learner's last words, shown as text: no escape sequence reaches the terminal.
+    tail = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in last)
+    return _crash(
+        f"进程在审计完成前退出（退出码 {returncode}）{tail}",
+        f"the process exited with code {returncode} before the audit finished "
+        f"(os._exit or a crash?) {tail}".strip(),
+        "exit",
+    )
+
+
+def run_audit(
+    spec: str,
+    kind: str = "auto",
+    timeout: float = DEFAULT_TIMEOUT,
+    memory_mb: int = DEFAULT_MEMORY_MB,
+) -> dict[str, object]:
+    """Audit ``FILE.py:NAME`` in a sandboxed child process; nothing it starts outlives the call.
+
+    Args:
+        spec: ``FILE.py:NAME``; NAME is a class or function called as the lesson's classes are.
+        kind: ``"head"``, ``"multihead"`` or ``"auto"`` (from the constructor's argument names).
+        timeout: wall-clock seconds before the child is killed.
+        memory_mb: address-space cap of the child.
+
+    Returns:
+        ``{"status": "ok", "items": [...], "exit_code": 0|1, ...}`` or
+        ``{"status": "error", "error": {"zh", "en"}, "exit_code": 2, ...}``; both also carry
+        ``"output"`` (what the learner's code printed, at most :data:`CAPTURE_BYTES` kept of
+        each stream), ``"stray_processes"`` (how many it left running, now killed) and
+        ``"notes"`` (bilingual lines about either, for the report).
+
+    Raises:
+        InputError: ``spec``, ``kind`` or ``timeout`` is malformed (nothing was run).
+        BaseException: whatever interrupts the wait (``KeyboardInterrupt``, an exception raised
+            by a signal handler) is re-raised once the child and everything it started are
+            dead and the temp folder is removed.
+    """
+    path, name = parse_target(spec)
+    if kind not in KINDS:
+        raise InputError(f"--kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    if not (isinstance(timeout, int | float) and 0 < timeout <= 600):
+        raise InputError(f"--timeout must be between 0 and 600 seconds, got {timeout}")
+    start = time.perf_counter()
+    result = _spawn(path, name, kind, float(timeout), memory_mb)
+    result.update(target=f"{path.name}:{name}", seconds=round(time.perf_counter() - start, 3))
+    if result["status"] != "ok":
+        result["exit_code"] = 2
+    else:
+        items = cast(list[dict[str, object]], result.get("items", []))
+        failed = any(i["status"] == "FAIL" for i in items)
+        result["exit_code"] = 1 if failed else 0
+    return result
+
+
+def _request(path: Path, name: str, kind: str, timeout: float, memory_mb: int) -> str:
+    return json.dumps(
+        {
+            "path": str(path),
+            "name": name,
+            "kind": kind,
+            "timeout": timeout,
+            "memory_mb": memory_mb,
+            "cpu_seconds": math.ceil(timeout) + 30,  # a backstop; the wall clock decides
+        }
+    )
+
+
+def _spawn(path: Path, name: str, kind: str, timeout: float, memory_mb: int) -> dict[str, Any]:
+    # The keeper is a script, not ``-m attnlab...``: it must not pay for importing torch.
+    # Its stdin is a pipe we never write to: when this process exits or dies, the keeper reads
+    # end-of-file and cleans up; its own session keeps a terminal's Ctrl-C for us to handle.
+    keeper = subprocess.Popen(
+        [sys.executable, "-P", str(KEEPER), _request(path, name, kind, timeout, memory_mb)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        raw = _read_to_end(keeper, STARTUP_LIMIT + timeout + KEEPER_GRACE)
+    except BaseException:  # KeyboardInterrupt, a signal handler's exception: stop, then re-raise
+        _stop(keeper)
+        raise
+    _stop(keeper, ask=raw is None)  # if it answered, it is exiting: close the pipes, reap it
+    if raw is None:
+        return _internal("看守进程没有按时结束", "the keeper process did not finish in time")
+    try:
+        outcome = json.loads(raw)
+    except ValueError:  # nothing, or cut short: it died before it could answer
+        code = keeper.returncode
+        return _internal(f"看守进程退出（退出码 {code}）", f"the keeper exited with code {code}")
+    if "stopped" in outcome:  # a signal we did not send: the learner's code, or someone else
+        sig = outcome["stopped"]
+        return _crash(
+            f"审计进程被 {sig} 中断（你的代码给父进程发了信号？）",
+            f"the audit process was stopped by {sig} (did your code signal its parent process?)",
+            "stopped",
+        )
+    if "error" in outcome:
+        return _internal(outcome["error"], outcome["error"])
+    return _result(outcome, timeout)
+
+
+def _read_to_end(keeper: subprocess.Popen[bytes], limit: float) -> bytes | None:
+    """All the keeper writes, once it closes its stdout; ``None`` after ``limit`` seconds."""
+    assert keeper.stdout is not None  # a pipe
+    fd, deadline = keeper.stdout.fileno(), time.monotonic() + limit
+    poller = select.poll()  # not select(): a long-lived caller may hold fds above 1024
+    poller.register(fd, select.POLLIN)
+    chunks: list[bytes] = []
+    while (left := deadline - time.monotonic()) > 0:
+        if poller.poll(1000 * left):
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    return None
+
+
+def _stop(keeper: subprocess.Popen[bytes], ask: bool = True) -> None:
+    """Close our pipes and, if ``ask``, SIGTERM the keeper (it kills the learner's processes
+    and removes the temp folder), then reap it."""
+    for pipe in (keeper.stdin, keeper.stdout):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
+    if ask and keeper.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            keeper.send_signal(signal.SIGTERM)
+    try:
+        keeper.wait(timeout=KEEPER_GRACE)
+    except subprocess.TimeoutExpired:
+        keeper.kill()
+        keeper.wait()
+
+
+def _result(outcome: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """The runner's result, or what went wrong, plus what the learner printed and left running."""
+    if outcome["timed_out"]:
+        result = _too_slow(timeout) if outcome["ready"] else _no_start()
+    elif outcome["result"] is not None:
+        result = dict(outcome["result"])
+    else:
+        result = _describe_death(outcome["returncode"], outcome["stderr"]["text"])
+    output = {"stdout": outcome["stdout"], "stderr": outcome["stderr"]}
+    result.update(
+        output=output,
+        stray_processes=outcome["strays"],
+        notes=_notes(output, outcome["strays"]),
+    )
+    return result
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB"
+
+
+def _notes(output: dict[str, dict[str, Any]], strays: int) -> list[dict[str, str]]:
+    """Bilingual lines for the report: processes left running, output dropped."""
+    notes = []
+    if strays:
+        were, them = ("was", "it") if strays == 1 else ("were", "them")
+        notes.append(
+            {
+                "zh": f"你的代码启动的 {strays} 个进程在审计结束时仍在运行，已被结束"
+                "（用 wait() 或 join() 等它们结束）",
+                "en": f"{strays} process{'es' * (strays > 1)} your code started {were} still "
+                f"running when the audit ended; the audit killed {them} (wait() for or join() "
+                "your child processes)",
+            }
+        )
+    printed = sum(s["bytes"] for s in output.values())
+    dropped = sum(s["dropped"] for s in output.values())
+    if dropped:
+        kept = _mib(printed - dropped)
+        notes.append(
+            {
+                "zh": f"你的代码输出了 {_mib(printed)}，只保留了 {kept}（每个输出流的开头和结尾）",
+                "en": f"your code printed {_mib(printed)}; only {kept} of it was kept "
+                "(the start and the end of each stream)",
+            }
+        )
+    return notes
+
+
+def _internal(zh: str, en: str) -> dict[str, Any]:
+    return _crash(f"审计器内部错误：{zh}", f"the auditor failed: {en}", "audit")
+
+
+def _too_slow(timeout: float) -> dict[str, Any]:
+    return _crash(
+        f"你的代码在 {timeout:g} 秒内没有完成（死循环？）",
+        f"your code did not finish within {timeout:g} s (an endless loop?)",
+        "timeout",
+    )
+
+
+def _no_start() -> dict[str, Any]:
+    return _crash(
+        f"审计进程 {STARTUP_LIMIT:g} 秒内没有启动（机器太忙？）",
+        f"the audit process did not start within {STARTUP_LIMIT:g} s (machine too busy?)",
+        "startup",
+    )

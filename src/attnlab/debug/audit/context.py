@@ -1,0 +1,193 @@
+"""What the auditor knows about one learner module: two runs, references and reproductions.
+
+The module is built twice: once at the lesson's sizes with the lesson's fixed weights loaded
+(when its projections can be found), once at larger "probe" sizes with its own parameters, fed a
+random ``[3, 5, C]`` input. The probe sizes make the wrong scalings distinguishable
+(÷d_head, ÷√C and ÷√d_head all differ there; at C=4, d_head=2 the first two coincide).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from attnlab import example
+from attnlab.debug import catalogue as mistakes
+from attnlab.debug.audit import probe
+from attnlab.debug.audit.loader import build
+from attnlab.debug.audit.observe import Run, close, forward
+from attnlab.debug.audit.record import Recorder
+from attnlab.lesson.steps import MistakeInput
+
+#: (C, head_size or num_heads, context_length) for the lesson run and the probe run.
+SIZES: dict[str, dict[str, tuple[int, int, int]]] = {
+    "head": {"lesson": (4, 2, 8), "probe": (6, 3, 8)},
+    "multihead": {"lesson": (4, 2, 8), "probe": (12, 3, 8)},
+}
+PROBE_SHAPE = (3, 5)  # B, T of the random input
+
+
+@dataclass
+class Side:
+    """One build of the module: its run, the weights used and the stages they should give."""
+
+    module: nn.Module
+    run: Run
+    layout: probe.Layout | None
+    inp: MistakeInput | None
+    ref: dict[str, torch.Tensor] | None
+    wrong: dict[str, dict[str, torch.Tensor]] = field(default_factory=dict)
+
+    @property
+    def matches_ref(self) -> bool:
+        return self.ref is not None and close(self.run.out, self.ref["output"])
+
+
+@dataclass
+class Audit:
+    """Everything the checklist items are judged from."""
+
+    kind: str
+    path: Path
+    lesson: Side
+    probe: Side
+    reproduced_by: list[str] = field(default_factory=list)
+
+    @property
+    def sides(self) -> list[Side]:
+        return [self.lesson, self.probe]
+
+    @property
+    def width(self) -> int:
+        """Expected output width at probe sizes: d_head for a head, C for a multi-head."""
+        C, second, _ = SIZES[self.kind]["probe"]
+        return second if self.kind == "head" else C
+
+    @property
+    def num_heads(self) -> int:
+        return 1 if self.kind == "head" else SIZES[self.kind]["probe"][1]
+
+    @property
+    def matches_ref(self) -> bool:
+        known = [s for s in self.sides if s.ref is not None]
+        return bool(known) and all(s.matches_ref for s in known)
+
+
+def _lesson_base(kind: str) -> MistakeInput:
+    if kind == "head":
+        return replace(mistakes.lesson_input(), w_vocab=None)
+    return mistakes.multihead_example()
+
+
+def _width(kind: str, which: str) -> tuple[int, int]:
+    C, second, _ = SIZES[kind][which]
+    return C, second if kind == "head" else C
+
+
+def _infer(module: nn.Module, kind: str, x: torch.Tensor, path: Path) -> probe.Layout | None:
+    """Unknown layer names: try each reading of the module's ``nn.Linear`` layers as
+    query/key/value(/W_O) and keep the one whose reference reproduces the module's output."""
+    C, width = _width(kind, "probe")
+    found = probe.candidates(module, kind, C, width)
+    if not found:
+        return None
+    with torch.no_grad():
+        for layer in module.modules():
+            if isinstance(layer, nn.Linear) and layer.bias is not None:
+                layer.bias.zero_()  # the reference has no bias
+    out = forward(module, x, path).out
+    heads = 1 if kind == "head" else SIZES[kind]["probe"][1]
+    readings = []
+    for names in found:
+        layout = probe.by_names(module, names)
+        w = probe.read(layout)
+        inp = MistakeInput(x.double(), w[0], w[1], w[2], heads, w[3])
+        if close(out, mistakes.correct_stages(inp)["output"]):
+            return layout
+        readings.append((layout, inp))
+    for layout, inp in readings:  # no right reading: maybe a catalogue mistake explains one
+        side = Side(module, Run(x, out, Recorder()), layout, inp, None)
+        _reproduce(side, kind)
+        if any(close(out, stages["output"]) for stages in side.wrong.values()):
+            return layout
+    return None
+
+
+def _layouts(
+    lesson_mod: nn.Module, probe_mod: nn.Module, kind: str, x: torch.Tensor, path: Path
+) -> tuple[probe.Layout | None, probe.Layout | None]:
+    lesson = probe.find_layout(lesson_mod, kind, *_width(kind, "lesson"))
+    found = probe.find_layout(probe_mod, kind, *_width(kind, "probe"))
+    if lesson is not None or found is not None:
+        return lesson, found
+    found = _infer(probe_mod, kind, x, path)
+    if found is None or found.names is None:
+        return None, None
+    return probe.by_names(lesson_mod, found.names), found
+
+
+def _side(
+    module: nn.Module,
+    kind: str,
+    x: torch.Tensor,
+    path: Path,
+    layout: probe.Layout | None,
+    lesson: bool,
+) -> Side:
+    second = SIZES[kind]["lesson" if lesson else "probe"][1]
+    inp = None
+    if layout is not None:
+        own = probe.read(layout)
+        base = _lesson_base(kind) if lesson else None
+        w = (base.w_q, base.w_k, base.w_v, base.w_o) if base is not None else own
+        w_o = w[3] if own[3] is not None else None  # no W_O layer found: nothing to load
+        probe.load(layout, (w[0], w[1], w[2], w_o))
+        heads = 1 if kind == "head" else second
+        inp = MistakeInput(x.double(), w[0], w[1], w[2], heads, w_o,
+                           token_ids=example.lesson_token_ids() if lesson else None)  # fmt: skip
+    run = forward(module, x, path)
+    ref = mistakes.correct_stages(inp) if inp is not None else None
+    return Side(module, run, layout, inp, ref)
+
+
+def _reproduce(side: Side, kind: str) -> None:
+    if side.inp is None:
+        return
+    for m in mistakes.CATALOGUE:
+        if m.name == "token_ids_as_x" or (m.multihead_only and kind == "head"):
+            continue
+        try:
+            side.wrong[m.name] = mistakes.mistake_stages(m, side.inp)
+        except (RuntimeError, ValueError, IndexError):  # a mistake may not run at these sizes
+            continue
+
+
+def build_audit(target: Callable[..., Any], kind: str, path: Path) -> Audit:
+    """Build, load, run and compare; learner failures surface as ``LearnerError``."""
+    sizes = SIZES[kind]
+    lesson_mod = build(target, kind, sizes["lesson"], path)
+    torch.manual_seed(0)
+    probe_mod = build(target, kind, sizes["probe"], path)
+    gen = torch.Generator().manual_seed(7)
+    x_probe = torch.randn(*PROBE_SHAPE, sizes["probe"][0], generator=gen)  # [B, T, C]
+    x_lesson = example.lesson_x(torch.float32)  # [2, 2, 4]
+    forward(lesson_mod, x_lesson, path)  # fails first on token IDs or a broken forward
+    lesson_layout, probe_layout = _layouts(lesson_mod, probe_mod, kind, x_probe, path)
+    lesson = _side(lesson_mod, kind, x_lesson, path, lesson_layout, lesson=True)
+    probe_side = _side(probe_mod, kind, x_probe, path, probe_layout, lesson=False)
+    audit = Audit(kind, path, lesson, probe_side)
+    for side in audit.sides:
+        _reproduce(side, kind)
+    if not audit.matches_ref:
+        names = [m.name for m in mistakes.CATALOGUE]
+        audit.reproduced_by = [
+            n for n in names
+            if any(n in s.wrong for s in audit.sides)
+            and all(close(s.run.out, s.wrong[n]["output"]) for s in audit.sides if n in s.wrong)
+        ]  # fmt: skip
+    return audit

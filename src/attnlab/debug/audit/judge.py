@@ -1,0 +1,145 @@
+"""Turn the ten item checks and the catalogue reproductions into the audit's verdicts.
+
+An item's own observation decides it when it has one; the catalogue mistakes that reproduce the
+learner's output (on the lesson example and on a random input) name the first failing item and
+explain the FAILs that follow from it; otherwise the end-to-end comparison with the reference
+from :mod:`attnlab.pipeline` decides, or the item stays NOT CHECKED.
+"""
+
+from __future__ import annotations
+
+from attnlab.debug import catalogue as mistakes
+from attnlab.debug.audit.context import Audit, Side
+from attnlab.debug.audit.items import ITEMS
+from attnlab.debug.audit.observe import as_heads, close, first_diff
+from attnlab.debug.audit.verdict import FAIL, NOT_CHECKED, PASS, SECTION, Verdict, idx, vec
+
+_MATCH_ZH = "载入课程权重后，输出与 attnlab.pipeline 的参考一致（课程例子与随机输入）"
+_MATCH_EN = (
+    "with the lesson's weights loaded, the output equals the reference from "
+    "attnlab.pipeline (lesson example and a random input)"
+)
+#: Section to reread for each item when no catalogue mistake names a more precise one.
+
+
+def _repro_evidence(a: Audit, names: list[str]) -> Verdict:
+    side: Side = a.lesson if a.lesson.ref is not None else a.probe
+    out, ref = side.run.out, side.ref["output"] if side.ref is not None else None
+    joined = ", ".join(names)
+    where_zh = "课程例子" if side is a.lesson else "随机输入"
+    where_en = "the lesson example" if side is a.lesson else "a random input"
+    if ref is None or out.shape != ref.shape:
+        got = list(out.shape)
+        return Verdict(
+            FAIL,
+            f"输出形状 {got}；目录中的错误 {joined} 恰好复现你的输出",
+            f"output shape {got}; catalogue mistake {joined} reproduces your output exactly",
+            names,
+        )
+    i = first_diff(out, ref)
+    row = i[:-1]
+    zh, en = _weights_evidence(side)
+    return Verdict(
+        FAIL,
+        f"{zh}{where_zh}上 output{idx(row)} = {vec(out[row])}，正确应为 "
+        f"{vec(ref[row])}；目录中的错误 {joined} 在课程例子和随机输入上都恰好复现你的输出",
+        f"{en}on {where_en} output{idx(row)} = {vec(out[row])}, the right value is "
+        f"{vec(ref[row])}; catalogue mistake {joined} reproduces your output exactly, "
+        "on the lesson example and on a random input",
+        names,
+    )
+
+
+def _weights_evidence(side: Side) -> tuple[str, str]:
+    """The first row of observed weights that differs from the reference's, if any."""
+    seen = side.run.weights()
+    if seen is None or side.ref is None:
+        return "", ""
+    want = as_heads(side.ref["weights"])
+    if seen.shape != want.shape or close(seen, want):
+        return "", ""
+    row = first_diff(seen, want)[:-1]
+    at = idx(row if want.size(1) > 1 else (row[0], *row[2:]))
+    return (
+        f"weights{at} = {vec(seen[row])}，参考为 {vec(want[row])}；",
+        f"weights{at} = {vec(seen[row])}, the reference gives {vec(want[row])}; ",
+    )
+
+
+def _undecided(a: Audit) -> Verdict:
+    if all(s.ref is None for s in a.sides):
+        return Verdict(
+            NOT_CHECKED,
+            "没有找到投影层，无法建立参考；也没有可直接观察的证据",
+            "no projections found to build a reference from, and nothing observable decides it",
+        )
+    return Verdict(
+        NOT_CHECKED,
+        "没有可直接观察的证据；输出与参考不同，目录中也没有错误能复现它",
+        "nothing observable decides it; the output differs from the reference and "
+        "no catalogue mistake reproduces it",
+    )
+
+
+def _by_item(a: Audit) -> dict[int, list[str]]:
+    """Reproducing mistakes grouped by their checklist item."""
+    by_item: dict[int, list[str]] = {}
+    for name in a.reproduced_by:
+        by_item.setdefault(mistakes.get(name).item, []).append(name)
+    if "scores_transposed" in a.reproduced_by and "swapped_qk" in by_item.get(2, []):
+        # Swapping W_Q and W_K gives exactly Sᵀ: the score table is where it shows (item 3).
+        by_item[2].remove("swapped_qk")
+        by_item[3].insert(0, "swapped_qk")
+        if not by_item[2]:
+            del by_item[2]
+    return by_item
+
+
+def _decide(a: Audit, n: int, v: Verdict | None, by_item: dict[int, list[str]]) -> Verdict:
+    """Combine item ``n``'s own observation ``v`` with the reproductions and the reference."""
+    first = min(by_item, default=None)
+    if first is not None and n == first:
+        rv = _repro_evidence(a, by_item[n])
+        if v is None or v.status != FAIL:
+            return rv
+        return Verdict(FAIL, f"{v.zh}；{rv.zh}", f"{v.en}; {rv.en}", by_item[n])
+    if v is not None and v.status == FAIL and not v.mistakes and first is not None:
+        cause = ", ".join(by_item[first])
+        return Verdict(
+            FAIL,
+            f"{v.zh}（这是 {cause} 的后果，见第 {first} 项）",
+            f"{v.en} (a consequence of {cause}, item {first})",
+            by_item[first],
+        )
+    if v is not None:
+        return v
+    if a.matches_ref:
+        return Verdict(PASS, _MATCH_ZH, _MATCH_EN)
+    if first is None:
+        return _undecided(a)
+    names = ", ".join(by_item[first])
+    return Verdict(
+        PASS,
+        f"这一步与课程一致：只改第 {first} 项（{names}）的课程代码就恰好复现你的输出",
+        f"this step agrees with the lesson: the lesson's code with only item {first} changed "
+        f"({names}) reproduces your output exactly",
+    )
+
+
+def judge(a: Audit) -> list[dict[str, object]]:
+    """The ten items in checklist order, as JSON-ready dicts."""
+    by_item = _by_item(a)
+    results: list[dict[str, object]] = []
+    for n, check in ITEMS.items():
+        v = _decide(a, n, check(a), by_item)
+        section = mistakes.get(v.mistakes[0]).section if v.mistakes else SECTION[n]
+        results.append(
+            {
+                "item": n,
+                "status": v.status,
+                "evidence": {"zh": v.zh, "en": v.en},
+                "mistakes": v.mistakes,
+                "section": section if v.status == FAIL else None,
+            }
+        )
+    return results

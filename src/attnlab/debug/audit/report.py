@@ -1,0 +1,79 @@
+"""Render an audit result (the dict from :func:`attnlab.debug.audit.run_audit`) as text."""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any
+
+from attnlab.debug.catalogue import CHECKLIST, get
+from attnlab.i18n import pick
+
+_STATUS = {
+    "PASS": ("通过", "PASS"),
+    "FAIL": ("未通过", "FAIL"),
+    "NOT CHECKED": ("未检查", "NOT CHECKED"),
+}
+
+
+def _pad(text: str, width: int) -> str:
+    """Left-justify ``text`` to ``width`` terminal columns (CJK characters take two)."""
+    cols = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    return text + " " * max(width - cols, 1)
+
+
+def _mistake_line(names: list[str], section: int | None, lang: str) -> str:
+    titles = "; ".join(
+        f"{n}（{get(n).text('title', lang)}）"
+        if lang == "zh"
+        else f"{n} ({get(n).text('title', lang)})"
+        for n in names
+    )
+    reread = pick(lang, f"重读第 {section} 节", f"reread section {section}") if section else ""
+    return pick(lang, f"复现它的错误：{titles}；{reread}", f"reproduced by: {titles}; {reread}")
+
+
+def render(result: dict[str, Any], lang: str) -> str:
+    """The report: header, the ten items in order (evidence, mistake, section), summary, and
+    notes (processes the learner's code left running, output that was dropped)."""
+    head = f"attnlab audit {result.get('target', '')}"
+    label = pick(lang, "注意：", "note: ")
+    notes = "".join(f"{label}{n[lang]}\n" for n in result.get("notes", []))
+    if result["status"] != "ok":
+        err = result["error"]["zh" if lang == "zh" else "en"]
+        why = pick(lang, "无法审计", "cannot audit")
+        return f"{head}\n{why}: {err}\n{notes}"
+    kind = result.get("kind", "")
+    layout = result.get("layout") or pick(
+        lang, "未找到（只做黑盒检查）", "not found (black-box checks only)"
+    )
+    lines = [
+        head,
+        pick(lang, f"类型：{kind}；投影：{layout}", f"kind: {kind}; projections: {layout}"),
+        "",
+    ]
+    counts = {"PASS": 0, "FAIL": 0, "NOT CHECKED": 0}
+    for it in result["items"]:
+        counts[it["status"]] += 1
+        name = CHECKLIST[it["item"]][0 if lang == "zh" else 1]
+        status = _STATUS[it["status"]][0 if lang == "zh" else 1]
+        lines.append(f"{it['item']:>2}. {_pad(name, 26)}{_pad(status, 12)}{it['evidence'][lang]}")
+        if it["status"] == "FAIL" and it["mistakes"]:
+            lines.append(" " * 4 + "→ " + _mistake_line(it["mistakes"], it["section"], lang))
+        elif it["status"] == "FAIL" and it["section"]:
+            lines.append(
+                " " * 4
+                + "→ "
+                + pick(lang, f"重读第 {it['section']} 节", f"reread section {it['section']}")
+            )
+    secs = result.get("seconds", 0.0)
+    lines += [
+        "",
+        pick(
+            lang,
+            f"结果：{counts['FAIL']} 项未通过，{counts['PASS']} 项通过，"
+            f"{counts['NOT CHECKED']} 项未检查（{secs:.1f} 秒）",
+            f"result: {counts['FAIL']} FAIL, {counts['PASS']} PASS, "
+            f"{counts['NOT CHECKED']} NOT CHECKED ({secs:.1f} s)",
+        ),
+    ]
+    return "\n".join(lines) + "\n" + notes

@@ -1,0 +1,234 @@
+"""The knowledge checks of Week 7's 20 sections, and the glossary, in Chinese and English.
+
+The content is package data (``attnlab/data/sections.toml`` and ``glossary.toml``). Text may embed
+computed numbers as ``{{key|decimals}}`` and every graded exercise names its answer by a key; both
+are resolved by :mod:`attnlab.lesson.numbers` when the text is read, so no number is typed into the
+content. Section 0 is the page's "core goal" section; 1-19 follow the page.
+
+Example::
+
+    >>> s = section(9, "en")
+    >>> s.exercises[0].key
+    'weights[1,1,0]'
+    >>> check_answer("9a", "0.426").correct
+    True
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from attnlab.example import LANGS
+from attnlab.learn import grading
+from attnlab.lesson import numbers
+
+SECTION_IDS: tuple[int, ...] = tuple(range(20))
+TEXT_FIELDS: tuple[str, ...] = ("title", "summary", "question", "answer", "mistake")
+_PLACEHOLDER = re.compile(r"\{\{([^}|]+)(?:\|(\d+))?\}\}")
+DEFAULT_DECIMALS = 3
+
+
+class ContentError(ValueError):
+    """The packaged content breaks its schema (a test failure, never a learner's mistake)."""
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """An auto-graded exercise: its prompt, and the key of the value that answers it."""
+
+    id: str
+    section: int
+    prompt: str
+    key: str
+    decimals: int
+
+    @property
+    def expected(self) -> numbers.Value:
+        """The answer, computed now by the pipeline."""
+        return numbers.get(self.key)
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section's knowledge check in one language (numbers already filled in)."""
+
+    id: int
+    slug: str
+    title: str
+    summary: str
+    question: str
+    answer: str
+    mistake: str
+    exercises: tuple[Exercise, ...]
+
+
+@dataclass(frozen=True)
+class Term:
+    """A glossary entry: its name and definition in one language, and the section that
+    introduces it."""
+
+    id: str
+    section: int
+    name: str
+    definition: str
+
+
+@cache
+def _load(name: str) -> dict[str, Any]:
+    text = resources.files("attnlab").joinpath("data", name).read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+def render(text: str) -> str:
+    """Replace each ``{{key|decimals}}`` in ``text`` with the value the pipeline computes."""
+
+    def one(match: re.Match[str]) -> str:
+        decimals = int(match[2]) if match[2] is not None else DEFAULT_DECIMALS
+        return grading.format_value(numbers.get(match[1]), decimals)
+
+    return _PLACEHOLDER.sub(one, text)
+
+
+def _check_lang(lang: str) -> None:
+    if lang not in LANGS:
+        raise ValueError(f"lang must be one of {', '.join(LANGS)}, got {lang!r}")
+
+
+def _exercises(raw: dict[str, Any], lang: str) -> tuple[Exercise, ...]:
+    return tuple(
+        Exercise(
+            id=e["id"],
+            section=raw["id"],
+            prompt=render(e[lang]),
+            key=e["answer"],
+            decimals=e.get("decimals", DEFAULT_DECIMALS),
+        )
+        for e in raw.get("exercise", [])
+    )
+
+
+def _section(raw: dict[str, Any], lang: str) -> Section:
+    text = {f: render(raw[lang][f]) for f in TEXT_FIELDS}
+    return Section(raw["id"], raw["slug"], exercises=_exercises(raw, lang), **text)
+
+
+def sections(lang: str = "zh") -> list[Section]:
+    """All 20 sections in page order, in ``lang``."""
+    _check_lang(lang)
+    return [_section(raw, lang) for raw in _load("sections.toml")["section"]]
+
+
+def section(section_id: int, lang: str = "zh") -> Section:
+    """One section by id (0 = core goal, 1-19); ``KeyError`` for an unknown id."""
+    _check_lang(lang)
+    for raw in _load("sections.toml")["section"]:
+        if raw["id"] == section_id:
+            return _section(raw, lang)
+    raise KeyError(f"section must be one of 0-19 (0 = core goal), got {section_id!r}")
+
+
+def exercise(exercise_id: str, lang: str = "zh") -> Exercise:
+    """One graded exercise by id, e.g. ``"9a"``; ``KeyError`` for an unknown id."""
+    for raw in _load("sections.toml")["section"]:
+        for ex in _exercises(raw, lang):
+            if ex.id == exercise_id:
+                return ex
+    raise KeyError(f"no exercise called {exercise_id!r}; known: {', '.join(exercise_ids())}")
+
+
+def exercise_ids() -> tuple[str, ...]:
+    """Ids of every graded exercise, in page order."""
+    raws = _load("sections.toml")["section"]
+    return tuple(e["id"] for raw in raws for e in raw.get("exercise", []))
+
+
+def glossary(lang: str = "zh") -> list[Term]:
+    """The week's terms in ``lang``, in the order they are listed."""
+    _check_lang(lang)
+    return [
+        Term(t["id"], t["section"], t[lang]["name"], render(t[lang]["definition"]))
+        for t in _load("glossary.toml")["term"]
+    ]
+
+
+def check_answer(exercise_id: str, text: str, lang: str = "zh") -> grading.Grade:
+    """Grade a learner's answer to ``exercise_id``; a wrong one is diagnosed when the mistakes
+    catalogue can explain it.
+
+    Raises:
+        attnlab.errors.InputError: if ``text`` is not a list of numbers.
+    """
+    ex = exercise(exercise_id, lang)
+
+    def why(key: str, given: list[float], tol: float) -> str | None:
+        return diagnose(key, given, tol, lang)
+
+    return grading.grade(ex.key, ex.decimals, text, why)
+
+
+def diagnose(key: str, given: list[float], tol: float, lang: str = "zh") -> str | None:
+    """One line naming the catalogue mistake(s) that produce ``given`` for ``key``, or None.
+
+    Only keys on the lesson's own stages (``weights[1,1,0]``...) can be diagnosed: the mistakes
+    catalogue (:mod:`attnlab.debug.catalogue`) recomputes the lesson with one bug at a time, and we
+    compare the same element of each buggy stage with the learner's number.
+    """
+    source, stage, index = numbers.parse_key(key)
+    try:
+        from attnlab.debug import catalogue as mistakes
+    except ImportError:  # the catalogue is optional: grading works without it
+        return None
+    if source != "lesson" or stage not in mistakes.CHECK_STAGES:
+        return None
+    import torch
+
+    want = torch.tensor(given, dtype=torch.float64)
+    right = numbers.tensor(key)
+    found = []
+    for m, tables in _mistake_tables():
+        got = tables.get(stage)
+        if got is None or got.shape != numbers.tensor(stage).shape:
+            continue
+        got = got[index] if index else got
+        if not mistakes.values_match(got, right, 1e-9) and mistakes.values_match(want, got, tol):
+            found.append(m)
+    if not found:
+        return _misread_index(stage, index, want, tol, lang)
+    names = "; ".join(m.text("title", lang) for m in found)
+    if lang == "zh":
+        return f"这正是这个错误会算出的数：{names}（重读第 {found[0].section} 节）"
+    return f"That is the number this mistake gives: {names} (reread section {found[0].section})"
+
+
+@cache
+def _mistake_tables() -> list[tuple[Any, dict[str, Any]]]:
+    """Every single-head catalogue mistake with its stages on the lesson example (computed once)."""
+    from attnlab.debug import catalogue as mistakes
+
+    return [(m, mistakes.mistake_stages(m)) for m in mistakes.CATALOGUE if not m.multihead_only]
+
+
+def _misread_index(stage: str, index: tuple, want: object, tol: float, lang: str) -> str | None:
+    """Name another element of the same stage that equals the learner's number (axes misread)."""
+    import torch
+
+    table = numbers.tensor(stage)
+    if not isinstance(want, torch.Tensor) or want.numel() != 1 or len(index) != table.dim():
+        return None
+    # A named part (``final``) or a negative index counts from the end: compare positions.
+    index = tuple(
+        i % n if isinstance(i, int) else i for i, n in zip(index, table.shape, strict=True)
+    )
+    hits = (table - want.item()).abs() <= tol  # same shape as the stage
+    for other in hits.nonzero().tolist():
+        if tuple(other) != index:
+            where = f"{stage}[{','.join(str(i) for i in other)}]"
+            if lang == "zh":
+                return f"这是 {where} 的值：检查每个下标对应哪个轴（第 9 节）"
+            return f"That is the value of {where}: check which axis each index picks (section 9)"
+    return None

@@ -1,0 +1,159 @@
+"""The terminal quiz: one section's knowledge check and graded exercises, saved step by step.
+
+For each section: show the title, summary and question; take the learner's answer; reveal the
+model answer and the mistake it guards against; ask for a self-assessment ("understood" or
+"review again"); then ask the graded exercises, each right or wrong (with the mistakes
+catalogue's diagnosis). Every step is written to the :class:`~attnlab.learn.store.ProgressStore`
+the moment it happens, so stopping the process loses at most the line being typed.
+
+The quiz reads and writes through two functions, so tests drive it with a script of lines and
+the command line with the terminal. Typing ``q`` (or end of input) stops it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from attnlab.errors import InputError
+from attnlab.i18n import pick
+from attnlab.learn import grading, knowledge
+from attnlab.learn.store import ProgressStore, Summary
+from attnlab.learn.store_file import SECTION_COUNT
+
+Ask = Callable[[str], "str | None"]
+Say = Callable[[str], None]
+MAX_TRIES = 2
+
+_UNDERSTOOD = {"u", "understood", "1", "y", "yes", "懂", "理解", "懂了"}
+_REVIEW = {"r", "review", "2", "n", "no", "复习", "再复习"}
+
+
+class QuizStopped(Exception):
+    """The learner typed ``q`` or the input ended; everything so far is saved."""
+
+
+def section_label(section_id: int, lang: str) -> str:
+    """``"核心目标"``/``"Core goal"`` for 0, else ``"第 N 节"``/``"Section N"``."""
+    if section_id == 0:
+        return pick(lang, "核心目标", "Core goal")
+    return pick(lang, f"第 {section_id} 节", f"Section {section_id}")
+
+
+def progress_line(summary: Summary, lang: str) -> str:
+    """The page's progress bar as text: "Week progress: X of 20 sections (P%)"."""
+    done, pct = len(summary.completed), summary.percent
+    return pick(
+        lang,
+        f"本周进度：{SECTION_COUNT} 节中已完成 {done} 节（{pct}%）",
+        f"Week progress: {done} of {SECTION_COUNT} sections ({pct}%)",
+    )
+
+
+def plan(summary: Summary, section: int | None, review: bool) -> list[int]:
+    """Which sections to go through: one, the ones marked "review", or those not yet done
+    (starting where the learner left off)."""
+    if section is not None:
+        return [section]
+    if review:
+        return list(summary.to_review)
+    start = summary.last_section or 0
+    order = [*range(start, SECTION_COUNT), *range(start)]
+    return [s for s in order if s not in summary.completed]
+
+
+class Quiz:
+    """Runs knowledge checks against a store, reading with ``ask`` and printing with ``say``."""
+
+    def __init__(self, store: ProgressStore, lang: str, ask: Ask, say: Say) -> None:
+        self.store, self.lang, self._ask, self.say = store, lang, ask, say
+
+    def t(self, zh: str, en: str) -> str:
+        """The UI text in the quiz's language."""
+        return pick(self.lang, zh, en)
+
+    def ask(self, prompt: str) -> str:
+        """One line from the learner; ``q`` or end of input stops the quiz."""
+        line = self._ask(prompt)
+        if line is None or line.strip().lower() in {"q", "quit", "退出"}:
+            raise QuizStopped
+        return line.strip()
+
+    def run(self, sections: list[int]) -> int:
+        """Go through ``sections``; return how many were finished."""
+        finished = 0
+        for section_id in sections:
+            self.section(section_id)
+            finished += 1
+        return finished
+
+    def section(self, section_id: int) -> None:
+        """One section: question, reveal, self-assessment, graded exercises; then complete."""
+        s = knowledge.section(section_id, self.lang)
+        self.store.set_last_section(section_id)
+        self.say(f"\n== {section_label(section_id, self.lang)} · {s.title} ==\n{s.summary}\n")
+        self.say(self.t("问题：", "Question: ") + s.question)
+        answer = self.ask(
+            self.t("你的回答（回车跳过，q 退出）> ", "Your answer (Enter skips, q quits)> ")
+        )
+        if answer:
+            self.store.record_attempt(f"check-{section_id}", answer, None)
+        self.say(self.t("参考答案：", "Model answer: ") + s.answer)
+        self.say(self.t("常见错误：", "Common mistake: ") + s.mistake)
+        self.store.set_assessment(section_id, self.assess())
+        for ex in s.exercises:
+            self.exercise(ex)
+        self.store.mark_complete(section_id)
+        self.say(self.t("已保存。", "Saved. ") + progress_line(self.store.summary(), self.lang))
+
+    def assess(self) -> str:
+        """Ask until the learner says "understood" or "review again"."""
+        prompt = self.t(
+            "自评：[u] 理解了  [r] 需要再复习 > ",
+            "Self-assessment: [u] understood  [r] review again > ",
+        )
+        while True:
+            reply = self.ask(prompt).lower()
+            if reply in _UNDERSTOOD:
+                return "understood"
+            if reply in _REVIEW:
+                return "review"
+            self.say(self.t("请输入 u 或 r。", "Please type u or r."))
+
+    def exercise(self, ex: knowledge.Exercise) -> None:
+        """Ask a graded exercise (two tries); save every graded answer as it is given."""
+        d = ex.decimals
+        if d == 0:
+            how = self.t("（整数）", " (whole numbers)")
+        else:
+            how = self.t(f"（保留 {d} 位小数）", f" (give {d} decimal{'s' if d > 1 else ''})")
+        self.say(self.t(f"练习 {ex.id}：", f"Exercise {ex.id}: ") + ex.prompt + how)
+        tries = 0
+        while tries < MAX_TRIES:
+            text = self.ask("> ")
+            try:
+                grade = knowledge.check_answer(ex.id, text, self.lang)
+            except InputError as exc:
+                self.say(self.t("无法读取：", "Could not read that: ") + str(exc))
+                continue
+            if grade.verdict in ("imprecise", "count"):
+                self.say(self._not_gradable(grade, ex))
+                continue
+            tries += 1
+            self.store.record_attempt(ex.id, text, grade.correct, grade.diagnosis)
+            if grade.correct:
+                self.say(self.t("✓ 正确：", "✓ Right: ") + self._value(ex))
+                return
+            self.say(self.t("✗ 不对。", "✗ Not right. ") + (grade.diagnosis or ""))
+            if tries < MAX_TRIES:
+                self.say(self.t("再试一次。", "Try once more."))
+        self.say(self.t("正确答案：", "The answer: ") + self._value(ex))
+
+    def _value(self, ex: knowledge.Exercise) -> str:
+        return grading.format_value(ex.expected, ex.decimals)
+
+    def _not_gradable(self, grade: grading.Grade, ex: knowledge.Exercise) -> str:
+        if grade.verdict == "count":
+            n, got = len(grade.expected), len(grade.given)
+            return self.t(f"需要 {n} 个数，你给了 {got} 个。", f"Expected {n} numbers, got {got}.")
+        d = ex.decimals
+        return self.t(f"请至少保留 {d} 位小数。", f"Please give at least {d} decimals.")

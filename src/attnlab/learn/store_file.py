@@ -1,0 +1,215 @@
+"""The progress export format: build it, validate it and merge it (files: :mod:`progress_io`).
+
+An export holds one profile's progress::
+
+    {"format": "attnlab-progress", "version": 1, "profile": "default",
+     "exported_at": "2026-11-29T18:00:00.000000+00:00",
+     "completed":   [{"section": 4, "at": "..."}],
+     "assessments": [{"section": 4, "status": "review", "at": "..."}],
+     "attempts":    [{"exercise": "4a", "answer": "1.131", "correct": true,
+                      "diagnosis": null, "at": "..."}],
+     "last_section": {"section": 5, "at": "..."}}
+
+A file that breaks any rule is refused as a whole with one line naming the field, what was
+expected and what was found; nothing is merged from it.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from datetime import UTC, datetime
+from typing import Any
+
+from attnlab.errors import InputError
+
+FORMAT = "attnlab-progress"
+FORMAT_VERSION = 1
+SECTION_COUNT = 20
+ASSESSMENTS: tuple[str, ...] = ("understood", "review")
+MAX_TEXT = 2000
+_PROFILE = re.compile(r"^[\w.-]{1,64}$")
+_TOP_KEYS = {"format", "version", "profile", "exported_at", "completed", "assessments",
+             "attempts", "last_section"}  # fmt: skip
+
+
+def check_profile(name: str) -> str:
+    """``name`` if it is a valid profile name, else ``ValueError`` saying what is allowed."""
+    if not isinstance(name, str) or not _PROFILE.match(name):
+        raise ValueError(f"profile must be 1-64 letters, digits, '_', '.' or '-', got {name!r}")
+    return name
+
+
+def check_section(section: object) -> int:
+    """``section`` if it is a section id 0-19, else ``ValueError``."""
+    if isinstance(section, bool) or not isinstance(section, int) or not 0 <= section < 20:
+        raise ValueError(f"section must be an integer 0-19 (0 = core goal), got {section!r}")
+    return section
+
+
+def check_exercise(exercise: object) -> str:
+    """``exercise`` if it is a graded exercise id or ``check-N``, else ``ValueError``."""
+    from attnlab.learn.knowledge import exercise_ids
+
+    known = {*exercise_ids(), *(f"check-{s}" for s in range(SECTION_COUNT))}
+    if not isinstance(exercise, str) or exercise not in known:
+        raise ValueError(f"exercise must be a known id such as '4a' or 'check-4', got {exercise!r}")
+    return str(exercise)
+
+
+def attempt_dict(
+    exercise: str, answer: str, correct: int | None, diagnosis: str | None, at: str
+) -> dict[str, Any]:
+    """One attempt as it appears in an export."""
+    flag = None if correct is None else bool(correct)
+    return {"exercise": exercise, "answer": answer, "correct": flag, "diagnosis": diagnosis,
+            "at": at}  # fmt: skip
+
+
+def build_export(
+    profile: str,
+    now: str,
+    completed: list[tuple[Any, ...]],
+    assessments: list[tuple[Any, ...]],
+    attempts: list[dict[str, Any]],
+    visit: list[tuple[Any, ...]],
+) -> dict[str, Any]:
+    """The export dictionary from the store's rows."""
+    return {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "profile": profile,
+        "exported_at": now,
+        "completed": [{"section": s, "at": at} for s, at in sorted(completed)],
+        "assessments": [
+            {"section": s, "status": st, "at": at} for s, st, at in sorted(assessments)
+        ],
+        "attempts": attempts,
+        "last_section": {"section": visit[0][0], "at": visit[0][1]} if visit else None,
+    }
+
+
+def _fail(field: str, expected: str, found: object) -> InputError:
+    shown = repr(found)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    return InputError(f"{field}: expected {expected}, found {shown}")
+
+
+def _time(value: object, field: str) -> str:
+    if not isinstance(value, str):
+        raise _fail(field, "an ISO 8601 time with a UTC offset", value)
+    try:
+        parsed = datetime.fromisoformat(value)
+        if parsed.tzinfo is None:
+            raise ValueError("no UTC offset")
+        return parsed.astimezone(UTC).isoformat(timespec="microseconds")
+    except (ValueError, OverflowError):  # 0001-01-01T00:00+01:00 is before year 1 in UTC
+        raise _fail(field, "an ISO 8601 time with a UTC offset", value) from None
+
+
+def _entry(item: object, field: str, keys: set[str]) -> dict[str, Any]:
+    if not isinstance(item, dict) or set(item) != keys:
+        raise _fail(field, "an object with keys " + ", ".join(sorted(keys)), item)
+    return item
+
+
+def _checked(check: Any, value: object, field: str, expected: str) -> Any:
+    try:
+        return check(value)
+    except ValueError:
+        raise _fail(field, expected, value) from None
+
+
+def _is_int(value: object, expected: int) -> bool:
+    return type(value) is int and value == expected
+
+
+def _list(data: dict[str, Any], key: str) -> list[Any]:
+    value = data[key]
+    if not isinstance(value, list):
+        raise _fail(key, "a list", value)
+    return value
+
+
+def _text(value: object, field: str, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or len(value) > MAX_TEXT:
+        raise _fail(field, f"text of at most {MAX_TEXT} characters", value)
+    return value
+
+
+def validate_export(data: object) -> dict[str, Any]:
+    """Check every field of an export; return it with times normalised to UTC.
+
+    Raises:
+        InputError: one line naming the first bad field, what was expected and what was found.
+    """
+    if not isinstance(data, dict):
+        raise _fail("progress file", "a JSON object", type(data).__name__)
+    if data.get("format") != FORMAT:
+        raise _fail("format", f"{FORMAT!r} (not an attnlab progress file)", data.get("format"))
+    if not _is_int(data.get("version"), FORMAT_VERSION):  # 1.0 and true are not 1
+        raise _fail("version", f"the integer {FORMAT_VERSION}", data.get("version"))
+    if set(data) != _TOP_KEYS:
+        raise _fail("progress file", "keys " + ", ".join(sorted(_TOP_KEYS)), sorted(data))
+    _checked(check_profile, data["profile"], "profile", "a profile name")
+    _time(data["exported_at"], "exported_at")
+    sec = "an integer 0-19"
+    completed = []
+    for i, item in enumerate(_list(data, "completed")):
+        e = _entry(item, f"completed[{i}]", {"section", "at"})
+        s = _checked(check_section, e["section"], f"completed[{i}].section", sec)
+        completed.append((s, _time(e["at"], f"completed[{i}].at")))
+    assessments = []
+    for i, item in enumerate(_list(data, "assessments")):
+        e = _entry(item, f"assessments[{i}]", {"section", "status", "at"})
+        s = _checked(check_section, e["section"], f"assessments[{i}].section", sec)
+        if e["status"] not in ASSESSMENTS:
+            raise _fail(f"assessments[{i}].status", " or ".join(ASSESSMENTS), e["status"])
+        assessments.append((s, e["status"], _time(e["at"], f"assessments[{i}].at")))
+    attempts = [_attempt(item, f"attempts[{i}]") for i, item in enumerate(_list(data, "attempts"))]
+    visit = None
+    if data["last_section"] is not None:
+        e = _entry(data["last_section"], "last_section", {"section", "at"})
+        s = _checked(check_section, e["section"], "last_section.section", sec)
+        visit = (s, _time(e["at"], "last_section.at"))
+    return {"completed": completed, "assessments": assessments, "attempts": attempts,
+            "visit": visit}  # fmt: skip
+
+
+def _attempt(item: object, field: str) -> tuple[Any, ...]:
+    e = _entry(item, field, {"exercise", "answer", "correct", "diagnosis", "at"})
+    exercise = _checked(check_exercise, e["exercise"], f"{field}.exercise", "a known exercise id")
+    if not any(e["correct"] is flag for flag in (True, False, None)):  # 1 and 0 are not flags
+        raise _fail(f"{field}.correct", "true, false or null", e["correct"])
+    answer = _text(e["answer"], f"{field}.answer")
+    diagnosis = _text(e["diagnosis"], f"{field}.diagnosis", optional=True)
+    return (exercise, answer, e["correct"], diagnosis, _time(e["at"], f"{field}.at"))
+
+
+def merge_into(db: sqlite3.Connection, profile: str, clean: dict[str, Any]) -> None:
+    """Merge validated entries inside the caller's transaction; the newer entry always wins."""
+    db.executemany(
+        "INSERT INTO completions VALUES (?, ?, ?) ON CONFLICT (profile, section) DO UPDATE "
+        "SET completed_at = MIN(completed_at, excluded.completed_at)",
+        [(profile, s, at) for s, at in clean["completed"]],
+    )
+    db.executemany(
+        "INSERT INTO assessments VALUES (?, ?, ?, ?) ON CONFLICT (profile, section) DO UPDATE "
+        "SET status = excluded.status, updated_at = excluded.updated_at "
+        "WHERE excluded.updated_at > assessments.updated_at",
+        [(profile, s, st, at) for s, st, at in clean["assessments"]],
+    )
+    db.executemany(
+        "INSERT OR IGNORE INTO attempts (profile, exercise, answer, correct, diagnosis, "
+        "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+        [(profile, *row) for row in clean["attempts"]],
+    )
+    if clean["visit"] is not None:
+        db.execute(
+            "INSERT INTO visits VALUES (?, ?, ?) ON CONFLICT (profile) DO UPDATE SET "
+            "section = excluded.section, visited_at = excluded.visited_at "
+            "WHERE excluded.visited_at > visits.visited_at",
+            (profile, *clean["visit"]),
+        )

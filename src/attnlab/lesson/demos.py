@@ -1,0 +1,85 @@
+"""What the lesson derives from its head, computed through the pipeline: sections 1, 5, 10, 11, 16.
+
+Besides the stages of its head the lesson shows a few numbers of its own: a uniform mean as the
+baseline (section 1), the exponentials a softmax adds up (section 5), the mask of a longer
+sequence (section 10), a row whose future is filled with 0 instead of −∞ (section 11) and the
+final scaled scores as lines in one parameter (section 16). Each function below computes one
+group of them as named tensors; :mod:`attnlab.lesson.numbers` calls each once and serves the
+values by key. Axis letters as in :mod:`attnlab.pipeline`.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from attnlab import example
+from attnlab.lesson import steps
+from attnlab.lesson.experiment import ExperimentResult
+from attnlab.pipeline import AttentionStages, attend, causal_mask
+
+Values = dict[str, torch.Tensor]
+
+
+def head_values(stages: AttentionStages) -> Values:
+    """Sections 4-11: every stage of the lesson's head and what the lesson derives from them.
+
+    Adds ``exp`` ``[B, T, T]`` (e^s of the masked scores, e^−∞ = 0), ``exp_sum`` ``[B, T]`` (each
+    query row's softmax denominator, section 5's "sum = 3.718"), ``weights_sum`` ``[B, T]``
+    (each row of weights sums to 1), ``sqrt_d_k``, ``logits`` ``[B, T, V_vocab]`` (section 16's
+    LM head on every position) and ``causal_mask_t4`` (section 10's mask for T=4).
+    """
+    values = dict(stages.items())
+    exp = torch.exp(stages.masked_scores)  # [B, T, T]
+    values["exp"] = exp
+    values["exp_sum"] = exp.sum(dim=-1)  # [B, T]
+    values["weights_sum"] = stages.weights.sum(dim=-1)  # [B, T]
+    values["sqrt_d_k"] = torch.tensor(float(stages.q.size(-1)), dtype=torch.float64).sqrt()
+    values["logits"] = stages.output @ example.lesson_w_vocab(stages.x.dtype)  # [B, T, V_vocab]
+    values["causal_mask_t4"] = causal_mask(example.MASK_CHECK_TOKENS)  # [T=4, T=4]
+    return values
+
+
+def uniform_mean(x: torch.Tensor) -> Values:
+    """Section 1's baseline as attention with all-equal scores: zero queries and keys give every
+    visible position the same weight 1/(t+1), so each position averages its visible prefix.
+
+    Returns ``mean`` ``[B, T, C]`` and its fixed reading ratios ``weights`` ``[B, T, T]``.
+    """
+    zeros = torch.zeros_like(x[..., :1])  # [B, T, 1]
+    s = attend(zeros, zeros, x)
+    return {"mean": s.output, "weights": s.weights}  # [B, T, C], [B, T, T]
+
+
+def mask_fill(row: tuple[float, float] = example.MASK_DEMO_ROW) -> Values:
+    """Section 11: query t=0 of a T=2 table whose scaled scores are ``[score, future]``.
+
+    ``neg_inf`` is :func:`attnlab.pipeline.attend`'s answer (the future filled with −∞);
+    ``zero_fill`` runs the same scaled scores through :data:`attnlab.lesson.steps.ZERO_FILL`,
+    the catalogue's ``mask_zero_fill`` mistake. Also returns the ``row`` itself and ``future``
+    (True where the key lies in the query's future), each ``[T_key]``.
+    """
+    score, future = row
+    # q·k / √1 reproduces [score, future] exactly in row t=0.
+    q = torch.tensor([[1.0], [0.0]], dtype=torch.float64)  # [T, d_head=1]
+    k = torch.tensor([[score], [future]], dtype=torch.float64)  # [T, d_head=1]
+    v = torch.eye(2, dtype=torch.float64)  # [T, 2]
+    right = attend(q, k, v)
+    zero = steps.ZERO_FILL
+    wrong = zero.softmax(zero.mask(right.scaled_scores))  # [T_query, T_key]
+    return {
+        "row": right.scaled_scores[0],
+        "future": ~right.causal_mask[0],
+        "neg_inf": right.weights[0],
+        "zero_fill": wrong[0],
+    }
+
+
+def score_lines(result: ExperimentResult) -> Values:
+    """Section 16: each final-row scaled score as ``slope·q + intercept`` in q = W_Q[i, j]
+    (``[0.8q, 0.2q+0.2]`` for prompt A), and each vocabulary softmax row's sum ``[B]``."""
+    scaled = result.before.stages.scaled_scores[:, -1, :]  # [B, T_key]
+    return {
+        "score_slopes": result.score_slopes,  # [B, T_key]
+        "score_intercepts": scaled - result.score_slopes * result.q_old,  # [B, T_key]
+        "probs_sum": result.before.probs.sum(dim=-1),  # [B]
+    }
