@@ -3,8 +3,9 @@
 The learner's code never runs in this process: :func:`run_audit` starts the
 :mod:`~attnlab.debug.audit.keeper`, which runs ``python -m attnlab.debug.audit.runner`` with a
 wall-clock timeout, a CPU-time cap and a memory cap, caps what it prints, and kills every
-process the learner's code started when the audit ends. Whatever happens there (a report, an exception,
-``sys.exit``, a crash, a hang, a stray process, a flood of prints) becomes one JSON-ready dict.
+process the learner's code started when the audit ends. Whatever happens there (a report, an
+exception, ``sys.exit``, a crash, a hang, a stray process, a flood of prints) becomes one
+JSON-ready dict.
 Modules:
 
 * :mod:`~attnlab.debug.audit.keeper`: times and cleans up after the child process,
