@@ -33,10 +33,6 @@ _PLACEHOLDER = re.compile(r"\{\{([^}|]+)(?:\|(\d+))?\}\}")
 DEFAULT_DECIMALS = 3
 
 
-class ContentError(ValueError):
-    """The packaged content breaks its schema (a test failure, never a learner's mistake)."""
-
-
 @dataclass(frozen=True)
 class Exercise:
     """An auto-graded exercise: its prompt, and the key of the value that answers it."""
