@@ -9,6 +9,7 @@ import typer
 
 from attnlab.commands._common import LangOption, fail, lang_of
 from attnlab.i18n import pick
+from attnlab.show.fmt import fixed, vec
 
 if TYPE_CHECKING:
     import torch
@@ -20,13 +21,8 @@ ORDER = 46
 _SHOWN = ("raw_scores", "scaled_scores", "masked_scores", "weights", "output", "logits")
 
 
-def _row(t: torch.Tensor) -> str:
-    return "[" + ", ".join(f"{v:.4f}" if v == v and abs(v) != float("inf") else str(v)
-                           for v in t.flatten().tolist()) + "]"  # fmt: skip
-
-
 def _table(t: torch.Tensor) -> str:
-    return " | ".join(_row(r) for r in t)  # one query row / token after another
+    return " | ".join(vec(r, 4, fixed) for r in t)  # one query row / token after another
 
 
 def render_list(lang: str) -> str:

@@ -11,7 +11,6 @@ a ``diagnose`` function, so the learner hears which classic bug would produce th
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -124,15 +123,3 @@ def grade(key: str, decimals: int, text: str, diagnose: DiagnoseFn | None = None
         fewest = min(_learner_decimals(n) for n in numbers)
         why = diagnose(key, given, 0.5 * 10.0**-fewest + 1e-6)
     return Grade(False, verdict, expected, given, why)
-
-
-def format_value(value: answers.Value, decimals: int) -> str:
-    """``0.42556`` → ``"0.426"``; lists as ``"[0.599, 0.401]"``; whole numbers with separators."""
-    if isinstance(value, list):
-        return "[" + ", ".join(format_value(v, decimals) for v in value) + "]"
-    if math.isinf(value):
-        return "−∞" if value < 0 else "∞"
-    if decimals == 0:
-        return f"{round(value):,}"
-    text = f"{value:.{decimals}f}"
-    return "0" + text[2:] if text.startswith("-0") and float(text) == 0 else text

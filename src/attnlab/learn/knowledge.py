@@ -26,6 +26,7 @@ from typing import Any
 from attnlab.example import LANGS
 from attnlab.learn import grading
 from attnlab.lesson import numbers as answers
+from attnlab.show import fmt
 
 SECTION_IDS: tuple[int, ...] = tuple(range(20))
 TEXT_FIELDS: tuple[str, ...] = ("title", "summary", "question", "answer", "mistake")
@@ -85,7 +86,7 @@ def render(text: str) -> str:
 
     def one(match: re.Match[str]) -> str:
         decimals = int(match[2]) if match[2] is not None else DEFAULT_DECIMALS
-        return grading.format_value(answers.resolve(match[1]), decimals)
+        return fmt.answer(answers.resolve(match[1]), decimals)
 
     return _PLACEHOLDER.sub(one, text)
 

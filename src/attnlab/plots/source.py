@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from attnlab.errors import InputError
+from attnlab.errors import InputError, shape_text
 from attnlab.inputs import LabInput, lesson_input
 from attnlab.pipeline import AttentionStages, MultiHeadStages
 from attnlab.show.document import prompt_names
@@ -84,7 +84,7 @@ def check_plot_size(x: torch.Tensor) -> None:
     _, T, C = x.shape
     if T > MAX_TOKENS or C > MAX_WIDTH:
         raise InputError(
-            f"x is [B, T, C] = {list(x.shape)}, too large to draw (figures need T <= "
+            f"x is [B, T, C] = {shape_text(x.shape)}, too large to draw (figures need T <= "
             f"{MAX_TOKENS} and C <= {MAX_WIDTH}); use `attnlab cost` for large T or "
             "`attnlab trace --format json` for the numbers"
         )

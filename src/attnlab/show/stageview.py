@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from attnlab.i18n import pick
-from attnlab.show.fmt import fmt_num
+from attnlab.show.fmt import num
 
 #: Stages whose columns are key positions (a [T_query, T_key] table).
 POSITION_STAGES = frozenset(
@@ -51,11 +51,11 @@ def stage_rows(
     for t in range(T):
         cells = []
         for j, v in enumerate(values[t].tolist()):
-            text = fmt_num(v, precision)
+            text = num(v, precision)
             if stage in ("weights", "masked_scores") and j > t:
                 text += MASKED_MARK
             cells.append(text)
         if stage == "weights":
-            cells.append(fmt_num(float(values[t].sum()), precision))
+            cells.append(num(float(values[t].sum()), precision))
         rows.append([position_label(t, tokens), *cells])
     return headers, rows

@@ -17,7 +17,7 @@ from attnlab.inputs import LabInput
 from attnlab.pipeline import STAGE_NAMES, AttentionStages, MultiHeadStages
 from attnlab.show import document
 from attnlab.show.explain import explain, title
-from attnlab.show.fmt import fmt_shape, markdown_table
+from attnlab.show.fmt import markdown_table, shape_text
 from attnlab.show.stageview import masked_note, stage_rows
 
 MULTI_HEAD_EXTRA = ("concat", "projected")
@@ -111,7 +111,7 @@ def render_markdown(views: list[StageView]) -> str:
     """The views as Markdown, ready to paste into notes."""
     parts = []
     for v in views:
-        parts.append(f"### {v.title} `{fmt_shape(v.shape)}`\n\n{v.explanation}\n")
+        parts.append(f"### {v.title} `{shape_text(v.shape)}`\n\n{v.explanation}\n")
         for prompt, headers, body in v.tables:
             label = "" if v.key == "causal_mask" else f"**Prompt {prompt}**\n\n"
             parts.append(f"{label}{markdown_table(headers, body)}\n")

@@ -1,4 +1,4 @@
-"""The lesson's numbers for the web page, computed once through the pipeline, and their format.
+"""The lesson's numbers for the web page, computed once through the pipeline.
 
 Nothing here computes attention: :func:`lesson_numbers` gathers what :mod:`attnlab.pipeline`,
 :mod:`attnlab.lesson.experiment`, :mod:`attnlab.lesson.cost`, :mod:`attnlab.lesson.shapes` and
@@ -7,7 +7,6 @@ Nothing here computes attention: :func:`lesson_numbers` gathers what :mod:`attnl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -18,7 +17,6 @@ from attnlab.lesson.cost import CostRow, cost_table
 from attnlab.lesson.experiment import ExperimentResult, run_experiment
 from attnlab.lesson.shapes import ShapeRow, measure_shapes
 from attnlab.pipeline import AttentionStages, causal_mask, lesson_stages
-from attnlab.show.fmt import fmt_num
 from attnlab.show.walk import final_row_softmax, mask_fill_demo, uniform_mean, uniform_mean_stages
 
 
@@ -65,41 +63,3 @@ def lesson_numbers() -> LessonNumbers:
         final=final_row_softmax(stages),
         mask_t4=causal_mask(4).to(torch.int64),
     )
-
-
-def num(value: float | torch.Tensor, p: int = 3) -> str:
-    """One number with ``p`` decimals (−∞ as ``-∞``, never ``-0.000``)."""
-    return fmt_num(float(value), p)
-
-
-def vec(values: Sequence[float] | torch.Tensor, p: int = 3) -> str:
-    """``[0.599, 0.401]``."""
-    items = values.tolist() if isinstance(values, torch.Tensor) else list(values)
-    return "[" + ", ".join(num(v, p) for v in items) + "]"
-
-
-def short_vec(values: Sequence[float] | torch.Tensor, p: int = 3) -> str:
-    """``[1, 0.283]``: like :func:`vec` with trailing zeros dropped."""
-    items = values.tolist() if isinstance(values, torch.Tensor) else list(values)
-    return "[" + ", ".join(tex_num(v, p) for v in items) + "]"
-
-
-def shape(values: Sequence[int]) -> str:
-    """``[2,2,4]`` (the lesson's compact form)."""
-    return "[" + ",".join(str(int(v)) for v in values) + "]"
-
-
-def tex_num(value: float, p: int = 3) -> str:
-    """A number for LaTeX: ``-\\infty`` for −∞, trailing zeros dropped (``0.8``, ``1``)."""
-    v = float(value)
-    if v == float("-inf"):
-        return r"-\infty"
-    text = fmt_num(v, p)
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def tex_matrix(t: torch.Tensor, p: int = 3) -> str:
-    """A 2-D tensor (or a 1-D row) as a LaTeX ``bmatrix``."""
-    rows = t.tolist() if t.dim() == 2 else [t.tolist()]
-    body = r"\\".join("&".join(tex_num(v, p) for v in row) for row in rows)
-    return r"\begin{bmatrix}" + body + r"\end{bmatrix}"

@@ -16,16 +16,17 @@ import torch
 from attnlab.debug.audit.context import Audit
 from attnlab.debug.audit.mask_check import item_5
 from attnlab.debug.audit.observe import as_heads, close, first_diff, forward
-from attnlab.debug.audit.verdict import FAIL, NOT_CHECKED, PASS, Verdict, fmt, heads_idx, idx, vec
+from attnlab.debug.audit.verdict import FAIL, NOT_CHECKED, PASS, Verdict, heads_idx
+from attnlab.show.fmt import compact_shape, fixed, shape_text, vec
 
 
 def item_1(a: Audit) -> Verdict:
     s = a.lesson.run
-    shape = list(s.out.shape)
+    shape = shape_text(s.out.shape)
     return Verdict(
         PASS,
-        f"输入课程的 X {list(s.x.shape)}（浮点向量），模块接受并输出 {shape}",
-        f"fed the lesson's X {list(s.x.shape)} (float vectors); the module took it "
+        f"输入课程的 X {shape_text(s.x.shape)}（浮点向量），模块接受并输出 {shape}",
+        f"fed the lesson's X {shape_text(s.x.shape)} (float vectors); the module took it "
         f"and returned {shape}",
     )
 
@@ -38,7 +39,7 @@ def item_2(a: Audit) -> Verdict | None:
             "no query/key/value projections found: black-box checks only",
         )
     if a.kind == "head" and a.probe.run.out.shape[-1] != a.width and not _returns_weights(a):
-        got = list(a.probe.run.out.shape)
+        got = shape_text(a.probe.run.out.shape)
         return Verdict(
             FAIL,
             f"输出应为 [B,T,d_head] = [3,5,{a.width}]，实际 {got}",
@@ -58,13 +59,12 @@ def _projections_seen(a: Audit) -> Verdict | None:
     pieces = [p for o in outs if o.dim() == 3 for p in _thirds(o, want["q"].size(-1))]
     if not all(_seen(side.ref[n], pieces) for n in want):
         return None
-    q, k, v = want["q"][0, 1], want["k"][0, 0], want["v"][1, 0]
+    qt, kt, vt = (vec(t, 3, fixed) for t in (want["q"][0, 1], want["k"][0, 0], want["v"][1, 0]))
     whose_zh, whose_en = ("课程", "the lesson's") if a.kind == "head" else ("参考", "the reference")
     return Verdict(
         PASS,
-        f"投影层给出{whose_zh}的 Q、K、V：q[0,1] = {vec(q)}，k[0,0] = {vec(k)}，v[1,0] = {vec(v)}",
-        f"the projections give {whose_en} Q, K, V: q[0,1] = {vec(q)}, k[0,0] = {vec(k)}, "
-        f"v[1,0] = {vec(v)}",
+        f"投影层给出{whose_zh}的 Q、K、V：q[0,1] = {qt}，k[0,0] = {kt}，v[1,0] = {vt}",
+        f"the projections give {whose_en} Q, K, V: q[0,1] = {qt}, k[0,0] = {kt}, v[1,0] = {vt}",
     )
 
 
@@ -96,16 +96,16 @@ def item_3(a: Audit) -> Verdict | None:
         i = first_diff(torch.zeros_like(want), want)
         return Verdict(
             PASS,
-            f"raw_scores{heads_idx(want, i)} = {fmt(float(raw[i]))}，与课程一致",
-            f"raw_scores{heads_idx(want, i)} = {fmt(float(raw[i]))}, as in the lesson",
+            f"raw_scores{heads_idx(want, i)} = {fixed(float(raw[i]))}，与课程一致",
+            f"raw_scores{heads_idx(want, i)} = {fixed(float(raw[i]))}, as in the lesson",
         )
     if close(raw, want.transpose(-2, -1)):
         return Verdict(
             FAIL,
             f"观察到的分数表是课程分数表的转置：raw_scores[0,0,1] = "
-            f"{fmt(float(raw[0, 0, 0, 1]))}，课程为 {fmt(float(want[0, 0, 0, 1]))}",
+            f"{fixed(float(raw[0, 0, 0, 1]))}，课程为 {fixed(float(want[0, 0, 0, 1]))}",
             f"the observed score table is the lesson's transposed: raw_scores[0,0,1] = "
-            f"{fmt(float(raw[0, 0, 0, 1]))}, lesson {fmt(float(want[0, 0, 0, 1]))}",
+            f"{fixed(float(raw[0, 0, 0, 1]))}, lesson {fixed(float(want[0, 0, 0, 1]))}",
             ["swapped_qk", "scores_transposed"],
         )
     return None
@@ -122,8 +122,8 @@ def item_4(a: Audit) -> Verdict | None:
         if scale is None or math.isclose(scale, 1 / math.sqrt(d), rel_tol=1e-3):
             return Verdict(
                 PASS,
-                f"scaled_dot_product_attention 使用 1/√d_head = {fmt(1 / math.sqrt(d))}",
-                f"scaled_dot_product_attention scales by 1/√d_head = {fmt(1 / math.sqrt(d))}",
+                f"scaled_dot_product_attention 使用 1/√d_head = {fixed(1 / math.sqrt(d))}",
+                f"scaled_dot_product_attention scales by 1/√d_head = {fixed(1 / math.sqrt(d))}",
             )
         return _scale_fail(float(scale), C, d)
     raw, inp = run.raw_scores(), run.softmax_inputs()
@@ -139,8 +139,8 @@ def item_4(a: Audit) -> Verdict | None:
         # before their product (q·d^-¼, k·d^-¼): also right.
         return Verdict(
             PASS,
-            f"Softmax 输入 ÷ 原始分数 = {fmt(ratio)} = 1/√d_head（d_head = {d}）",
-            f"softmax input ÷ raw score = {fmt(ratio)} = 1/√d_head (d_head = {d})",
+            f"Softmax 输入 ÷ 原始分数 = {fixed(ratio)} = 1/√d_head（d_head = {d}）",
+            f"softmax input ÷ raw score = {fixed(ratio)} = 1/√d_head (d_head = {d})",
         )
     return _scale_fail(ratio, C, d)
 
@@ -150,10 +150,10 @@ def _scale_fail(ratio: float, C: int, d: int) -> Verdict:
     which = [_SCALES[n] for r, n in named.items() if math.isclose(ratio, r, rel_tol=1e-3)]
     return Verdict(
         FAIL,
-        f"分数被乘以 {fmt(ratio)}，应为 1/√d_head = {fmt(1 / math.sqrt(d))}"
+        f"分数被乘以 {fixed(ratio)}，应为 1/√d_head = {fixed(1 / math.sqrt(d))}"
         f"（d_head = {d}, C = {C}）",
-        f"the scores were multiplied by {fmt(ratio)}, should be 1/√d_head = "
-        f"{fmt(1 / math.sqrt(d))} (d_head = {d}, C = {C})",
+        f"the scores were multiplied by {fixed(ratio)}, should be 1/√d_head = "
+        f"{fixed(1 / math.sqrt(d))} (d_head = {d}, C = {C})",
         which,
     )
 
@@ -182,8 +182,8 @@ def item_6(a: Audit) -> Verdict | None:
         i = first_diff(sums, torch.ones_like(sums))
         return Verdict(
             FAIL,
-            f"weights 第 {idx(i)} 行之和是 {fmt(float(sums[i]))}，不是 1",
-            f"row {idx(i)} of the weights sums to {fmt(float(sums[i]))}, not 1",
+            f"weights 第 {compact_shape(i)} 行之和是 {fixed(float(sums[i]))}，不是 1",
+            f"row {compact_shape(i)} of the weights sums to {fixed(float(sums[i]))}, not 1",
         )
     return Verdict(
         PASS,
@@ -203,16 +203,16 @@ def item_7(a: Audit) -> Verdict | None:
     if close(out, w @ side.ref["v"]):
         return Verdict(
             PASS,
-            f"output = weights @ V：output[1,{row[1]}] = {vec(out[row])}",
-            f"output = weights @ V: output[1,{row[1]}] = {vec(out[row])}",
+            f"output = weights @ V：output[1,{row[1]}] = {vec(out[row], 3, fixed)}",
+            f"output = weights @ V: output[1,{row[1]}] = {vec(out[row], 3, fixed)}",
         )
     if close(out, w @ side.ref["k"]):
         return Verdict(
             FAIL,
-            f"output[1,{row[1]}] = {vec(out[row])} 等于 weights @ K，应为 weights @ V = "
-            f"{vec((w @ side.ref['v'])[row])}",
-            f"output[1,{row[1]}] = {vec(out[row])} equals weights @ K; it should be "
-            f"weights @ V = {vec((w @ side.ref['v'])[row])}",
+            f"output[1,{row[1]}] = {vec(out[row], 3, fixed)} 等于 weights @ K，应为 weights @ V = "
+            f"{vec((w @ side.ref['v'])[row], 3, fixed)}",
+            f"output[1,{row[1]}] = {vec(out[row], 3, fixed)} equals weights @ K; it should be "
+            f"weights @ V = {vec((w @ side.ref['v'])[row], 3, fixed)}",
             ["weights_times_keys"],
         )
     return None
@@ -238,8 +238,8 @@ def item_8(a: Audit) -> Verdict | None:
     if list(out.shape) != want and not _returns_weights(a):
         return Verdict(
             FAIL,
-            f"输出应为 [B,T,C] = {want}，实际 {list(out.shape)}",
-            f"the output should be [B, T, C] = {want}, got {list(out.shape)}",
+            f"输出应为 [B,T,C] = {shape_text(want)}，实际 {shape_text(out.shape)}",
+            f"the output should be [B, T, C] = {shape_text(want)}, got {shape_text(out.shape)}",
         )
     side = a.probe
     no_w_o = side.inp is not None and side.inp.w_o is None
@@ -263,8 +263,9 @@ def item_9(a: Audit) -> Verdict:
             i = (b, *first_diff(out3[b], run.out[b]))
             return Verdict(
                 FAIL,
-                f"只改变批次第 1 行，output{idx(i)} 却变了：批次行互相读取",
-                f"changing only batch row 1 changed output{idx(i)}: batch rows read each other",
+                f"只改变批次第 1 行，output{compact_shape(i)} 却变了：批次行互相读取",
+                f"changing only batch row 1 changed output{compact_shape(i)}: batch rows read "
+                "each other",
             )
     return Verdict(
         PASS,
@@ -277,13 +278,13 @@ def item_10(a: Audit) -> Verdict:
     if _returns_weights(a):
         return Verdict(
             FAIL,
-            f"模块交出的是 Attention Weights {list(a.probe.run.out.shape)}，"
+            f"模块交出的是 Attention Weights {shape_text(a.probe.run.out.shape)}，"
             "LM Head 需要的是特征 weights @ V",
-            f"the module hands on the attention weights {list(a.probe.run.out.shape)}; "
+            f"the module hands on the attention weights {shape_text(a.probe.run.out.shape)}; "
             "the LM head needs the features weights @ V",
             ["lm_head_on_weights"],
         )
-    shape = list(a.probe.run.out.shape)
+    shape = shape_text(a.probe.run.out.shape)
     return Verdict(
         PASS,
         f"模块交出的是特征 {shape}，不是 Attention Weights",

@@ -12,7 +12,8 @@ from attnlab.debug import catalogue as mistakes
 from attnlab.debug.audit.context import Audit, Side
 from attnlab.debug.audit.items import ITEMS
 from attnlab.debug.audit.observe import as_heads, close, first_diff
-from attnlab.debug.audit.verdict import FAIL, NOT_CHECKED, PASS, SECTION, Verdict, idx, vec
+from attnlab.debug.audit.verdict import FAIL, NOT_CHECKED, PASS, SECTION, Verdict, heads_idx
+from attnlab.show.fmt import compact_shape, fixed, shape_text, vec
 
 _MATCH_ZH = "载入课程权重后，输出与 attnlab.pipeline 的参考一致（课程例子与随机输入）"
 _MATCH_EN = (
@@ -29,7 +30,7 @@ def _repro_evidence(a: Audit, names: list[str]) -> Verdict:
     where_zh = "课程例子" if side is a.lesson else "随机输入"
     where_en = "the lesson example" if side is a.lesson else "a random input"
     if ref is None or out.shape != ref.shape:
-        got = list(out.shape)
+        got = shape_text(out.shape)
         return Verdict(
             FAIL,
             f"输出形状 {got}；目录中的错误 {joined} 恰好复现你的输出",
@@ -41,11 +42,12 @@ def _repro_evidence(a: Audit, names: list[str]) -> Verdict:
     zh, en = _weights_evidence(side)
     return Verdict(
         FAIL,
-        f"{zh}{where_zh}上 output{idx(row)} = {vec(out[row])}，正确应为 "
-        f"{vec(ref[row])}；目录中的错误 {joined} 在课程例子和随机输入上都恰好复现你的输出",
-        f"{en}on {where_en} output{idx(row)} = {vec(out[row])}, the right value is "
-        f"{vec(ref[row])}; catalogue mistake {joined} reproduces your output exactly, "
-        "on the lesson example and on a random input",
+        f"{zh}{where_zh}上 output{compact_shape(row)} = {vec(out[row], 3, fixed)}，"
+        f"正确应为 {vec(ref[row], 3, fixed)}；目录中的错误 {joined} 在课程例子和随机输入上"
+        "都恰好复现你的输出",
+        f"{en}on {where_en} output{compact_shape(row)} = {vec(out[row], 3, fixed)}, the right "
+        f"value is {vec(ref[row], 3, fixed)}; catalogue mistake {joined} reproduces your output "
+        "exactly, on the lesson example and on a random input",
         names,
     )
 
@@ -59,10 +61,11 @@ def _weights_evidence(side: Side) -> tuple[str, str]:
     if seen.shape != want.shape or close(seen, want):
         return "", ""
     row = first_diff(seen, want)[:-1]
-    at = idx(row if want.size(1) > 1 else (row[0], *row[2:]))
+    at = heads_idx(want, row)
     return (
-        f"weights{at} = {vec(seen[row])}，参考为 {vec(want[row])}；",
-        f"weights{at} = {vec(seen[row])}, the reference gives {vec(want[row])}; ",
+        f"weights{at} = {vec(seen[row], 3, fixed)}，参考为 {vec(want[row], 3, fixed)}；",
+        f"weights{at} = {vec(seen[row], 3, fixed)}, the reference gives "
+        f"{vec(want[row], 3, fixed)}; ",
     )
 
 

@@ -7,7 +7,8 @@ import torch
 
 from attnlab.debug.audit.context import Audit
 from attnlab.debug.audit.observe import close, first_diff, forward
-from attnlab.debug.audit.verdict import FAIL, PASS, Verdict, fmt, heads_idx, idx
+from attnlab.debug.audit.verdict import FAIL, PASS, Verdict, heads_idx
+from attnlab.show.fmt import compact_shape, fixed
 
 
 def _causality(a: Audit) -> Verdict | None:
@@ -26,9 +27,10 @@ def _causality(a: Audit) -> Verdict | None:
             delta = float((after[i[1:]] - before[i[1:]]).abs())
             return Verdict(
                 FAIL,
-                f"只改变位置 ≥ {t0} 的输入，output{idx(i)} 却变了 {fmt(delta)}："
+                f"只改变位置 ≥ {t0} 的输入，output{compact_shape(i)} 却变了 {fixed(delta)}："
                 f"位置 {i[1]} 读到了未来",
-                f"changing only positions ≥ {t0} changed output{idx(i)} by {fmt(delta)}: "
+                f"changing only positions ≥ {t0} changed output{compact_shape(i)} by "
+                f"{fixed(delta)}: "
                 f"position {i[1]} reads the future",
             )
     return Verdict(
@@ -49,9 +51,9 @@ def _future_weight(a: Audit) -> Verdict | None:
             i = first_diff(future, torch.zeros_like(future))
             return Verdict(
                 FAIL,
-                f"weights{heads_idx(w, i)} = {fmt(float(w[i]))}，但位置 {i[3]} 在位置 "
+                f"weights{heads_idx(w, i)} = {fixed(float(w[i]))}，但位置 {i[3]} 在位置 "
                 f"{i[2]} 的未来",
-                f"weights{heads_idx(w, i)} = {fmt(float(w[i]))} but "
+                f"weights{heads_idx(w, i)} = {fixed(float(w[i]))} but "
                 f"position {i[3]} is in the future of position {i[2]}",
             )
         if bool(w.isnan().any()):
