@@ -150,9 +150,14 @@ def test_multi_head_input_and_a_multi_head_mistake(tmp_path: Path) -> None:
                                 "w_k": inp.w_k.tolist(), "w_v": inp.w_v.tolist(),
                                 "num_heads": 2, "w_o": inp.w_o.tolist()}))  # fmt: skip
     loaded = lab_input(path)
-    head1 = mistakes.correct_stages(loaded)["weights"][1, 1, 1]  # prompt B, head 1, row 1
-    verdict = check_answer(Answer("weights", "B", tuple(f"{v:.4f}" for v in head1), 1, 1), loaded)
+    head2 = mistakes.correct_stages(loaded)["weights"][1, 1, 1]  # prompt B, index 1 = head 2, row 1
+    verdict = check_answer(Answer("weights", "B", tuple(f"{v:.4f}" for v in head2), 1, 2), loaded)
     assert verdict.correct
+    result = invoke("check", "--input", str(path), "--stage", "weights", "--prompt", "B",
+                    "--row", "1", "--head", "2", "--values", "2 2", "--json")  # fmt: skip
+    (entry,) = json.loads(result.output)
+    assert entry["head"] == 2 and entry["prompt"] == "B" and not entry["correct"]
+    assert entry["expected"] == pytest.approx(head2.tolist())
     no_wo = mistakes.mistake_stages("no_output_projection", loaded)["output"][1, 1]
     verdict = check_answer(Answer("output", "B", tuple(f"{v:.4f}" for v in no_wo), 1), loaded)
     assert not verdict.correct

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from attnlab import example
 from attnlab.debug import catalogue as mistakes
 from attnlab.debug.steps import MistakeInput, Recipe, run
+from attnlab.errors import InputError
 from attnlab.pipeline import attention_stages, multi_head_stages
 
 ISSUE_MISTAKES = {
@@ -139,7 +140,7 @@ def test_errors_name_what_was_expected() -> None:
         ValueError, match="mistake 'no_output_projection' needs num_heads >= 2, got 1"
     ):
         mistakes.mistake_stages("no_output_projection")
-    with pytest.raises(ValueError, match="prompt must be one of A, B, got 'C'"):
+    with pytest.raises(InputError, match="prompt: expected one of A, B, got 'C'"):
         mistakes.diagnose("weights", [1.0, 0.0], prompt="C")
 
 

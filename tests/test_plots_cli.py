@@ -146,7 +146,7 @@ def test_too_large_input_suggests_cost_or_json(tmp_path: Path) -> None:
             ["heatmap"],
             "KIND must be one of weights, chain, scale, mask, cost, bench, got 'heatmap'",
         ),
-        (["weights", "--prompt", "C"], "--prompt must be all or one of A, B, got 'C'"),
+        (["weights", "--prompt", "C"], "--prompt: expected one of A, B or all, got 'C'"),
         (["weights", "--format", "jpg"], "--format must be one of png, svg, got 'jpg'"),
         (["cost", "--input", "x.json"], "--input applies to weights and chain, not cost"),
         (["mask", "--csv", "b.csv"], "--csv applies to bench, not mask"),

@@ -131,4 +131,4 @@ def _answers(
         return handcheck.load_answers(answers)
     if stage is None or values is None:
         raise InputError("expected --stage and --values (or an answer file), got neither")
-    return [handcheck.Answer(stage, prompt, handcheck.parse_values(values), row, head - 1)]
+    return [handcheck.Answer(stage, prompt, handcheck.parse_values(values), row, head)]

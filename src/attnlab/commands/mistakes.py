@@ -76,6 +76,7 @@ def render_one(m: Mistake, lang: str) -> str:
 def _stage_lines(stage: str, right: torch.Tensor, wrong: torch.Tensor, lang: str) -> list[str]:
     """One line per prompt (right → wrong); nothing when the mistake leaves the stage alone."""
     from attnlab.debug.catalogue import values_match
+    from attnlab.example import prompt_names
 
     if wrong.shape != right.shape:  # batch_mixed: one sequence of B·T tokens
         flat = pick(lang, "（B·T 个 Token 连成一条序列）", " (B·T tokens as one sequence)")
@@ -84,7 +85,7 @@ def _stage_lines(stage: str, right: torch.Tensor, wrong: torch.Tensor, lang: str
         return []
     return [
         f"    {stage:<14} {p}: {_table(right[b])}  →  {_table(wrong[b])}"
-        for b, p in enumerate("AB")
+        for b, p in enumerate(prompt_names(2))
     ]
 
 

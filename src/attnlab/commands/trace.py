@@ -110,13 +110,14 @@ def _trace(
 
 
 def _lesson_json(lang: str, prompt: str, stage: str | None) -> dict:
+    from attnlab.example import prompt_rows
     from attnlab.inputs import lesson_input
-    from attnlab.show.trace import check_stage, filter_stages, select_prompts
+    from attnlab.show.trace import check_stage, filter_stages
     from attnlab.show.walk import lesson_document
 
     doc = lesson_document(lang)
     inp = lesson_input(lang)
-    rows = select_prompts(inp, prompt)
+    rows = prompt_rows(prompt, inp.x.size(0))
     check_stage(inp, stage)
     doc["stages"] = filter_stages(doc["stages"], rows, stage)
     return doc

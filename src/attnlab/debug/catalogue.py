@@ -368,16 +368,6 @@ def _tables(
     return tables
 
 
-def prompt_index(prompt: int | str) -> int:
-    """``"A"``/``"B"`` (any case) or a batch index → the batch index."""
-    if isinstance(prompt, str):
-        names = [p.name for p in example.PROMPTS]
-        if prompt.upper() not in names:
-            raise ValueError(f"prompt must be one of {', '.join(names)}, got {prompt!r}")
-        return names.index(prompt.upper())
-    return prompt
-
-
 def diagnose(
     stage: str,
     values: list[float],
@@ -394,7 +384,7 @@ def diagnose(
         stage: a stage name from :data:`CHECK_STAGES` (``"weights"``, ``"output"``...).
         values: the learner's numbers, flattened (a row, or the whole ``[T, ...]`` table when
             ``row`` is None).
-        prompt: ``"A"``, ``"B"`` or a batch index.
+        prompt: ``"A"``, ``"B"`` or a batch index (:func:`attnlab.example.prompt_index`).
         row: the query row / token position, or None for the whole table.
         head: the head, when ``inp`` has several.
         tol: absolute tolerance (default: answers rounded to three decimals).
@@ -412,7 +402,7 @@ def diagnose(
         []
     """
     inp = _default_input() if inp is None else inp
-    b = prompt_index(prompt)
+    b = example.prompt_index(prompt, inp.x.size(0))
     want = torch.tensor([float(v) for v in values], dtype=torch.float64)
     right_stages, wrong_stages = _tables(inp)
     right = _slice(right_stages.get(stage, torch.empty(0)), b, head, row)

@@ -22,19 +22,25 @@ import torch
 from attnlab.debug import catalogue as mistakes
 from attnlab.debug.steps import MistakeInput
 from attnlab.errors import InputError
+from attnlab.example import head_index, prompt_index
 
 _NUMBER = re.compile(r"[-−+]?(?:inf|∞|nan|\d+\.?\d*(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?)", re.I)
 
 
 @dataclass(frozen=True)
 class Answer:
-    """One hand-computed answer: the stage, prompt, row/head and the numbers as written."""
+    """One hand-computed answer: the stage, prompt, row, head and the numbers as written.
+
+    ``prompt`` is read by :func:`attnlab.example.prompt_index` (``"A"``, ``"b"``, ``"1"``);
+    ``row`` is the query position ``t`` (from 0, as the tables label rows); ``head`` is numbered
+    from 1, as ``trace`` and the lesson number heads (ignored for a single head).
+    """
 
     stage: str
     prompt: str
     values: tuple[str, ...]
     row: int | None = None
-    head: int = 0
+    head: int = 1
 
 
 @dataclass
@@ -94,25 +100,14 @@ def lab_input(path: Path | None) -> MistakeInput:
     return MistakeInput(lab.x, lab.w_q, lab.w_k, lab.w_v, lab.num_heads or 1, lab.w_o)
 
 
-def _prompt(text: str, B: int) -> int:
-    t = text.strip().upper()
-    index = int(t) if t.isdigit() else (ord(t) - ord("A") if len(t) == 1 and t.isalpha() else -1)
-    if not 0 <= index < B:
-        names = ", ".join(chr(ord("A") + b) for b in range(B))
-        raise InputError(f"prompt: expected one of {names}, got {text!r}")
-    return index
-
-
 def expected_slice(answer: Answer, inp: MistakeInput) -> torch.Tensor:
     """The right numbers for ``answer`` (raises ``InputError`` for an unknown stage/row/head)."""
     stages = mistakes.correct_stages(inp)
     if answer.stage not in stages:
         raise InputError(f"stage: expected one of {', '.join(stages)}, got {answer.stage!r}")
-    t = stages[answer.stage][_prompt(answer.prompt, inp.x.size(0))]
+    t = stages[answer.stage][prompt_index(answer.prompt, inp.x.size(0))]
     if answer.stage not in ("x", "output", "concat", "logits") and not inp.is_single_head:
-        if not 0 <= answer.head < t.size(0):
-            raise InputError(f"head: expected 1..{t.size(0)}, got {answer.head + 1}")
-        t = t[answer.head]  # [T, ...]
+        t = t[head_index(answer.head, t.size(0))]  # [T, ...]
     if answer.row is not None:
         if not 0 <= answer.row < t.size(0):
             raise InputError(
@@ -141,9 +136,9 @@ def check_answer(answer: Answer, inp: MistakeInput) -> Verdict:
         else mistakes.diagnose(
             answer.stage,
             entered,
-            prompt=_prompt(answer.prompt, inp.x.size(0)),
+            prompt=prompt_index(answer.prompt, inp.x.size(0)),
             row=answer.row,
-            head=answer.head,
+            head=0 if inp.is_single_head else head_index(answer.head, inp.num_heads),
             tol=tol,
             inp=inp,
         )
@@ -170,7 +165,7 @@ def _answer(entry: Any, n: int) -> Answer:
     head = entry.get("head", 1)  # numbered from 1, as trace and the lesson number heads
     if isinstance(head, bool) or not isinstance(head, int) or head < 1:
         raise InputError(f"answer {n}: head must be an integer from 1, got {head!r}")
-    return Answer(str(entry["stage"]), str(entry.get("prompt", "A")), values, row, head - 1)
+    return Answer(str(entry["stage"]), str(entry.get("prompt", "A")), values, row, head)
 
 
 def _flat(items: list[Any]) -> list[Any]:

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import torch
 
+from attnlab import example
 from attnlab.errors import InputError, shape_text
 from attnlab.inputs import LabInput, lesson_input
 from attnlab.pipeline import AttentionStages, MultiHeadStages
-from attnlab.show.document import prompt_names
 
 #: Largest T and C a figure stays readable at; bigger inputs belong to `cost` or `trace`.
 MAX_TOKENS = 32
@@ -66,7 +66,7 @@ class PlotSource:
 def lesson_source(lang: str = "zh") -> PlotSource:
     """Prompts A and B through the lesson's single head (sections 4-11)."""
     lab = lesson_input(lang)
-    return PlotSource(lab.stages(), lab.tokens, prompt_names(lab.x.size(0)))
+    return PlotSource(lab.stages(), lab.tokens, example.prompt_names(lab.x.size(0)))
 
 
 def input_source(lab: LabInput) -> PlotSource:
@@ -75,7 +75,7 @@ def input_source(lab: LabInput) -> PlotSource:
     B, T, _ = lab.x.shape
     # The loader fills in "0", "1", ... when the file names no tokens: "t=1" alone says that.
     unnamed = all(row == [str(t) for t in range(T)] for row in lab.tokens)
-    return PlotSource(lab.stages(), None if unnamed else lab.tokens, prompt_names(B),
+    return PlotSource(lab.stages(), None if unnamed else lab.tokens, example.prompt_names(B),
                       Path(lab.source).stem)  # fmt: skip
 
 

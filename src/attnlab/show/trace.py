@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from attnlab.errors import InputError
+from attnlab.example import prompt_names, prompt_rows
 from attnlab.i18n import pick
 from attnlab.inputs import LabInput
 from attnlab.pipeline import STAGE_NAMES, AttentionStages, MultiHeadStages
@@ -49,21 +50,11 @@ def check_stage(inp: LabInput, stage: str | None) -> None:
         )
 
 
-def select_prompts(inp: LabInput, prompt: str) -> list[int]:
-    """Batch rows named by ``--prompt`` (A, B, ... or all)."""
-    names = document.prompt_names(inp.x.size(0))
-    if prompt.lower() == "all":
-        return list(range(len(names)))
-    if prompt.upper() not in names:
-        raise InputError(f"--prompt: expected one of {', '.join(names)} or all, found {prompt!r}")
-    return [names.index(prompt.upper())]
-
-
 def _view(
     key: str, tensor: torch.Tensor, head: int | None, inp: LabInput, rows: list[int], lang: str,
     precision: int,
 ) -> StageView:  # fmt: skip
-    names = document.prompt_names(inp.x.size(0))
+    names = prompt_names(inp.x.size(0))
     tables = []
     for b in rows:
         values = tensor if key == "causal_mask" else tensor[b]
@@ -82,7 +73,7 @@ def build_views(
     inp: LabInput, lang: str, prompt: str = "all", stage: str | None = None, precision: int = 4
 ) -> list[StageView]:
     """The stages of ``inp`` in order (each head's, then concat and W_O for several heads)."""
-    rows = select_prompts(inp, prompt)
+    rows = prompt_rows(prompt, inp.x.size(0))
     check_stage(inp, stage)
     result = inp.stages()
     views: list[StageView] = []
@@ -122,7 +113,7 @@ def render_markdown(views: list[StageView]) -> str:
 
 def input_document(inp: LabInput, prompt: str = "all", stage: str | None = None) -> dict[str, Any]:
     """A JSON document for any input: its fields (reusable as ``--input``) and every stage."""
-    rows = select_prompts(inp, prompt)
+    rows = prompt_rows(prompt, inp.x.size(0))
     check_stage(inp, stage)
     result = inp.stages()
     doc: dict[str, Any] = {

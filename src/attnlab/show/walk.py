@@ -68,7 +68,7 @@ def lesson_document(lang: str = "zh", experiment: ExperimentResult | None = None
     shape = example.SHAPE_CHECK
     cost = example.COST_CHECK
     final = final_row_softmax(stages)
-    names = document.prompt_names(stages.x.size(0))
+    names = example.prompt_names(stages.x.size(0))
     return {
         "lesson": "week07-attention",
         "lang": lang,
@@ -102,7 +102,7 @@ def _stage_block(stages: AttentionStages, stage: str, lang: str, p: int) -> list
         f"{title(stage, lang)}  {shape_text(getattr(stages, stage).shape)}",
         explain(stage, lang),
     ]
-    for b, name in enumerate(document.prompt_names(stages.x.size(0))):
+    for b, name in enumerate(example.prompt_names(stages.x.size(0))):
         headers, rows = stage_rows(stage, getattr(stages, stage)[b], tokens[b], p, lang)
         lines += ["", f"Prompt {name}", text_table(headers, rows)]
     if stage in ("masked_scores", "weights"):
@@ -118,13 +118,13 @@ def render_lesson(lang: str = "zh", precision: int = DEFAULT_PRECISION) -> str:
     out = [t["title"], t["question"].format(last=last)]
     out.append(t["prompts"].format(a=tokens[0], b=tokens[1], shape=shape_text(st.x.shape)))
     out += ["", "== " + t["sec1"], t["sec1_body"].format(ratio=_ratio_of_mean(st, p))]
-    for name, row in zip(document.prompt_names(2), uniform_mean(st.x)[:, -1], strict=True):
+    for name, row in zip(example.prompt_names(2), uniform_mean(st.x)[:, -1], strict=True):
         out.append(f"  {name}: {vec(row.tolist(), p)}")
     wa, wb = (vec(st.weights[b, -1].tolist(), p) for b in (0, 1))
     out += [t["sec1_after"].format(wa=wa, wb=wb), "", "== " + t["sec4"]]
     for stage in ("x", "q", "k", "v", "raw_scores"):
         out += _stage_block(st, stage, lang, p)
-    for b, name in enumerate(document.prompt_names(2)):
+    for b, name in enumerate(example.prompt_names(2)):
         q, k0, s = st.q[b, -1], st.k[b, 0], st.raw_scores[b, -1, 0]
         dot = t["sec4_dot"].format(
             last=last, q=vec(q.tolist(), p), k=vec(k0.tolist(), p), s=num(float(s), p)
@@ -133,7 +133,7 @@ def render_lesson(lang: str = "zh", precision: int = DEFAULT_PRECISION) -> str:
     out += ["", "== " + t["sec5"]]
     out += _stage_block(st, "scaled_scores", lang, p)
     final = final_row_softmax(st)
-    for b, name in enumerate(document.prompt_names(2)):
+    for b, name in enumerate(example.prompt_names(2)):
         vals = {k: vec(v[b].tolist(), p) for k, v in final.items() if k != "sums"}
         total = num(float(final["sums"][b]), p)
         out.append(
@@ -157,7 +157,7 @@ def render_lesson(lang: str = "zh", precision: int = DEFAULT_PRECISION) -> str:
     out += _render_mask_demo(lang, p) + _render_shapes(st, lang)
     out += _render_two_softmaxes(st, lang, p) + _render_cost(lang)
     out += ["== " + t["conclusion"].format(last=last)]
-    for name, row in zip(document.prompt_names(2), st.weights[:, -1], strict=True):
+    for name, row in zip(example.prompt_names(2), st.weights[:, -1], strict=True):
         out.append(f"  Prompt {name}: {vec(row.tolist(), max(p, 4))}")
     return "\n".join([*out, t["conclusion_end"]])
 
@@ -202,13 +202,13 @@ def _render_two_softmaxes(st: AttentionStages, lang: str, p: int) -> list[str]:
     with torch.no_grad():  # forward only: the walk needs probabilities, not gradients
         probs = forward(example.lesson_w_q()).probs  # [B, V_vocab]
     out = ["== " + t["two_softmax"], t["attn_softmax"].format(n=st.weights.size(-1))]
-    for b, name in enumerate(document.prompt_names(2)):
+    for b, name in enumerate(example.prompt_names(2)):
         w = st.weights[b, -1]
         out.append(f"  {name}: {vec(w.tolist(), p)}  Σ = {num(float(w.sum()), p)}")
     out.append(t["vocab_softmax"].format(n=len(words)))
     rows = [
         [name, *(num(v, p) for v in probs[b].tolist()), num(float(probs[b].sum()), p)]
-        for b, name in enumerate(document.prompt_names(2))
+        for b, name in enumerate(example.prompt_names(2))
     ]
     return [*out, text_table(["", *words, "Σ"], rows), ""]
 
@@ -229,7 +229,7 @@ def render_experiment(lang: str = "zh", precision: int = EXPERIMENT_PRECISION) -
     """The text of ``course_examples/week07_attention.py``: section 16's one-parameter step."""
     t, p, r = TEXT[lang], precision, run_experiment()
     words, (i, j) = example.vocab(lang), r.param
-    names = document.prompt_names(2)
+    names = example.prompt_names(2)
     target_words = [words[int(c)] for c in example.lesson_targets()]
     out = ["== " + t["exp_title"].format(i=i, j=j), t["exp_h"]]
     out += [f"  {n}: {vec(h.tolist(), p)}" for n, h in zip(names, r.before.h, strict=True)]
@@ -288,7 +288,7 @@ def _score_expressions(r: ExperimentResult, p: int) -> list[str]:
     scaled = r.before.stages.scaled_scores[:, -1, :]  # [B, T_key]
     intercepts = scaled - r.score_slopes * r.q_old  # [B, T_key]
     lines = []
-    for n, slopes, consts in zip(document.prompt_names(2), r.score_slopes, intercepts, strict=True):
+    for n, slopes, consts in zip(example.prompt_names(2), r.score_slopes, intercepts, strict=True):
         terms = [_linear(float(a), float(c), p) for a, c in zip(slopes, consts, strict=True)]
         lines.append(f"  {n}: [{', '.join(terms)}]")
     return lines

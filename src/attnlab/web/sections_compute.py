@@ -39,7 +39,7 @@ def projections(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block
             )
         ),
     ]
-    for b, name in enumerate("AB"):
+    for b, name in enumerate(example.prompt_names(2)):
         blocks.append(
             math(
                 rf"Q_{name}={tex_matrix(st.q[b])},\quad K_{name}={tex_matrix(st.k[b])},\quad "
@@ -47,7 +47,7 @@ def projections(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block
             )
         )
     lines = []
-    for b, name in enumerate("AB"):
+    for b, name in enumerate(example.prompt_names(2)):
         qf = st.q[b, -1].tolist()
         for j in range(st.k.size(1)):
             kj = st.k[b, j].tolist()
@@ -84,7 +84,7 @@ def softmax_rows(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Bloc
     """Section 5: scale the final rows, exponentiate, normalise."""
     st, f, d = n.stages, n.final, n.sizes["d"]
     text = []
-    for b, name in enumerate("AB"):
+    for b, name in enumerate(example.prompt_names(2)):
         text += [
             pick(lang, f"提示 {name}，最后一行", f"Prompt {name}, final query row"),
             f"  scaled scores = {vec(f['scaled'][b])}",
@@ -123,7 +123,7 @@ def weighted_values(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[B
     """Section 6: the weights mix the values."""
     st = n.stages
     text = []
-    for b, name in enumerate("AB"):
+    for b, name in enumerate(example.prompt_names(2)):
         w, v, o = st.weights[b, -1], st.v[b], st.output[b, -1]
         mix = " + ".join(f"{num(w[j])}·{vec(v[j], 0)}" for j in range(v.size(0)))
         text += [f"{name} ({tok[b][-1]}):  o = {mix}", f"{' ' * len(name)}     = {vec(o)}", ""]
@@ -176,7 +176,7 @@ def scaling(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     st, d = n.stages, n.sizes["d"]
     sqrt_d = num(st.raw_scores[0, -1, 0] / st.scaled_scores[0, -1, 0])
     text = [f"sqrt(d_k) = sqrt({d}) ≈ {sqrt_d}"]
-    for b, name in enumerate("AB"):
+    for b, name in enumerate(example.prompt_names(2)):
         text.append(
             f"{name}: raw {vec(st.raw_scores[b, -1])}  →  scaled {vec(st.scaled_scores[b, -1])}"
         )

@@ -109,7 +109,7 @@ def _gradient_step(r: ExperimentResult, lang: str, targets: list[str]) -> list[B
     scaled = r.before.stages.scaled_scores[:, -1, :]  # [B, T_key]
     intercepts = scaled - r.score_slopes * r.q_old  # [B, T_key]
     lines = []
-    for b, name in enumerate("AB"):
+    for b, name in enumerate(example.prompt_names(2)):
         terms = [
             _linear(float(a), float(c))
             for a, c in zip(r.score_slopes[b], intercepts[b], strict=True)
@@ -132,7 +132,7 @@ def _gradient_step(r: ExperimentResult, lang: str, targets: list[str]) -> list[B
             num(r.before.target_probs[b], P6),
             num(r.after.target_probs[b], P6),
         )
-        for b, name in enumerate("AB")
+        for b, name in enumerate(example.prompt_names(2))
     ] + [
         (
             pick(lang, "平均损失", "mean loss"),

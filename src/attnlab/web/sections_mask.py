@@ -84,9 +84,9 @@ def reproduce(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     """Section 12: the code that reproduces every hand-computed number."""
     st = n.stages
     expected = []
-    for b, name in enumerate("AB"):
+    for b, name in enumerate(example.prompt_names(2)):
         expected.append(f"Prompt {name} weights: {vec(st.weights[b, -1], 4)}")
-    for b, name in enumerate("AB"):
+    for b, name in enumerate(example.prompt_names(2)):
         expected.append(f"Prompt {name} output:  {vec(st.output[b, -1], 4)}")
     return [
         p(pick(lang,

@@ -5,6 +5,7 @@ Every number is taken from :class:`attnlab.web.numbers.LessonNumbers`; the prose
 
 from __future__ import annotations
 
+from attnlab import example
 from attnlab.i18n import pick
 from attnlab.show.fmt import compact_shape, tex_matrix, vec
 from attnlab.web.blocks import Block, flow, math, note, p, table
@@ -16,8 +17,8 @@ def core_goal(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     st, z = n.stages, n.sizes
     last, a0, b0 = tok[0][-1], tok[0][0], tok[1][0]
     rows = [
-        (f"b={b}, t={t}", f"x[{b},{t},:]", tok[b][t], _slot_meaning(lang, b, t))
-        for b in range(z["B"])
+        (f"b={b}, t={t}", f"x[{b},{t},:]", tok[b][t], _slot_meaning(lang, name, t))
+        for b, name in enumerate(example.prompt_names(z["B"]))
         for t in range(z["T"])
     ]
     vocab_shape = compact_shape((z["B"], z["T"])).replace("]", ",V_vocab]")
@@ -65,8 +66,7 @@ def core_goal(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     ]  # fmt: skip
 
 
-def _slot_meaning(lang: str, b: int, t: int) -> str:
-    name = "AB"[b] if b < 2 else str(b)
+def _slot_meaning(lang: str, name: str, t: int) -> str:
     return pick(lang, f"提示 {name} 的第 {t + 1} 个 Token", f"token {t + 1} of prompt {name}")
 
 
