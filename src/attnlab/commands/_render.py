@@ -7,8 +7,7 @@ from rich.table import Table
 
 from attnlab.i18n import pick
 from attnlab.show.fmt import shape_text
-from attnlab.show.stageview import MASKED_MARK
-from attnlab.show.trace import StageView
+from attnlab.show.stageview import MASKED_MARK, StageView
 
 
 def _table(title: str | None, headers: list[str], rows: list[list[str]]) -> Table:
@@ -28,9 +27,9 @@ def print_views(views: list[StageView], lang: str, step: bool) -> None:
     for n, view in enumerate(views):
         console.rule(f"[bold]{view.title}[/bold]  {shape_text(view.shape)}", align="left")
         console.print(view.explanation)
-        for prompt, headers, rows in view.tables:
-            label = None if view.key == "causal_mask" else f"Prompt {prompt}"
-            console.print(_table(label, headers, rows))
+        for t in view.tables:
+            label = None if view.key == "causal_mask" else f"Prompt {t.prompt}"
+            console.print(_table(label, t.headers, t.rows))
         if view.note:
             console.print(f"[dim]{view.note}[/dim]")
         if step and n < len(views) - 1:

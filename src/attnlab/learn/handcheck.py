@@ -10,7 +10,6 @@ The tolerance follows the learner's rounding (three decimals → ±0.0005, plus 
 from __future__ import annotations
 
 import json
-import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from attnlab.debug import catalogue as mistakes
 from attnlab.debug.steps import MistakeInput
 from attnlab.errors import InputError
 from attnlab.example import head_index, prompt_index
+from attnlab.show.document import to_json
 
 _NUMBER = re.compile(r"[-−+]?(?:inf|∞|nan|\d+\.?\d*(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?)", re.I)
 
@@ -61,8 +61,8 @@ class Verdict:
             "prompt": a.prompt,
             "row": a.row,
             "head": a.head,
-            "entered": self.entered,
-            "expected": [_json_num(v) for v in self.expected],
+            "entered": to_json(self.entered),
+            "expected": to_json(self.expected),
             "tolerance": self.tol,
             "correct": self.correct,
             "mistakes": [
@@ -70,10 +70,6 @@ class Verdict:
                 for m in self.mistakes
             ],
         }
-
-
-def _json_num(v: float) -> float | str:
-    return v if math.isfinite(v) else str(v)
 
 
 def parse_values(text: str) -> tuple[str, ...]:

@@ -22,17 +22,20 @@ from attnlab.pipeline import STAGE_AXES, AttentionStages, MultiHeadStages
 Json = Any
 
 
-def to_json(t: torch.Tensor | list[Any] | float) -> Json:
-    """Nested lists of numbers; −∞/+∞/NaN become the strings "-inf", "inf", "nan"."""
+def to_json(t: torch.Tensor | list[Any] | float, decimals: int | None = None) -> Json:
+    """Nested lists of numbers (rounded to ``decimals`` when given); −∞/+∞/NaN become the
+    strings "-inf", "inf", "nan". The one JSON encoder of attnlab's numbers."""
     if isinstance(t, torch.Tensor):
         if t.dtype == torch.bool:
             return t.tolist()
-        return to_json(t.tolist()) if t.dim() else to_json(float(t))
+        return to_json(t.tolist() if t.dim() else float(t), decimals)
     if isinstance(t, list):
-        return [to_json(v) for v in t]
+        return [to_json(v, decimals) for v in t]
     if math.isinf(t):
         return "-inf" if t < 0 else "inf"
-    return "nan" if math.isnan(t) else t
+    if math.isnan(t):
+        return "nan"
+    return t if decimals is None else round(t, decimals)
 
 
 def stages_document(stages: AttentionStages) -> dict[str, Json]:
