@@ -44,10 +44,8 @@ def render(v: Verdict, lang: str) -> str:
         lines.append(
             pick(
                 lang,
-                f"  {m.text('explain', lang)}（{m.name}）。从 {m.redo} 重算，"
-                f"重读第 {m.section} 节。",
-                f"  {m.text('explain', lang)} ({m.name}). Redo from {m.redo}; reread "
-                f"section {m.section}.",
+                f"  {m.explain[lang]}（{m.name}）。从 {m.redo} 重算，重读第 {m.section} 节。",
+                f"  {m.explain[lang]} ({m.name}). Redo from {m.redo}; reread section {m.section}.",
             )
         )
     if not v.mistakes:

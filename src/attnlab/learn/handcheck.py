@@ -1,9 +1,9 @@
 """Grade numbers a learner computed by hand, and name the mistake behind a wrong answer.
 
 An :class:`Answer` is one stage of one prompt (optionally one row) as the learner wrote it. The
-right numbers come from :func:`attnlab.debug.catalogue.correct_stages` (i.e.
+right numbers come from :func:`attnlab.debug.diagnosis.correct_stages` (i.e.
 :mod:`attnlab.pipeline`); a wrong answer is compared with every catalogue mistake through
-:func:`attnlab.debug.catalogue.diagnose`.
+:func:`attnlab.debug.diagnosis.diagnose`.
 The tolerance follows the learner's rounding (three decimals → ±0.0005, plus float slack).
 """
 
@@ -18,7 +18,8 @@ from typing import Any
 
 import torch
 
-from attnlab.debug import catalogue as mistakes
+from attnlab.debug import diagnosis
+from attnlab.debug.catalogue import Mistake
 from attnlab.debug.steps import MistakeInput
 from attnlab.errors import InputError
 from attnlab.example import head_index, prompt_index
@@ -52,7 +53,7 @@ class Verdict:
     expected: list[float]
     entered: list[float]
     tol: float
-    mistakes: list[mistakes.Mistake] = field(default_factory=list)
+    mistakes: list[Mistake] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         a = self.answer
@@ -89,7 +90,7 @@ def _to_float(text: str) -> float:
 def lab_input(path: Path | None) -> MistakeInput:
     """The lesson example, or the learner's ``--input`` file as a :class:`MistakeInput`."""
     if path is None:
-        return mistakes.lesson_input()
+        return diagnosis.lesson_input()
     from attnlab.inputs import load_input
 
     lab = load_input(path)
@@ -98,7 +99,7 @@ def lab_input(path: Path | None) -> MistakeInput:
 
 def expected_slice(answer: Answer, inp: MistakeInput) -> torch.Tensor:
     """The right numbers for ``answer`` (raises ``InputError`` for an unknown stage/row/head)."""
-    stages = mistakes.correct_stages(inp)
+    stages = diagnosis.correct_stages(inp)
     if answer.stage not in stages:
         raise InputError(f"stage: expected one of {', '.join(stages)}, got {answer.stage!r}")
     t = stages[answer.stage][prompt_index(answer.prompt, inp.x.size(0))]
@@ -123,13 +124,13 @@ def check_answer(answer: Answer, inp: MistakeInput) -> Verdict:
             f"{want.numel()} numbers, got {len(answer.values)}"
         )
     entered = [_to_float(v) for v in answer.values]
-    tol = mistakes.decimals_tolerance(list(answer.values))
+    tol = diagnosis.decimals_tolerance(list(answer.values))
     got = torch.tensor(entered, dtype=torch.float64)
-    correct = mistakes.values_match(got, want, tol)
+    correct = diagnosis.values_match(got, want, tol)
     found = (
         []
         if correct
-        else mistakes.diagnose(
+        else diagnosis.diagnose(
             answer.stage,
             entered,
             prompt=prompt_index(answer.prompt, inp.x.size(0)),

@@ -178,6 +178,7 @@ def diagnose(key: str, given: list[float], tol: float, lang: str = "zh") -> str 
     source, stage, index = answers.parse_key(key)
     try:
         from attnlab.debug import catalogue as mistakes
+        from attnlab.debug import diagnosis
     except ImportError:  # the catalogue is optional: grading works without it
         return None
     if source != "lesson" or stage not in mistakes.CHECK_STAGES:
@@ -192,11 +193,11 @@ def diagnose(key: str, given: list[float], tol: float, lang: str = "zh") -> str 
         if got is None or got.shape != answers.SOURCES["lesson"]()[stage].shape:
             continue
         got = got[index] if index else got
-        if not mistakes.values_match(got, right, 1e-9) and mistakes.values_match(want, got, tol):
+        if not diagnosis.values_match(got, right, 1e-9) and diagnosis.values_match(want, got, tol):
             found.append(m)
     if not found:
         return _misread_index(stage, index, want, tol, lang)
-    names = "; ".join(m.text("title", lang) for m in found)
+    names = "; ".join(m.title[lang] for m in found)
     if lang == "zh":
         return f"这正是这个错误会算出的数：{names}（重读第 {found[0].section} 节）"
     return f"That is the number this mistake gives: {names} (reread section {found[0].section})"
@@ -206,8 +207,9 @@ def diagnose(key: str, given: list[float], tol: float, lang: str = "zh") -> str 
 def _mistake_tables() -> list[tuple[Any, dict[str, Any]]]:
     """Every single-head catalogue mistake with its stages on the lesson example (computed once)."""
     from attnlab.debug import catalogue as mistakes
+    from attnlab.debug import diagnosis
 
-    return [(m, mistakes.mistake_stages(m)) for m in mistakes.CATALOGUE if not m.multihead_only]
+    return [(m, diagnosis.mistake_stages(m)) for m in mistakes.CATALOGUE if not m.multihead_only]
 
 
 def _misread_index(stage: str, index: tuple, want: object, tol: float, lang: str) -> str | None:

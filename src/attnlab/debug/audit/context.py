@@ -18,6 +18,7 @@ from torch import nn
 
 from attnlab import example
 from attnlab.debug import catalogue as mistakes
+from attnlab.debug import diagnosis
 from attnlab.debug.audit import probe
 from attnlab.debug.audit.loader import build
 from attnlab.debug.audit.observe import Run, close, forward
@@ -80,8 +81,8 @@ class Audit:
 
 def _lesson_base(kind: str) -> MistakeInput:
     if kind == "head":
-        return replace(mistakes.lesson_input(), w_vocab=None)
-    return mistakes.multihead_example()
+        return replace(diagnosis.lesson_input(), w_vocab=None)
+    return diagnosis.multihead_example()
 
 
 def _width(kind: str, which: str) -> tuple[int, int]:
@@ -107,7 +108,7 @@ def _infer(module: nn.Module, kind: str, x: torch.Tensor, path: Path) -> probe.L
         layout = probe.by_names(module, names)
         w = probe.read(layout)
         inp = MistakeInput(x.double(), w[0], w[1], w[2], heads, w[3])
-        if close(out, mistakes.correct_stages(inp)["output"]):
+        if close(out, diagnosis.correct_stages(inp)["output"]):
             return layout
         readings.append((layout, inp))
     for layout, inp in readings:  # no right reading: maybe a catalogue mistake explains one
@@ -151,7 +152,7 @@ def _side(
         inp = MistakeInput(x.double(), w[0], w[1], w[2], heads, w_o,
                            token_ids=example.lesson_token_ids() if lesson else None)  # fmt: skip
     run = forward(module, x, path)
-    ref = mistakes.correct_stages(inp) if inp is not None else None
+    ref = diagnosis.correct_stages(inp) if inp is not None else None
     return Side(module, run, layout, inp, ref)
 
 
@@ -162,7 +163,7 @@ def _reproduce(side: Side, kind: str) -> None:
         if m.name == "token_ids_as_x" or (m.multihead_only and kind == "head"):
             continue
         try:
-            side.wrong[m.name] = mistakes.mistake_stages(m, side.inp)
+            side.wrong[m.name] = diagnosis.mistake_stages(m, side.inp)
         except (RuntimeError, ValueError, IndexError):  # a mistake may not run at these sizes
             continue
 
