@@ -21,7 +21,7 @@ from attnlab.debug import catalogue as mistakes
 from attnlab.debug import diagnosis
 from attnlab.debug.audit import probe
 from attnlab.debug.audit.loader import build
-from attnlab.debug.audit.observe import Run, close, forward
+from attnlab.debug.audit.observe import Run, as_heads, close, forward
 from attnlab.debug.audit.record import Recorder
 from attnlab.debug.steps import MistakeInput
 
@@ -77,6 +77,14 @@ class Audit:
     def matches_ref(self) -> bool:
         known = [s for s in self.sides if s.ref is not None]
         return bool(known) and all(s.matches_ref for s in known)
+
+    @property
+    def returns_weights(self) -> bool:
+        """True when the probe's output is its attention weights (or their mean over heads)."""
+        out, w = self.probe.run.out, self.probe.run.weights()
+        if out.shape[-1] != self.probe.run.T or w is None:
+            return False
+        return close(as_heads(out) if out.dim() == 3 else out, w) or close(out, w.mean(1))
 
 
 def _lesson_base(kind: str) -> MistakeInput:

@@ -14,11 +14,11 @@ SECTION = {1: 1, 2: 4, 3: 4, 4: 8, 5: 11, 6: 5, 7: 6, 8: 15, 9: 14, 10: 16}
 
 @dataclass
 class Verdict:
-    """PASS / FAIL / NOT CHECKED with bilingual evidence and the mistakes that explain it."""
+    """PASS / FAIL / NOT CHECKED, the evidence (``{"zh": ..., "en": ...}``) and the mistakes
+    that explain it."""
 
     status: str
-    zh: str
-    en: str
+    evidence: dict[str, str]
     mistakes: list[str] = field(default_factory=list)
 
 
