@@ -24,6 +24,7 @@ from importlib import resources
 from typing import Any
 
 from attnlab.example import LANGS
+from attnlab.i18n import pick
 from attnlab.learn import grading
 from attnlab.lesson import numbers as answers
 from attnlab.show import fmt
@@ -198,9 +199,12 @@ def diagnose(key: str, given: list[float], tol: float, lang: str = "zh") -> str 
     if not found:
         return _misread_index(stage, index, want, tol, lang)
     names = "; ".join(m.title[lang] for m in found)
-    if lang == "zh":
-        return f"这正是这个错误会算出的数：{names}（重读第 {found[0].section} 节）"
-    return f"That is the number this mistake gives: {names} (reread section {found[0].section})"
+    section = found[0].section
+    return pick(
+        lang,
+        f"这正是这个错误会算出的数：{names}（重读第 {section} 节）",
+        f"That is the number this mistake gives: {names} (reread section {section})",
+    )
 
 
 @cache
@@ -222,8 +226,10 @@ def _misread_index(stage: str, index: tuple, want: object, tol: float, lang: str
     hits = (table - want.item()).abs() <= tol  # same shape as the stage
     for other in hits.nonzero().tolist():
         if tuple(other) != index:
-            where = f"{stage}[{','.join(str(i) for i in other)}]"
-            if lang == "zh":
-                return f"这是 {where} 的值：检查每个下标对应哪个轴（第 9 节）"
-            return f"That is the value of {where}: check which axis each index picks (section 9)"
+            where = f"{stage}{fmt.compact_shape(other)}"
+            return pick(
+                lang,
+                f"这是 {where} 的值：检查每个下标对应哪个轴（第 9 节）",
+                f"That is the value of {where}: check which axis each index picks (section 9)",
+            )
     return None
