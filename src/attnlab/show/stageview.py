@@ -1,8 +1,8 @@
 """Stage tensors as labelled tables: rows are query positions (``t=1 喜欢``), columns are key
 positions for score tables and feature indices otherwise.
 
-:class:`StageView` is one stage ready to show; the scripts, ``trace`` (text, Markdown, rich) and
-the web explorer all render the same views.
+:class:`StageView` is one stage ready to show: ``trace`` (text, Markdown, rich) and the web
+explorer render the same views; the scripts print the same rows (:func:`stage_rows`).
 """
 
 from __future__ import annotations
