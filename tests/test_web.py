@@ -14,8 +14,7 @@ from attnlab import example
 from attnlab.learn import knowledge
 from attnlab.learn.store import ProgressStore
 from attnlab.pipeline import attend, lesson_stages
-from attnlab.show import fmt
-from attnlab.show.fmt import num, vec
+from attnlab.show.fmt import answer, num, vec
 from attnlab.web.app import create_app
 from attnlab.web.numbers import lesson_numbers
 
@@ -136,7 +135,7 @@ def test_answer_reveal_and_self_assessment(client: TestClient, tmp_path: Path) -
 
 def test_graded_exercise_is_checked_against_the_pipeline(client: TestClient, tmp_path: Path):
     ex = knowledge.section(9).exercises[0]
-    right = fmt.answer(ex.expected, ex.decimals)
+    right = answer(ex.expected, ex.decimals)
     r = post(client, f"/exercise/{ex.id}", {"answer": right})
     assert r.status_code == 303
     assert "✓ 正确" in client.get(r.headers["location"]).text
