@@ -20,7 +20,7 @@ import pytest
 
 from attnlab import example
 from attnlab.pipeline import attention_stages, lesson_stages
-from attnlab.web.numbers import num, vec
+from attnlab.show.fmt import num, vec
 
 pytestmark = pytest.mark.browser
 CHROMIUM_ARGS = [

@@ -245,8 +245,7 @@ def test_bad_stage_and_prompt() -> None:
     assert "--stage: expected one of x, q, k, v" in result.stderr
     result = invoke("trace", "--prompt", "C")
     assert (
-        result.exit_code == 2
-        and "--prompt: expected one of A, B or all, found 'C'" in result.stderr
+        result.exit_code == 2 and "--prompt: expected one of A, B or all, got 'C'" in result.stderr
     )
 
 

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from attnlab.cli import app
 from attnlab.debug import catalogue as mistakes
+from attnlab.debug import diagnosis
 from attnlab.learn.handcheck import Answer, check_answer, lab_input, parse_values
 
 runner = CliRunner()
@@ -59,15 +60,15 @@ def test_wrong_answer_names_the_mistake_in_both_languages() -> None:
 def test_every_single_head_mistake_is_named_from_its_own_weights_or_output(
     m: mistakes.Mistake,
 ) -> None:
-    inp = mistakes.lesson_input()
-    wrong, right = mistakes.mistake_stages(m, inp), mistakes.correct_stages(inp)
+    inp = diagnosis.lesson_input()
+    wrong, right = diagnosis.mistake_stages(m, inp), diagnosis.correct_stages(inp)
     for stage in ("weights", "output", "logits", "raw_scores", "x"):
         if wrong[stage].shape != right[stage].shape:
             continue
         for b, prompt in enumerate("AB"):
             for row in range(2):
                 got = wrong[stage][b, row]
-                if mistakes.values_match(got, right[stage][b, row], 1e-3):
+                if diagnosis.values_match(got, right[stage][b, row], 1e-3):
                     continue
                 texts = tuple(f"{v:.4f}" if v == v else "nan" for v in got.tolist())
                 verdict = check_answer(Answer(stage, prompt, texts, row), inp)
@@ -111,7 +112,7 @@ def test_input_file_is_used(tmp_path: Path) -> None:
             }
         )
     )
-    stages = mistakes.correct_stages(lab_input(path))
+    stages = diagnosis.correct_stages(lab_input(path))
     want = " ".join(f"{v:.4f}" for v in stages["weights"][0, 1].tolist())
     result = invoke(
         "check", "--input", str(path), "--stage", "weights", "--row", "1", "--values", want
@@ -147,16 +148,21 @@ def test_parse_values_accepts_learner_spellings() -> None:
 
 
 def test_multi_head_input_and_a_multi_head_mistake(tmp_path: Path) -> None:
-    inp = mistakes.multihead_example()
+    inp = diagnosis.multihead_example()
     path = tmp_path / "mh.json"
     path.write_text(json.dumps({"x": inp.x.tolist(), "w_q": inp.w_q.tolist(),
                                 "w_k": inp.w_k.tolist(), "w_v": inp.w_v.tolist(),
                                 "num_heads": 2, "w_o": inp.w_o.tolist()}))  # fmt: skip
     loaded = lab_input(path)
-    head1 = mistakes.correct_stages(loaded)["weights"][1, 1, 1]  # prompt B, head 1, row 1
-    verdict = check_answer(Answer("weights", "B", tuple(f"{v:.4f}" for v in head1), 1, 1), loaded)
+    head2 = diagnosis.correct_stages(loaded)["weights"][1, 1, 1]  # prompt B, head 2, row 1
+    verdict = check_answer(Answer("weights", "B", tuple(f"{v:.4f}" for v in head2), 1, 2), loaded)
     assert verdict.correct
-    no_wo = mistakes.mistake_stages("no_output_projection", loaded)["output"][1, 1]
+    result = invoke("check", "--input", str(path), "--stage", "weights", "--prompt", "B",
+                    "--row", "1", "--head", "2", "--values", "2 2", "--json")  # fmt: skip
+    (entry,) = json.loads(result.output)
+    assert entry["head"] == 2 and entry["prompt"] == "B" and not entry["correct"]
+    assert entry["expected"] == pytest.approx(head2.tolist())
+    no_wo = diagnosis.mistake_stages("no_output_projection", loaded)["output"][1, 1]
     verdict = check_answer(Answer("output", "B", tuple(f"{v:.4f}" for v in no_wo), 1), loaded)
     assert not verdict.correct
     assert [m.name for m in verdict.mistakes] == ["no_output_projection"]

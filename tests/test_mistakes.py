@@ -11,6 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from attnlab.debug import catalogue as mistakes
+from attnlab.debug import diagnosis
+from attnlab.errors import InputError
 from attnlab.lesson import numbers
 from attnlab.lesson.steps import MistakeInput, Recipe, run
 from attnlab.pipeline import attention_stages, multi_head_stages
@@ -28,7 +30,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _input_for(m: mistakes.Mistake) -> MistakeInput:
-    return mistakes.multihead_example() if m.multihead_only else mistakes.lesson_input()
+    return diagnosis.multihead_example() if m.multihead_only else diagnosis.lesson_input()
 
 
 def test_catalogue_covers_the_issue_and_every_checklist_item() -> None:
@@ -64,9 +66,9 @@ def test_default_recipe_is_the_pipeline(
 
 
 def test_correct_stages_give_the_published_numbers() -> None:
-    lesson = mistakes.correct_stages(mistakes.lesson_input())  # read from lesson/numbers
+    lesson = diagnosis.correct_stages(diagnosis.lesson_input())  # read from lesson/numbers
     assert lesson["weights"] is numbers.tensor("weights")
-    again = mistakes.correct_stages(replace(mistakes.lesson_input()))  # through the pipeline
+    again = diagnosis.correct_stages(replace(diagnosis.lesson_input()))  # through the pipeline
     assert list(lesson) == list(again) == list(mistakes.CHECK_STAGES)
     for name in lesson:
         assert torch.equal(lesson[name], again[name]), name
@@ -83,7 +85,7 @@ def test_correct_stages_give_the_published_numbers() -> None:
 @pytest.mark.parametrize("m", mistakes.CATALOGUE, ids=lambda m: m.name)
 def test_every_mistake_changes_the_numbers_and_is_recognised(m: mistakes.Mistake) -> None:
     inp = _input_for(m)
-    right, wrong = mistakes.correct_stages(inp), mistakes.mistake_stages(m, inp)
+    right, wrong = diagnosis.correct_stages(inp), diagnosis.mistake_stages(m, inp)
     recognised = []
     for stage in ("weights", "output", "logits", "masked_scores", "raw_scores", "q", "k", "x"):
         if stage not in wrong or wrong[stage].shape != right[stage].shape:
@@ -92,9 +94,9 @@ def test_every_mistake_changes_the_numbers_and_is_recognised(m: mistakes.Mistake
             for row in range(inp.x.size(1)):
                 got = wrong[stage][b, 0, row] if wrong[stage].dim() == 4 else wrong[stage][b, row]
                 want = right[stage][b, 0, row] if right[stage].dim() == 4 else right[stage][b, row]
-                if mistakes.values_match(got, want, 1e-3):
+                if diagnosis.values_match(got, want, 1e-3):
                     continue
-                found = mistakes.diagnose(stage, got.tolist(), prompt=b, row=row, inp=inp)
+                found = diagnosis.diagnose(stage, got.tolist(), prompt=b, row=row, inp=inp)
                 if m in found:
                     return
                 recognised.append((stage, b, row, [f.name for f in found]))
@@ -107,7 +109,7 @@ def _rounded(mistake: str, stage: str, b: int, t: int) -> list[float]:
 
 
 def test_lesson_example_diagnoses() -> None:
-    names = lambda *a, **k: [m.name for m in mistakes.diagnose(*a, **k)]  # noqa: E731
+    names = lambda *a, **k: [m.name for m in diagnosis.diagnose(*a, **k)]  # noqa: E731
     assert names("weights", published.row("weights.A.final").value, prompt="A", row=1) == []
     unscaled = _rounded("no_scale", "weights", 0, 1)
     assert names("weights", unscaled, prompt="A", row=1) == ["no_scale"]
@@ -137,15 +139,15 @@ def test_zero_fill_reproduces_section_11_demo_row() -> None:
 
 def test_values_match_handles_infinities_and_nan() -> None:
     inf, nan = float("-inf"), float("nan")
-    assert mistakes.values_match(torch.tensor([0.4, inf]), torch.tensor([0.4002, inf]), 5e-4)
-    assert mistakes.values_match(torch.tensor([nan]), torch.tensor([nan]), 5e-4)
-    assert not mistakes.values_match(torch.tensor([0.4, 0.0]), torch.tensor([0.4, inf]), 5e-4)
-    assert not mistakes.values_match(torch.tensor([0.4]), torch.tensor([0.4, 0.1]), 5e-4)
+    assert diagnosis.values_match(torch.tensor([0.4, inf]), torch.tensor([0.4002, inf]), 5e-4)
+    assert diagnosis.values_match(torch.tensor([nan]), torch.tensor([nan]), 5e-4)
+    assert not diagnosis.values_match(torch.tensor([0.4, 0.0]), torch.tensor([0.4, inf]), 5e-4)
+    assert not diagnosis.values_match(torch.tensor([0.4]), torch.tensor([0.4, 0.1]), 5e-4)
 
 
 def test_tolerance_follows_rounding() -> None:
-    assert mistakes.decimals_tolerance(["0.599", "0.4"]) == pytest.approx(0.0005, abs=2e-6)
-    assert mistakes.decimals_tolerance(["1"]) == pytest.approx(0.5, abs=2e-6)
+    assert diagnosis.decimals_tolerance(["0.599", "0.4"]) == pytest.approx(0.0005, abs=2e-6)
+    assert diagnosis.decimals_tolerance(["1"]) == pytest.approx(0.5, abs=2e-6)
 
 
 def test_errors_name_what_was_expected() -> None:
@@ -154,12 +156,12 @@ def test_errors_name_what_was_expected() -> None:
     with pytest.raises(
         ValueError, match="mistake 'no_output_projection' needs num_heads >= 2, got 1"
     ):
-        mistakes.mistake_stages("no_output_projection")
-    with pytest.raises(ValueError, match="prompt must be one of A, B, got 'C'"):
-        mistakes.diagnose("weights", [1.0, 0.0], prompt="C")
+        diagnosis.mistake_stages("no_output_projection")
+    with pytest.raises(InputError, match="prompt: expected one of A, B, got 'C'"):
+        diagnosis.diagnose("weights", [1.0, 0.0], prompt="C")
 
 
 def test_token_ids_mistake_uses_the_ids() -> None:
-    inp = replace(mistakes.lesson_input(), token_ids=torch.tensor([[0, 1], [4, 1]]))
-    x = mistakes.mistake_stages("token_ids_as_x", inp)["x"]
+    inp = replace(diagnosis.lesson_input(), token_ids=torch.tensor([[0, 1], [4, 1]]))
+    x = diagnosis.mistake_stages("token_ids_as_x", inp)["x"]
     assert x[1, 0].tolist() == [4.0] * 4

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from attnlab.cli import app
 from attnlab.debug import catalogue as mistakes
+from attnlab.debug import diagnosis
 from attnlab.lesson import numbers
 
 runner = CliRunner()
@@ -20,8 +21,8 @@ def test_list_names_every_mistake_in_both_languages() -> None:
     en = runner.invoke(app, ["--lang", "en", "mistakes"])
     assert zh.exit_code == en.exit_code == 0
     for m in mistakes.CATALOGUE:
-        assert m.name in zh.output and m.text("title", "zh") in zh.output
-        assert m.text("title", "en") in en.output
+        assert m.name in zh.output and m.title["zh"] in zh.output
+        assert m.title["en"] in en.output
     data = json.loads(runner.invoke(app, ["mistakes", "--json"]).output)
     assert [d["name"] for d in data] == [m.name for m in mistakes.CATALOGUE]
 
@@ -31,10 +32,10 @@ def test_one_mistake_shows_its_own_numbers(m: mistakes.Mistake) -> None:
     result = runner.invoke(app, ["--lang", "en", "mistakes", m.name])
     assert result.exit_code == 0, result.output
     assert f"wrong: {m.code}" in result.output and f"right: {m.fix}" in result.output
-    inp = mistakes.multihead_example() if m.multihead_only else mistakes.lesson_input()
-    out = mistakes.mistake_stages(m, inp)["output"]
+    inp = diagnosis.multihead_example() if m.multihead_only else diagnosis.lesson_input()
+    out = diagnosis.mistake_stages(m, inp)["output"]
     final_b = ", ".join(f"{v:.4f}" for v in out[1, -1].tolist())
-    if not mistakes.values_match(out, mistakes.correct_stages(inp)["output"], 1e-9):
+    if not diagnosis.values_match(out, diagnosis.correct_stages(inp)["output"], 1e-9):
         assert f"[{final_b}]" in result.output
 
 
@@ -42,7 +43,7 @@ def test_no_mask_shows_prompt_a_reading_its_future() -> None:
     # Without the mask, prompt A's first query (我) gives weight to 喜欢, its future: the
     # softmax of its whole scaled row [0.4, 0.2].
     result = runner.invoke(app, ["--lang", "en", "mistakes", "no_mask"])
-    weights = mistakes.mistake_stages("no_mask")["weights"][0, 0]
+    weights = diagnosis.mistake_stages("no_mask")["weights"][0, 0]
     assert f"[{weights[0]:.4f}, {weights[1]:.4f}]" in result.output
     unmasked = torch.softmax(numbers.tensor("scaled_scores.A[0]"), dim=-1)
     assert torch.allclose(weights, unmasked, rtol=0, atol=1e-12) and weights[1] > 0

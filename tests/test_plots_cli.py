@@ -15,10 +15,9 @@ from matplotlib.figure import Figure
 from typer.testing import CliRunner
 
 from attnlab.cli import app
-from attnlab.errors import InputError
 from attnlab.inputs import load_input
 from attnlab.plots import input_source, lesson_source, plot_chain, plot_mask, plot_weights
-from attnlab.plots.files import figure_bytes, make_figures
+from attnlab.plots.files import make_figures
 from attnlab.plots.fonts import use_cjk_font
 
 runner = CliRunner()
@@ -111,13 +110,6 @@ def test_svg_is_xml_with_an_svg_root(tmp_path: Path) -> None:
     assert root.tag.endswith("svg") and path.stat().st_size > 10_000
 
 
-def test_figure_bytes_for_the_web() -> None:
-    svg = figure_bytes(plot_mask(lang="en"), "svg")
-    assert ET.fromstring(svg).tag.endswith("svg")
-    with pytest.raises(InputError, match="format must be one of png, svg, got 'gif'"):
-        figure_bytes(plot_mask(lang="en"), "gif")
-
-
 def test_input_file_with_heads(tmp_path: Path) -> None:
     source = tmp_path / "mine.toml"
     source.write_text(
@@ -154,7 +146,7 @@ def test_too_large_input_suggests_cost_or_json(tmp_path: Path) -> None:
             ["heatmap"],
             "KIND must be one of weights, chain, scale, mask, cost, bench, got 'heatmap'",
         ),
-        (["weights", "--prompt", "C"], "--prompt must be all or one of A, B, got 'C'"),
+        (["weights", "--prompt", "C"], "--prompt: expected one of A, B or all, got 'C'"),
         (["weights", "--format", "jpg"], "--format must be one of png, svg, got 'jpg'"),
         (["cost", "--input", "x.json"], "--input applies to weights and chain, not cost"),
         (["mask", "--csv", "b.csv"], "--csv applies to bench, not mask"),

@@ -14,8 +14,9 @@ from attnlab import example
 from attnlab.learn import knowledge
 from attnlab.learn.store import ProgressStore
 from attnlab.pipeline import attend, lesson_stages
+from attnlab.show.fmt import answer, num, vec
 from attnlab.web.app import create_app
-from attnlab.web.numbers import lesson_numbers, num, vec
+from attnlab.web.numbers import lesson_numbers
 
 ORIGIN = "http://127.0.0.1"
 
@@ -138,7 +139,7 @@ def test_answer_reveal_and_self_assessment(client: TestClient, tmp_path: Path) -
 
 def test_graded_exercise_is_checked_against_the_pipeline(client: TestClient, tmp_path: Path):
     ex = knowledge.section(9).exercises[0]
-    right = knowledge.grading.format_value(ex.expected, ex.decimals)
+    right = answer(ex.expected, ex.decimals)
     r = post(client, f"/exercise/{ex.id}", {"answer": right})
     assert r.status_code == 303
     assert "✓ 正确" in client.get(r.headers["location"]).text

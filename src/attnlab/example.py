@@ -18,9 +18,12 @@ The projections are stored in the lesson's *formula* convention ``[C, d_head]`` 
 from __future__ import annotations
 
 import math
+import string
 from dataclasses import dataclass
 
 import torch
+
+from attnlab.errors import InputError
 
 #: Vocabulary of the whole course: the same IDs in both editions.
 VOCAB: dict[str, tuple[str, ...]] = {
@@ -44,6 +47,51 @@ PROMPTS: tuple[Prompt, ...] = (
     Prompt("A", (0, 1), 2),
     Prompt("B", (4, 1), 0),
 )
+
+
+def prompt_names(batch: int) -> list[str]:
+    """Names of the batch rows: A, B, C, ... (then b26, b27, ... past Z)."""
+    letters = string.ascii_uppercase
+    return [letters[b] if b < len(letters) else f"b{b}" for b in range(batch)]
+
+
+def prompt_index(prompt: str | int, batch: int, option: str = "prompt") -> int:
+    """The batch row of a prompt named ``"A"``/``"b"`` (any case) or numbered ``"1"``/``1``.
+
+    The inverse of :func:`prompt_names`; every front end reads a prompt with it.
+
+    Raises:
+        InputError: ``prompt: expected one of A, B, got 'C'`` (``option`` names the field).
+    """
+    names = [n.upper() for n in prompt_names(batch)]
+    text = str(prompt).strip().upper()
+    b = int(text) if text.isdigit() else (names.index(text) if text in names else -1)
+    if not 0 <= b < batch:
+        raise _unknown_prompt(option, batch, prompt)
+    return b
+
+
+def prompt_rows(choice: str, batch: int, option: str = "--prompt") -> list[int]:
+    """The rows ``choice`` names: ``"all"`` of them, or the one :func:`prompt_index` reads."""
+    if choice.strip().lower() == "all":
+        return list(range(batch))
+    try:
+        return [prompt_index(choice, batch, option)]
+    except InputError:
+        raise _unknown_prompt(option, batch, choice, " or all") from None
+
+
+def _unknown_prompt(option: str, batch: int, got: object, extra: str = "") -> InputError:
+    names = ", ".join(prompt_names(batch))
+    return InputError(f"{option}: expected one of {names}{extra}, got {got!r}")
+
+
+def head_index(number: int, n_head: int, option: str = "head") -> int:
+    """The index of head ``number``: heads are numbered from 1 in text, options and JSON."""
+    if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= n_head:
+        raise InputError(f"{option}: expected 1..{n_head}, got {number!r}")
+    return number - 1
+
 
 _SQRT2 = math.sqrt(2.0)
 

@@ -25,6 +25,7 @@ from typing import Any
 import torch
 from torch.autograd.function import once_differentiable
 
+from attnlab.errors import shape_text
 from attnlab.pipeline import check_positive
 
 #: Query rows and key columns per tile. 256×256 float32 scores are 256 KiB per head: big enough
@@ -70,10 +71,6 @@ def tiled_attention(
     return TiledAttention.apply(q, k, v, block_size)  # [..., T, d_head]
 
 
-def _shape(t: torch.Tensor) -> str:
-    return "[" + ", ".join(str(s) for s in t.shape) + "]"
-
-
 def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor):
@@ -83,12 +80,12 @@ def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
         if not torch.is_floating_point(t) or t.dim() < 2 or t.size(-2) == 0:
             raise ValueError(
                 f"{name} must be a float tensor [..., T, d_head] with T >= 1, "
-                f"got {t.dtype} of shape {_shape(t)}"
+                f"got {t.dtype} of shape {shape_text(t.shape)}"
             )
     if not q.shape == k.shape == v.shape:
         raise ValueError(
             f"q, k and v must have the same shape [..., T, d_head], "
-            f"got q {_shape(q)}, k {_shape(k)}, v {_shape(v)}"
+            f"got q {shape_text(q.shape)}, k {shape_text(k.shape)}, v {shape_text(v.shape)}"
         )
     if not q.dtype == k.dtype == v.dtype:
         raise TypeError(f"q, k and v must share a dtype, got {q.dtype}, {k.dtype}, {v.dtype}")

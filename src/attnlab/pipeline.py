@@ -18,6 +18,7 @@ from dataclasses import dataclass, fields
 
 import torch
 
+from attnlab.errors import shape_text
 from attnlab.memory_guard import check_scores_fit
 
 #: The lesson's stage names, in the order the data flows.
@@ -49,10 +50,6 @@ STAGE_AXES: dict[str, tuple[str, ...]] = {
 }
 
 
-def _shape(t: torch.Tensor) -> str:
-    return "[" + ", ".join(str(s) for s in t.shape) + "]"
-
-
 def check_embeddings(x: object, embed_dim: int | None = None, name: str = "x") -> torch.Tensor:
     """Raise a clear error unless ``x`` is a float tensor ``[B, T, C]`` (with ``C=embed_dim``).
 
@@ -63,15 +60,20 @@ def check_embeddings(x: object, embed_dim: int | None = None, name: str = "x") -
     if not torch.is_floating_point(x):
         raise TypeError(
             f"{name} must hold embedding vectors [B, T, C] as floats, not token IDs: got a "
-            f"{x.dtype} tensor of shape {_shape(x)}; look the IDs up in an embedding table first"
+            f"{x.dtype} tensor of shape {shape_text(x.shape)}; look the IDs up in an embedding "
+            "table first"
         )
     if x.dim() != 3:
         expected = f"[B, T, C] with C={embed_dim}" if embed_dim is not None else "[B, T, C]"
-        raise ValueError(f"{name} must be {expected}, got shape {_shape(x)}")
+        raise ValueError(f"{name} must be {expected}, got shape {shape_text(x.shape)}")
     if embed_dim is not None and x.size(-1) != embed_dim:
-        raise ValueError(f"{name} must be [B, T, C] with C={embed_dim}, got shape {_shape(x)}")
+        raise ValueError(
+            f"{name} must be [B, T, C] with C={embed_dim}, got shape {shape_text(x.shape)}"
+        )
     if x.size(1) == 0:
-        raise ValueError(f"{name} must have at least one token (T >= 1), got shape {_shape(x)}")
+        raise ValueError(
+            f"{name} must have at least one token (T >= 1), got shape {shape_text(x.shape)}"
+        )
     return x
 
 
@@ -153,19 +155,15 @@ class AttentionStages:
         """(name, tensor) pairs in the lesson's order."""
         return [(f.name, getattr(self, f.name)) for f in fields(self)]
 
-    @staticmethod
-    def axes(name: str) -> tuple[str, ...]:
-        """Axis names of stage ``name``, e.g. ``("B", "T_query", "T_key")``."""
-        return STAGE_AXES[name]
-
 
 def _check_projection(w: object, name: str, rows: int, cols: int | None, x: torch.Tensor) -> None:
     if not isinstance(w, torch.Tensor) or w.dim() != 2:
-        found = _shape(w) if isinstance(w, torch.Tensor) else type(w).__name__
+        found = shape_text(w.shape) if isinstance(w, torch.Tensor) else type(w).__name__
         raise ValueError(f"{name} must be a 2-D tensor [C, d_head], got {found}")
     if w.size(0) != rows:
         raise ValueError(
-            f"{name}: expected {rows} rows (C from x) but found {w.size(0)} (shape {_shape(w)})"
+            f"{name}: expected {rows} rows (C from x) but found {w.size(0)} "
+            f"(shape {shape_text(w.shape)})"
         )
     if cols is not None and w.size(1) != cols:
         raise ValueError(f"{name}: expected {cols} columns (d_head from w_q) but found {w.size(1)}")

@@ -13,11 +13,11 @@ BAR_T = 4096  # the sweep length the tiled kernel's time bars are set at
 
 @dataclass(frozen=True)
 class Bar:
-    """One bar: what is compared (zh, en), this run's value, the limit, and whether it holds
-    (``ok`` is None when this run did not measure it, or when the value is only reported)."""
+    """One bar: what is compared (``{"zh": ..., "en": ...}``), this run's value, the limit, and
+    whether it holds (``ok`` is None when this run did not measure it, or when the value is only
+    reported)."""
 
-    zh: str
-    en: str
+    what: dict[str, str]
     value: float | None
     limit: str
     ok: bool | None
@@ -31,9 +31,9 @@ def _ok_row(rows: list[BenchRow], section: str, impl: str, mode: str, T: int | N
     return None
 
 
-def _ratio_bar(zh: str, en: str, row: BenchRow | None, limit: float) -> Bar:
+def _ratio_bar(what: dict[str, str], row: BenchRow | None, limit: float) -> Bar:
     ratio = row.ratio_to_sdpa if row else None
-    return Bar(zh, en, ratio, f"≤ {limit:g}", None if ratio is None else ratio <= limit)
+    return Bar(what, ratio, f"≤ {limit:g}", None if ratio is None else ratio <= limit)
 
 
 def _speed_bar(result: BenchResult) -> Bar:
@@ -43,8 +43,12 @@ def _speed_bar(result: BenchResult) -> Bar:
     if fused and weights and fused.median_ms and weights.median_ms:
         ratio = fused.median_ms / weights.median_ms
     return Bar(
-        "CausalSelfAttention(sdpa) ÷ nn.MultiheadAttention(need_weights=True)，标准形状，forward",
-        "CausalSelfAttention(sdpa) / nn.MultiheadAttention(need_weights=True), standard, forward",
+        {
+            "zh": "CausalSelfAttention(sdpa) ÷ nn.MultiheadAttention(need_weights=True)，标准形状，"
+            "forward",
+            "en": "CausalSelfAttention(sdpa) / nn.MultiheadAttention(need_weights=True), standard, "
+            "forward",
+        },
         ratio,
         "< 1",
         None if ratio is None else ratio < 1,
@@ -59,14 +63,14 @@ def _memory_bars(result: BenchResult) -> list[Bar]:
             continue
         p = fit.memory_exponent
         where = f"T={low}..{high}, {fit.mode}"
-        zh, en = (
-            f"{fit.impl} 峰值内存增长指数，{where}",
-            f"{fit.impl} peak-memory exponent, {where}",
-        )
+        what = {
+            "zh": f"{fit.impl} 峰值内存增长指数，{where}",
+            "en": f"{fit.impl} peak-memory exponent, {where}",
+        }
         if fit.impl == "tiled":
-            bars.append(Bar(zh, en, p, "≤ 1.15", None if p is None else p <= 1.15))
+            bars.append(Bar(what, p, "≤ 1.15", None if p is None else p <= 1.15))
         else:  # the dense path's exponent is reported, not judged: it should be near 2
-            bars.append(Bar(zh, en, p, "≈ 2", None))
+            bars.append(Bar(what, p, "≈ 2", None))
     return bars
 
 
@@ -75,8 +79,10 @@ def check_bars(result: BenchResult) -> list[Bar]:
     rows = result.rows
     bars = [
         _ratio_bar(
-            f"CausalSelfAttention(sdpa) ÷ F.sdpa 层，标准形状，{mode}",
-            f"CausalSelfAttention(sdpa) / F.sdpa layer, standard shape, {mode}",
+            {
+                "zh": f"CausalSelfAttention(sdpa) ÷ F.sdpa 层，标准形状，{mode}",
+                "en": f"CausalSelfAttention(sdpa) / F.sdpa layer, standard shape, {mode}",
+            },
             _ok_row(rows, "standard", "csa_sdpa", mode),
             1.1,
         )
@@ -85,6 +91,9 @@ def check_bars(result: BenchResult) -> list[Bar]:
     bars.append(_speed_bar(result))
     for mode, limit in ((FORWARD, 1.5), (FORWARD_BACKWARD, 2.0)):
         row = _ok_row(rows, "sweep", "tiled", mode, BAR_T)
-        zh, en = f"tiled ÷ SDPA，T={BAR_T}，{mode}", f"tiled / SDPA kernel at T={BAR_T}, {mode}"
-        bars.append(_ratio_bar(zh, en, row, limit))
+        what = {
+            "zh": f"tiled ÷ SDPA，T={BAR_T}，{mode}",
+            "en": f"tiled / SDPA kernel at T={BAR_T}, {mode}",
+        }
+        bars.append(_ratio_bar(what, row, limit))
     return bars + _memory_bars(result)

@@ -13,15 +13,13 @@ from attnlab.bench.workloads import FORWARD, FORWARD_BACKWARD, IMPLS
 from attnlab.i18n import pick
 
 _STATUS = {
-    "skipped": ("跳过", "skipped"),
-    "refused": ("拒绝", "refused"),
-    "failed": ("失败", "failed"),
+    "zh": {"skipped": "跳过", "refused": "拒绝", "failed": "失败"},
+    "en": {"skipped": "skipped", "refused": "refused", "failed": "failed"},
 }
 
 
 def _status(row: BenchRow, lang: str) -> str:
-    zh, en = _STATUS.get(row.status, (row.status, row.status))
-    return pick(lang, zh, en)
+    return _STATUS[lang].get(row.status, row.status)
 
 
 def _num(value: float | None, digits: int = 1) -> str:
@@ -48,24 +46,28 @@ def context_lines(result: BenchResult, lang: str) -> list[str]:
     """What was measured and how: threads, matmul rate, timing and memory methods."""
     before, after = result.matmul_gflops
     c = result.config
-    zh = [
-        f"配置 {c.name}：{result.threads} 个线程，用时 {result.seconds:.0f} 秒",
-        f"本机 float32 矩阵乘法：开始时 {before:.0f}、结束时 {after:.0f} GFLOP/s"
-        "（实际上限；两者相差大说明机器正被共享，数字有噪声）",
-        f"时间：预热一次后，{c.min_repeats}–{c.max_repeats} 次计时调用的中位数，各实现轮流运行",
-        f"峰值内存：{result.memory_method}",
-        "×SDPA：与同一层级（layer 或 kernel）、同一形状和模式的 SDPA 参照行之比",
-    ]
-    en = [
-        f"config {c.name}: {result.threads} threads, {result.seconds:.0f} s",
-        f"this machine's float32 matmul: {before:.0f} GFLOP/s at the start, {after:.0f} at the "
-        "end (the practical limit; a large gap means the machine is shared and figures are noisy)",
-        f"time: median of {c.min_repeats}-{c.max_repeats} timed calls after one warm-up, "
-        "implementations taking turns",
-        f"peak memory: {result.memory_method}",
-        "×SDPA: against the SDPA reference row of the same level (layer or kernel), shape, mode",
-    ]
-    return zh if lang == "zh" else en
+    lines = {
+        "zh": [
+            f"配置 {c.name}：{result.threads} 个线程，用时 {result.seconds:.0f} 秒",
+            f"本机 float32 矩阵乘法：开始时 {before:.0f}、结束时 {after:.0f} GFLOP/s"
+            "（实际上限；两者相差大说明机器正被共享，数字有噪声）",
+            f"时间：预热一次后，{c.min_repeats}–{c.max_repeats} 次计时调用的中位数，各实现轮流运行",
+            f"峰值内存：{result.memory_method}",
+            "×SDPA：与同一层级（layer 或 kernel）、同一形状和模式的 SDPA 参照行之比",
+        ],
+        "en": [
+            f"config {c.name}: {result.threads} threads, {result.seconds:.0f} s",
+            f"this machine's float32 matmul: {before:.0f} GFLOP/s at the start, {after:.0f} at "
+            "the end (the practical limit; a large gap means the machine is shared and figures "
+            "are noisy)",
+            f"time: median of {c.min_repeats}-{c.max_repeats} timed calls after one warm-up, "
+            "implementations taking turns",
+            f"peak memory: {result.memory_method}",
+            "×SDPA: against the SDPA reference row of the same level (layer or kernel), shape, "
+            "mode",
+        ],
+    }
+    return lines[lang]
 
 
 def standard_table(result: BenchResult, lang: str) -> Table:
@@ -157,7 +159,7 @@ def bars_table(bars: list[Bar], lang: str) -> Table:
     marks = {True: "✓", False: "✗", None: ""}
     for bar in bars:
         value = "—" if bar.value is None else f"{bar.value:.2f}"
-        table.add_row(pick(lang, bar.zh, bar.en), value, bar.limit, marks[bar.ok])
+        table.add_row(bar.what[lang], value, bar.limit, marks[bar.ok])
     return table
 
 

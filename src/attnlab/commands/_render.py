@@ -7,9 +7,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from attnlab.i18n import pick
-from attnlab.show.fmt import fmt_shape
-from attnlab.show.stageview import MASKED_MARK
-from attnlab.show.trace import StageView
+from attnlab.show.fmt import shape_text
+from attnlab.show.stageview import MASKED_MARK, StageView
 
 
 def _table(title: str | None, headers: list[str], rows: list[list[str]]) -> Table:
@@ -33,11 +32,11 @@ def print_views(views: list[StageView], lang: str, step: bool) -> None:
     with ``step``."""
     console = Console(highlight=False)
     for n, view in enumerate(views):
-        console.rule(f"[bold]{view.title}[/bold]  {fmt_shape(view.shape)}", align="left")
+        console.rule(f"[bold]{view.title}[/bold]  {shape_text(view.shape)}", align="left")
         console.print(view.explanation)
-        for prompt, headers, rows in view.tables:
-            label = None if view.key == "causal_mask" else f"Prompt {prompt}"
-            console.print(_table(label, headers, rows))
+        for t in view.tables:
+            label = None if view.key == "causal_mask" else f"Prompt {t.prompt}"
+            console.print(_table(label, t.headers, t.rows))
         if view.note:
             console.print(f"[dim]{view.note}[/dim]")
         if step and n < len(views) - 1:
@@ -76,7 +75,7 @@ def print_shapes(lang: str, batch: int, tokens: int, embed: int, heads: int) -> 
     )
     measured = measure_shapes(batch=batch, tokens=tokens, embed=embed, heads=heads)
     rows = [
-        [SHAPE_STAGE_NAMES[lang][r.stage], fmt_shape(r.shape), "[" + ", ".join(r.axes) + "]"]
+        [SHAPE_STAGE_NAMES[lang][r.stage], shape_text(r.shape), "[" + ", ".join(r.axes) + "]"]
         for r in measured
     ]
     headers = [pick(lang, "张量", "tensor"), "shape", pick(lang, "轴", "axes")]

@@ -10,24 +10,12 @@ import typer
 
 from attnlab.commands._common import LangOption, fail, lang_of
 from attnlab.i18n import error_message, pick
+from attnlab.show.fmt import typed, vec
 
 if TYPE_CHECKING:
     from attnlab.learn.handcheck import Answer, Verdict
 
 ORDER = 45
-
-
-def _fmt(values: list[float]) -> str:
-    return (
-        "["
-        + ", ".join(
-            f"{v:.4f}".rstrip("0").rstrip(".")
-            if abs(v) != float("inf")
-            else ("-inf" if v < 0 else "inf")
-            for v in values
-        )
-        + "]"
-    )
 
 
 def render(v: Verdict, lang: str) -> str:
@@ -38,28 +26,26 @@ def render(v: Verdict, lang: str) -> str:
         lang, f"{a.stage}（Prompt {a.prompt}{row}）", f"{a.stage} (prompt {a.prompt}{row})"
     )
     tol = f"±{v.tol:.2g}"
+    entered, expected = vec(v.entered, 4, typed), vec(v.expected, 4, typed)
     if v.correct:
         return pick(
             lang,
-            f"✓ {where}：{_fmt(v.entered)} 正确（{tol}）",
-            f"✓ {where}: {_fmt(v.entered)} is right ({tol})",
+            f"✓ {where}：{entered} 正确（{tol}）",
+            f"✓ {where}: {entered} is right ({tol})",
         )
     lines = [
         pick(
             lang,
-            f"✗ {where}：你填的是 {_fmt(v.entered)}，正确是 {_fmt(v.expected)}（{tol}）",
-            f"✗ {where}: you entered {_fmt(v.entered)}, the right numbers are "
-            f"{_fmt(v.expected)} ({tol})",
+            f"✗ {where}：你填的是 {entered}，正确是 {expected}（{tol}）",
+            f"✗ {where}: you entered {entered}, the right numbers are {expected} ({tol})",
         )
     ]
     for m in v.mistakes:
         lines.append(
             pick(
                 lang,
-                f"  {m.text('explain', lang)}（{m.name}）。从 {m.redo} 重算，"
-                f"重读第 {m.section} 节。",
-                f"  {m.text('explain', lang)} ({m.name}). Redo from {m.redo}; reread "
-                f"section {m.section}.",
+                f"  {m.explain[lang]}（{m.name}）。从 {m.redo} 重算，重读第 {m.section} 节。",
+                f"  {m.explain[lang]} ({m.name}). Redo from {m.redo}; reread section {m.section}.",
             )
         )
     if not v.mistakes:
@@ -143,4 +129,4 @@ def _answers(
         return handcheck.load_answers(answers)
     if stage is None or values is None:
         raise InputError("expected --stage and --values (or an answer file), got neither")
-    return [handcheck.Answer(stage, prompt, handcheck.parse_values(values), row, head - 1)]
+    return [handcheck.Answer(stage, prompt, handcheck.parse_values(values), row, head)]

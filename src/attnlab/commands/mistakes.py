@@ -9,6 +9,7 @@ import typer
 
 from attnlab.commands._common import LangOption, fail, lang_of
 from attnlab.i18n import pick
+from attnlab.show.fmt import fixed, vec
 
 if TYPE_CHECKING:
     import torch
@@ -20,13 +21,8 @@ ORDER = 46
 _SHOWN = ("raw_scores", "scaled_scores", "masked_scores", "weights", "output", "logits")
 
 
-def _row(t: torch.Tensor) -> str:
-    return "[" + ", ".join(f"{v:.4f}" if v == v and abs(v) != float("inf") else str(v)
-                           for v in t.flatten().tolist()) + "]"  # fmt: skip
-
-
 def _table(t: torch.Tensor) -> str:
-    return " | ".join(_row(r) for r in t)  # one query row / token after another
+    return " | ".join(vec(r, 4, fixed) for r in t)  # one query row / token after another
 
 
 def render_list(lang: str) -> str:
@@ -41,8 +37,8 @@ def render_list(lang: str) -> str:
         pick(lang, "说明", "what"),
     ]
     rows = [
-        [m.name, f"{m.item}. {CHECKLIST[m.item][0 if lang == 'zh' else 1]}", f"§{m.section}",
-         m.text("title", lang)]
+        [m.name, f"{m.item}. {CHECKLIST[lang][m.item]}", f"§{m.section}",
+         m.title[lang]]
         for m in CATALOGUE
     ]  # fmt: skip
     lines = [text_table(headers, rows, left=(0, 1, 2, 3))]
@@ -54,17 +50,18 @@ def render_list(lang: str) -> str:
 def render_one(m: Mistake, lang: str) -> str:
     """One mistake: the wrong and right lines, and its stages next to the right ones."""
     from attnlab.debug import catalogue as mistakes
+    from attnlab.debug import diagnosis
 
-    inp = mistakes.multihead_example() if m.multihead_only else mistakes.lesson_input()
-    right, wrong = mistakes.correct_stages(inp), mistakes.mistake_stages(m, inp)
-    item = mistakes.CHECKLIST[m.item][0 if lang == "zh" else 1]
+    inp = diagnosis.multihead_example() if m.multihead_only else diagnosis.lesson_input()
+    right, wrong = diagnosis.correct_stages(inp), diagnosis.mistake_stages(m, inp)
+    item = mistakes.CHECKLIST[lang][m.item]
     lines = [
-        f"{m.name}: {m.text('title', lang)}",
+        f"{m.name}: {m.title[lang]}",
         pick(lang, f"  清单第 {m.item} 项（{item}），重读第 {m.section} 节",
              f"  checklist item {m.item} ({item}); reread section {m.section}"),
         pick(lang, f"  错误写法：{m.code}", f"  wrong: {m.code}"),
         pick(lang, f"  正确写法：{m.fix}", f"  right: {m.fix}"),
-        f"  {m.text('explain', lang)}",
+        f"  {m.explain[lang]}",
         pick(lang, "  课程例子（每个 Prompt：正确 → 这个错误）：" if not m.multihead_only
              else "  两个 Head 的例子（每个 Prompt：正确 → 这个错误）：",
              "  lesson example (each prompt: right → with this mistake):" if not m.multihead_only
@@ -79,7 +76,8 @@ def render_one(m: Mistake, lang: str) -> str:
 
 def _stage_lines(stage: str, right: torch.Tensor, wrong: torch.Tensor, lang: str) -> list[str]:
     """One line per prompt (right → wrong); nothing when the mistake leaves the stage alone."""
-    from attnlab.debug.catalogue import values_match
+    from attnlab.debug.diagnosis import values_match
+    from attnlab.example import prompt_names
 
     if wrong.shape != right.shape:  # batch_mixed: one sequence of B·T tokens
         flat = pick(lang, "（B·T 个 Token 连成一条序列）", " (B·T tokens as one sequence)")
@@ -88,7 +86,7 @@ def _stage_lines(stage: str, right: torch.Tensor, wrong: torch.Tensor, lang: str
         return []
     return [
         f"    {stage:<14} {p}: {_table(right[b])}  →  {_table(wrong[b])}"
-        for b, p in enumerate("AB")
+        for b, p in enumerate(prompt_names(2))
     ]
 
 
@@ -113,7 +111,7 @@ def register(app: typer.Typer) -> None:
         chosen = lang_of(ctx, lang)
         if as_json:
             rows = [{"name": m.name, "item": m.item, "section": m.section, "redo": m.redo,
-                     "title": m.text("title", chosen), "code": m.code, "fix": m.fix}
+                     "title": m.title[chosen], "code": m.code, "fix": m.fix}
                     for m in mistakes.CATALOGUE]  # fmt: skip
             typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
             return

@@ -19,16 +19,6 @@ _KIND_HELP = (
 )
 
 
-def _pick_rows(prompt: str, names: list[str]) -> list[int]:
-    """Batch rows for ``--prompt``: "all", or one prompt's name (A, B, or a batch index)."""
-    if prompt.lower() == "all":
-        return list(range(len(names)))
-    for b, name in enumerate(names):
-        if prompt.upper() == name.upper():
-            return [b]
-    fail(f"--prompt must be all or one of {', '.join(names)}, got {prompt!r}")
-
-
 def register(app: typer.Typer) -> None:
     """Add ``plot`` to ``app``."""
 
@@ -54,6 +44,7 @@ def register(app: typer.Typer) -> None:
         language = lang_of(ctx, lang)
         # matplotlib loads only here, so other commands start without it.
         from attnlab.errors import InputError
+        from attnlab.example import prompt_rows
         from attnlab.inputs import load_input
         from attnlab.plots import files
         from attnlab.plots.source import input_source, lesson_source
@@ -73,7 +64,7 @@ def register(app: typer.Typer) -> None:
                     lesson_source(language) if input_file is None
                     else input_source(load_input(input_file))
                 )  # fmt: skip
-                source = source.select(_pick_rows(prompt, source.names))
+                source = source.select(prompt_rows(prompt, len(source.names)))
             figures = files.make_figures(kind, source, language, csv_path)
             written = files.save_figures(figures, out, fmt)
         except (InputError, OSError) as exc:

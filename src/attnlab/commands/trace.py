@@ -145,10 +145,11 @@ def check_document_fits(inp: LabInput) -> None:
 
 def _lesson_json(inp: LabInput, lang: str, prompt: str, stage: str | None) -> dict:
     """The scripts' document (numbers from :mod:`attnlab.lesson.numbers`), stages filtered."""
-    from attnlab.show.trace import check_stage, filter_stages, select_prompts
+    from attnlab.example import prompt_rows
+    from attnlab.show.trace import check_stage, filter_stages
     from attnlab.show.walk import lesson_document
 
-    rows = select_prompts(inp, prompt)
+    rows = prompt_rows(prompt, inp.x.size(0))
     check_stage(inp, stage)
     doc = lesson_document(lang)
     doc["stages"] = filter_stages(doc["stages"], rows, stage)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from attnlab.errors import InputError
-from attnlab.lesson import numbers as answers
+from attnlab.lesson import numbers
 
 # Float slack on top of the learner's rounding, relative to the value.
 _REL_SLACK = 1e-9
@@ -44,7 +44,7 @@ class Grade:
     diagnosis: str | None = None
 
 
-def _flatten(value: answers.Value) -> list[float]:
+def _flatten(value: numbers.Value) -> list[float]:
     if isinstance(value, list):
         return [x for item in value for x in _flatten(item)]
     return [float(value)]
@@ -122,29 +122,17 @@ def grade(key: str, decimals: int, text: str, diagnose: DiagnoseFn | None = None
     Raises:
         InputError: if ``text`` is not a list of numbers.
     """
-    expected = _flatten(answers.get(key))
-    numbers = parse_numbers(text)
-    given = [float(n) for n in numbers]
-    if len(numbers) != len(expected):
+    expected = _flatten(numbers.get(key))
+    typed = parse_numbers(text)
+    given = [float(n) for n in typed]
+    if len(typed) != len(expected):
         return Grade(False, "count", expected, given)
-    verdicts = [_judge_one(g, e, decimals) for g, e in zip(numbers, expected, strict=True)]
+    verdicts = [_judge_one(g, e, decimals) for g, e in zip(typed, expected, strict=True)]
     if all(v == "right" for v in verdicts):
         return Grade(True, "right", expected, given)
     verdict = "imprecise" if "imprecise" in verdicts else "wrong"
     why = None
     if diagnose is not None and verdict == "wrong":
-        fewest = min(_learner_decimals(n) for n in numbers)
+        fewest = min(_learner_decimals(n) for n in typed)
         why = diagnose(key, given, 0.5 * 10.0**-fewest + 1e-6)
     return Grade(False, verdict, expected, given, why)
-
-
-def format_value(value: answers.Value, decimals: int) -> str:
-    """``0.42556`` → ``"0.426"``; lists as ``"[0.599, 0.401]"``; whole numbers with separators."""
-    if isinstance(value, list):
-        return "[" + ", ".join(format_value(v, decimals) for v in value) + "]"
-    if math.isinf(value):
-        return "−∞" if value < 0 else "∞"
-    if decimals == 0:
-        return f"{round(value):,}"
-    text = f"{value:.{decimals}f}"
-    return "0" + text[2:] if text.startswith("-0") and float(text) == 0 else text

@@ -1,9 +1,9 @@
 """Grade numbers a learner computed by hand, and name the mistake behind a wrong answer.
 
 An :class:`Answer` is one stage of one prompt (optionally one row) as the learner wrote it. The
-right numbers come from :func:`attnlab.debug.catalogue.correct_stages` (i.e.
+right numbers come from :func:`attnlab.debug.diagnosis.correct_stages` (i.e.
 :mod:`attnlab.pipeline`); a wrong answer is compared with every catalogue mistake through
-:func:`attnlab.debug.catalogue.diagnose`.
+:func:`attnlab.debug.diagnosis.diagnose`.
 The tolerance follows the learner's rounding (three decimals → ±0.0005, plus float slack).
 """
 
@@ -18,9 +18,12 @@ from typing import Any
 import torch
 
 from attnlab import memory_guard, safe_load
-from attnlab.debug import catalogue as mistakes
+from attnlab.debug import diagnosis
+from attnlab.debug.catalogue import CATALOGUE, Mistake
 from attnlab.errors import InputError
+from attnlab.example import head_index, prompt_index
 from attnlab.lesson.steps import MistakeInput
+from attnlab.show.document import to_json
 
 _NUMBER = re.compile(r"[-−+]?(?:inf|∞|nan|\d+\.?\d*(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?)", re.I)
 _INFINITY = re.compile(r"inf|∞", re.I)
@@ -30,13 +33,18 @@ MAX_NUMBER_CHARS = 64
 
 @dataclass(frozen=True)
 class Answer:
-    """One hand-computed answer: the stage, prompt, row/head and the numbers as written."""
+    """One hand-computed answer: the stage, prompt, row, head and the numbers as written.
+
+    ``prompt`` is read by :func:`attnlab.example.prompt_index` (``"A"``, ``"b"``, ``"1"``);
+    ``row`` is the query position ``t`` (from 0, as the tables label rows); ``head`` is numbered
+    from 1, as ``trace`` and the lesson number heads (ignored for a single head).
+    """
 
     stage: str
     prompt: str
     values: tuple[str, ...]
     row: int | None = None
-    head: int = 0
+    head: int = 1
 
 
 @dataclass
@@ -48,7 +56,7 @@ class Verdict:
     expected: list[float]
     entered: list[float]
     tol: float
-    mistakes: list[mistakes.Mistake] = field(default_factory=list)
+    mistakes: list[Mistake] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         a = self.answer
@@ -57,8 +65,8 @@ class Verdict:
             "prompt": a.prompt,
             "row": a.row,
             "head": a.head,
-            "entered": self.entered,
-            "expected": [_json_num(v) for v in self.expected],
+            "entered": to_json(self.entered),
+            "expected": to_json(self.expected),
             "tolerance": self.tol,
             "correct": self.correct,
             "mistakes": [
@@ -66,10 +74,6 @@ class Verdict:
                 for m in self.mistakes
             ],
         }
-
-
-def _json_num(v: float) -> float | str:
-    return v if math.isfinite(v) else str(v)
 
 
 def parse_values(text: str) -> tuple[str, ...]:
@@ -114,13 +118,13 @@ def _to_float(text: str) -> float:
 def lab_input(path: Path | None) -> MistakeInput:
     """The lesson example, or the learner's ``--input`` file as a :class:`MistakeInput`."""
     if path is None:
-        return mistakes.lesson_input()
+        return diagnosis.lesson_input()
     from attnlab.inputs import load_input
 
     lab = load_input(path)
     # The catalogue recomputes every stage once per mistake and keeps them all; batch_mixed
     # reads the B prompts as one sequence of B·T tokens, so its scores are B times larger.
-    copies = len(mistakes.CATALOGUE) + 1
+    copies = len(CATALOGUE) + 1
     memory_guard.check_budget(
         copies * lab.stage_bytes() + memory_guard.SCORE_TENSORS * lab.x.size(0) * lab.score_bytes(),
         f"check --input: the right stages and {copies - 1} mistakes' stages",
@@ -130,28 +134,14 @@ def lab_input(path: Path | None) -> MistakeInput:
     return MistakeInput(lab.x, lab.w_q, lab.w_k, lab.w_v, lab.num_heads or 1, lab.w_o)
 
 
-def _prompt(text: str, B: int) -> int:
-    t = text.strip().upper()
-    if t.isascii() and t.isdigit() and len(t) <= 9:  # "²" is a digit to isdigit, not to int
-        index = int(t)
-    else:
-        index = ord(t) - ord("A") if len(t) == 1 and t.isalpha() else -1
-    if not 0 <= index < B:
-        names = ", ".join(chr(ord("A") + b) for b in range(B))
-        raise InputError(f"prompt: expected one of {names}, got {text[:20]!r}")
-    return index
-
-
 def expected_slice(answer: Answer, inp: MistakeInput) -> torch.Tensor:
     """The right numbers for ``answer`` (raises ``InputError`` for an unknown stage/row/head)."""
-    stages = mistakes.correct_stages(inp)
+    stages = diagnosis.correct_stages(inp)
     if answer.stage not in stages:
         raise InputError(f"stage: expected one of {', '.join(stages)}, got {answer.stage[:40]!r}")
-    t = stages[answer.stage][_prompt(answer.prompt, inp.x.size(0))]
+    t = stages[answer.stage][prompt_index(answer.prompt, inp.x.size(0))]
     if answer.stage not in ("x", "output", "concat", "logits") and not inp.is_single_head:
-        if not 0 <= answer.head < t.size(0):
-            raise InputError(f"head: expected 1..{t.size(0)}, got {answer.head + 1}")
-        t = t[answer.head]  # [T, ...]
+        t = t[head_index(answer.head, t.size(0))]  # [T, ...]
     if answer.row is not None:
         if not 0 <= answer.row < t.size(0):
             raise InputError(
@@ -171,18 +161,18 @@ def check_answer(answer: Answer, inp: MistakeInput) -> Verdict:
             f"{want.numel()} numbers, got {len(answer.values)}"
         )
     entered = [_to_float(v) for v in answer.values]
-    tol = mistakes.decimals_tolerance(list(answer.values))
+    tol = diagnosis.decimals_tolerance(list(answer.values))
     got = torch.tensor(entered, dtype=torch.float64)
-    correct = mistakes.values_match(got, want, tol)
+    correct = diagnosis.values_match(got, want, tol)
     found = (
         []
         if correct
-        else mistakes.diagnose(
+        else diagnosis.diagnose(
             answer.stage,
             entered,
-            prompt=_prompt(answer.prompt, inp.x.size(0)),
+            prompt=prompt_index(answer.prompt, inp.x.size(0)),
             row=answer.row,
-            head=answer.head,
+            head=0 if inp.is_single_head else head_index(answer.head, inp.num_heads),
             tol=tol,
             inp=inp,
         )
@@ -210,7 +200,7 @@ def _answer(entry: Any, n: int) -> Answer:
     head = entry.get("head", 1)  # numbered from 1, as trace and the lesson number heads
     if isinstance(head, bool) or not isinstance(head, int) or head < 1:
         raise InputError(f"answer {n}: head must be an integer from 1, got {head!r}")
-    return Answer(str(entry["stage"]), str(entry.get("prompt", "A")), values, row, head - 1)
+    return Answer(str(entry["stage"]), str(entry.get("prompt", "A")), values, row, head)
 
 
 def _entry_value(value: Any, where: str) -> str:

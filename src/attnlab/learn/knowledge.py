@@ -24,17 +24,15 @@ from importlib import resources
 from typing import Any
 
 from attnlab.example import LANGS
+from attnlab.i18n import pick
 from attnlab.learn import grading
 from attnlab.lesson import numbers
+from attnlab.show import fmt
 
 SECTION_IDS: tuple[int, ...] = tuple(range(20))
 TEXT_FIELDS: tuple[str, ...] = ("title", "summary", "question", "answer", "mistake")
 _PLACEHOLDER = re.compile(r"\{\{([^}|]+)(?:\|(\d+))?\}\}")
 DEFAULT_DECIMALS = 3
-
-
-class ContentError(ValueError):
-    """The packaged content breaks its schema (a test failure, never a learner's mistake)."""
 
 
 @dataclass(frozen=True)
@@ -89,7 +87,7 @@ def render(text: str) -> str:
 
     def one(match: re.Match[str]) -> str:
         decimals = int(match[2]) if match[2] is not None else DEFAULT_DECIMALS
-        return grading.format_value(numbers.get(match[1]), decimals)
+        return fmt.answer(numbers.get(match[1]), decimals)
 
     return _PLACEHOLDER.sub(one, text)
 
@@ -181,6 +179,7 @@ def diagnose(key: str, given: list[float], tol: float, lang: str = "zh") -> str 
     source, stage, index = numbers.parse_key(key)
     try:
         from attnlab.debug import catalogue as mistakes
+        from attnlab.debug import diagnosis
     except ImportError:  # the catalogue is optional: grading works without it
         return None
     if source != "lesson" or stage not in mistakes.CHECK_STAGES:
@@ -195,22 +194,26 @@ def diagnose(key: str, given: list[float], tol: float, lang: str = "zh") -> str 
         if got is None or got.shape != numbers.tensor(stage).shape:
             continue
         got = got[index] if index else got
-        if not mistakes.values_match(got, right, 1e-9) and mistakes.values_match(want, got, tol):
+        if not diagnosis.values_match(got, right, 1e-9) and diagnosis.values_match(want, got, tol):
             found.append(m)
     if not found:
         return _misread_index(stage, index, want, tol, lang)
-    names = "; ".join(m.text("title", lang) for m in found)
-    if lang == "zh":
-        return f"这正是这个错误会算出的数：{names}（重读第 {found[0].section} 节）"
-    return f"That is the number this mistake gives: {names} (reread section {found[0].section})"
+    names = "; ".join(m.title[lang] for m in found)
+    section = found[0].section
+    return pick(
+        lang,
+        f"这正是这个错误会算出的数：{names}（重读第 {section} 节）",
+        f"That is the number this mistake gives: {names} (reread section {section})",
+    )
 
 
 @cache
 def _mistake_tables() -> list[tuple[Any, dict[str, Any]]]:
     """Every single-head catalogue mistake with its stages on the lesson example (computed once)."""
     from attnlab.debug import catalogue as mistakes
+    from attnlab.debug import diagnosis
 
-    return [(m, mistakes.mistake_stages(m)) for m in mistakes.CATALOGUE if not m.multihead_only]
+    return [(m, diagnosis.mistake_stages(m)) for m in mistakes.CATALOGUE if not m.multihead_only]
 
 
 def _misread_index(stage: str, index: tuple, want: object, tol: float, lang: str) -> str | None:
@@ -227,8 +230,10 @@ def _misread_index(stage: str, index: tuple, want: object, tol: float, lang: str
     hits = (table - want.item()).abs() <= tol  # same shape as the stage
     for other in hits.nonzero().tolist():
         if tuple(other) != index:
-            where = f"{stage}[{','.join(str(i) for i in other)}]"
-            if lang == "zh":
-                return f"这是 {where} 的值：检查每个下标对应哪个轴（第 9 节）"
-            return f"That is the value of {where}: check which axis each index picks (section 9)"
+            where = f"{stage}{fmt.compact_shape(other)}"
+            return pick(
+                lang,
+                f"这是 {where} 的值：检查每个下标对应哪个轴（第 9 节）",
+                f"That is the value of {where}: check which axis each index picks (section 9)",
+            )
     return None

@@ -19,6 +19,7 @@ from attnlab.i18n import pick
 from attnlab.learn import grading, knowledge
 from attnlab.learn.store import ProgressStore, Summary
 from attnlab.learn.store_file import SECTION_COUNT
+from attnlab.show import fmt
 
 Ask = Callable[[str], "str | None"]
 Say = Callable[[str], None]
@@ -149,7 +150,7 @@ class Quiz:
         self.say(self.t("正确答案：", "The answer: ") + self._value(ex))
 
     def _value(self, ex: knowledge.Exercise) -> str:
-        return grading.format_value(ex.expected, ex.decimals)
+        return fmt.answer(ex.expected, ex.decimals)
 
     def _not_gradable(self, grade: grading.Grade, ex: knowledge.Exercise) -> str:
         if grade.verdict == "count":

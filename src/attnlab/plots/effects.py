@@ -11,8 +11,9 @@ from matplotlib.figure import Figure
 
 from attnlab.lesson import numbers
 from attnlab.pipeline import attend
-from attnlab.plots.heatmap import MASKED_FILL, MASKED_HATCH, format_value, new_figure
+from attnlab.plots.heatmap import MASKED_FILL, MASKED_HATCH, new_figure
 from attnlab.plots.labels import text, token_labels
+from attnlab.show.fmt import cell
 
 #: Head widths measured by the scale figure: 1, 2, 4, ..., 512.
 SCALE_D_K: tuple[int, ...] = tuple(2**i for i in range(10))
@@ -134,7 +135,7 @@ def plot_mask(data: MaskData | None = None, lang: str = "zh") -> Figure:
     ]
     cases = (("zero_fill", data.zero_fill, "0"), ("inf_fill", data.inf_fill, "−∞"))
     for ax, (key, weights, fill) in zip(axes, cases, strict=True):
-        filled = [fill if hidden else format_value(float(s)) for s, hidden in
+        filled = [fill if hidden else cell(float(s)) for s, hidden in
                   zip(data.row, data.future, strict=True)]  # fmt: skip
         bars = ax.bar(range(len(labels)), weights.tolist(), color="#3182bd", width=0.6)
         for bar, hidden, w in zip(bars, data.future, weights, strict=True):
@@ -142,13 +143,13 @@ def plot_mask(data: MaskData | None = None, lang: str = "zh") -> Figure:
                 bar.set(facecolor=LEAK_COLOUR, edgecolor="white", hatch="///")
             elif hidden:
                 bar.set(facecolor=MASKED_FILL, edgecolor=MASKED_HATCH, hatch="///")
-        ax.bar_label(bars, labels=[format_value(float(w)) for w in weights], fontsize=11, padding=3)
+        ax.bar_label(bars, labels=[cell(float(w)) for w in weights], fontsize=11, padding=3)
         ax.set_xticks(range(len(labels)), labels=labels)
         ax.set_ylim(0, 1.15)
         ax.set_title(text(key, lang) + f"\nsoftmax([{', '.join(filled)}])", fontsize=11)
         ax.spines[["top", "right"]].set_visible(False)
     axes[0].set_ylabel(text("weight", lang))
-    row = ", ".join(format_value(float(s)) for s in data.row)
+    row = ", ".join(cell(float(s)) for s in data.row)
     fig.suptitle(text("mask_title", lang, row=row), fontsize=12)
     fig.supxlabel(text("mask_caption", lang), fontsize=10, color="#444444")
     return fig

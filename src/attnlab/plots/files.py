@@ -7,7 +7,6 @@ and, with several heads, the chain adds the head (``chain-mine-A-h1.png``).
 
 from __future__ import annotations
 
-import io
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -79,15 +78,6 @@ def make_figures(
             head = f"h{h + 1}" if source.multi_head else ""
             figures.append((_stem("chain", source, name, head), plot_chain(source, b, h, lang)))
     return figures
-
-
-def figure_bytes(fig: Figure, fmt: str = "svg") -> bytes:
-    """The figure as PNG or SVG bytes, for a web response (nothing touches the disk)."""
-    if fmt not in FORMATS:
-        raise InputError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format=fmt, dpi=PNG_DPI)
-    return buffer.getvalue()
 
 
 def save_figures(figures: list[tuple[str, Figure]], out: Path, fmt: str) -> list[Path]:

@@ -20,6 +20,7 @@ from matplotlib.image import AxesImage
 from matplotlib.patches import Rectangle
 
 from attnlab.plots.fonts import use_cjk_font
+from attnlab.show.fmt import cell
 
 #: Fill and hatch of a masked (future) cell: greys that survive black-and-white printing.
 MASKED_FILL = "#e6e6e6"
@@ -40,17 +41,6 @@ def masked_patch(label: str) -> Rectangle:
     """A legend handle that looks like a masked cell."""
     return Rectangle((0, 0), 1, 1, facecolor=MASKED_FILL, edgecolor=MASKED_HATCH, hatch="///",
                      label=label)  # fmt: skip
-
-
-def format_value(value: float) -> str:
-    """A cell's number with 3 decimals; exact values drop trailing zeros as the lesson writes
-    them (``0.4``, ``1``), rounded ones keep them (``0.570`` is not exactly 0.57)."""
-    if value == float("-inf"):
-        return "−∞"
-    text = f"{value:.3f}"
-    if abs(value - float(text)) < 1e-9:
-        text = text.rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
 
 
 def _text_colour(cmap: Colormap, norm: Normalize, value: float) -> str:
@@ -110,7 +100,7 @@ def _annotate(
                     color="#222222", bbox=ground)  # fmt: skip
         else:
             colour = _text_colour(cmap, norm, float(value))
-            ax.text(c, r, format_value(float(value)), ha="center", va="center",
+            ax.text(c, r, cell(float(value)), ha="center", va="center",
                     fontsize=fontsize, color=colour)  # fmt: skip
 
 

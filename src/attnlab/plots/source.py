@@ -12,12 +12,11 @@ from pathlib import Path
 import torch
 
 from attnlab import example
-from attnlab.errors import InputError
+from attnlab.errors import InputError, shape_text
 from attnlab.inputs import LabInput
 from attnlab.lesson import numbers
 from attnlab.pipeline import AttentionStages, MultiHeadStages
 from attnlab.plots.labels import figure_label
-from attnlab.show.document import prompt_names
 
 #: Largest T and C a figure stays readable at; bigger inputs belong to `cost` or `trace`.
 MAX_TOKENS = 32
@@ -69,7 +68,7 @@ class PlotSource:
 def lesson_source(lang: str = "zh") -> PlotSource:
     """Prompts A and B through the lesson's single head (sections 4-11)."""
     stages = numbers.stages()
-    return PlotSource(stages, example.prompt_tokens(lang), prompt_names(stages.x.size(0)))
+    return PlotSource(stages, example.prompt_tokens(lang), example.prompt_names(stages.x.size(0)))
 
 
 def input_source(lab: LabInput) -> PlotSource:
@@ -80,7 +79,7 @@ def input_source(lab: LabInput) -> PlotSource:
     unnamed = all(row == [str(t) for t in range(T)] for row in lab.tokens)
     # Labels from a file are shown as text: escaped once here for every title and tick label.
     tokens = None if unnamed else [[figure_label(tok) for tok in row] for row in lab.tokens]
-    return PlotSource(lab.stages(), tokens, prompt_names(B), Path(lab.source).stem)
+    return PlotSource(lab.stages(), tokens, example.prompt_names(B), Path(lab.source).stem)
 
 
 def check_plot_size(x: torch.Tensor) -> None:
@@ -88,7 +87,7 @@ def check_plot_size(x: torch.Tensor) -> None:
     _, T, C = x.shape
     if T > MAX_TOKENS or C > MAX_WIDTH:
         raise InputError(
-            f"x is [B, T, C] = {list(x.shape)}, too large to draw (figures need T <= "
+            f"x is [B, T, C] = {shape_text(x.shape)}, too large to draw (figures need T <= "
             f"{MAX_TOKENS} and C <= {MAX_WIDTH}); use `attnlab cost` for large T or "
             "`attnlab trace --format json` for the numbers"
         )

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import string
 from typing import Any
 
 import torch
@@ -23,29 +22,26 @@ from attnlab.pipeline import STAGE_AXES, AttentionStages, MultiHeadStages
 Json = Any
 
 
-def to_json(t: torch.Tensor | list[Any] | float) -> Json:
-    """Nested lists of numbers; −∞/+∞/NaN become the strings "-inf", "inf", "nan"."""
+def to_json(t: torch.Tensor | list[Any] | float, decimals: int | None = None) -> Json:
+    """Nested lists of numbers (rounded to ``decimals`` when given); −∞/+∞/NaN become the
+    strings "-inf", "inf", "nan". The one JSON encoder of attnlab's numbers."""
     if isinstance(t, torch.Tensor):
         if t.dtype == torch.bool:
             return t.tolist()
-        return to_json(t.tolist()) if t.dim() else to_json(float(t))
+        return to_json(t.tolist() if t.dim() else float(t), decimals)
     if isinstance(t, list):
-        return [to_json(v) for v in t]
+        return [to_json(v, decimals) for v in t]
     if math.isinf(t):
         return "-inf" if t < 0 else "inf"
-    return "nan" if math.isnan(t) else t
-
-
-def prompt_names(batch: int) -> list[str]:
-    """Names of the batch rows: A, B, C, ... (then b26, b27, ... past Z)."""
-    letters = string.ascii_uppercase
-    return [letters[b] if b < len(letters) else f"b{b}" for b in range(batch)]
+    if math.isnan(t):
+        return "nan"
+    return t if decimals is None else round(t, decimals)
 
 
 def stages_document(stages: AttentionStages) -> dict[str, Json]:
     """``{"A": {"x": ..., "q": ..., ...}, "B": ...}``: every stage, one batch row per prompt."""
     out: dict[str, Json] = {}
-    for b, name in enumerate(prompt_names(stages.x.size(0))):
+    for b, name in enumerate(example.prompt_names(stages.x.size(0))):
         out[name] = {
             stage: to_json(t if stage == "causal_mask" else t[b]) for stage, t in stages.items()
         }
@@ -55,7 +51,7 @@ def stages_document(stages: AttentionStages) -> dict[str, Json]:
 def multi_head_document(stages: MultiHeadStages) -> dict[str, Json]:
     """Per prompt: each head's stages, the concatenation and the output after W_O."""
     out: dict[str, Json] = {}
-    for b, name in enumerate(prompt_names(stages.x.size(0))):
+    for b, name in enumerate(example.prompt_names(stages.x.size(0))):
         heads = [
             {s: to_json(t if s == "causal_mask" else t[b]) for s, t in stages.head(h).items()}
             for h in range(stages.q.size(1))

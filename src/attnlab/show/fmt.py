@@ -1,8 +1,22 @@
-"""Plain-text rendering shared by the scripts and the command line: numbers, labels and tables.
+"""Every number and shape a learner reads, as text: the one formatter of attnlab, and tables.
 
-Chinese characters take two terminal columns, so widths are measured with
-``unicodedata.east_asian_width`` rather than ``len``. Text that comes from a learner's file (token
-labels) goes through :func:`escape_label` before it is shown anywhere.
+One function per style; ``p`` is the number of decimals. Where two front ends write a number
+differently on purpose, the difference has a name here (shown: ``-0.00001``, ``0.8``, −∞):
+
+* :func:`num`: ``0.000``, ``0.800``, ``-∞``: the scripts, ``trace``, the web page (never ``-0``);
+* :func:`trimmed`: ``0``, ``0.8``, ``-∞``: section 16's ``0.8q+0.2``;
+* :func:`tex`: ``0``, ``0.8``, ``-\\infty``: LaTeX on the web page;
+* :func:`cell`: ``-0.000``, ``0.8``, ``−∞``: heatmap cells (exact values trimmed, rounded kept);
+* :func:`answer`: ``0.000``, ``0.800``, ``−∞``: expected answers (quiz, web), ``1,024`` at p=0;
+* :func:`fixed`: ``-0.000``, ``0.800``, ``-inf``: Python's own, for the auditor and ``mistakes``;
+* :func:`typed`: ``-0``, ``0.8``, ``-inf``: ``attnlab check``, numbers as a learner types them.
+
+Vectors (:func:`vec`) and LaTeX matrices (:func:`tex_matrix`) are built from these; shapes are
+:func:`attnlab.errors.shape_text` (``[2, 2, 4]``, the core's error messages use it too) and its
+lesson form :func:`compact_shape` (``[2,2,4]``). Chinese characters take two terminal columns,
+so table widths are measured with ``unicodedata.east_asian_width`` rather than ``len``. Text
+that comes from a learner's file (token labels) goes through :func:`escape_label` before it is
+shown anywhere.
 """
 
 from __future__ import annotations
@@ -11,7 +25,30 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+
+import torch
+
+from attnlab.errors import shape_text
+
+__all__ = [
+    "answer",
+    "cell",
+    "compact_shape",
+    "fixed",
+    "markdown_table",
+    "num",
+    "shape_text",
+    "tex",
+    "tex_matrix",
+    "text_table",
+    "trimmed",
+    "typed",
+    "vec",
+    "width",
+]
+
+Number = float | int | bool | str | torch.Tensor
 
 #: Unicode categories that are not text: controls (ESC, BEL, CR, C1 such as CSI), format
 #: characters (bidi overrides, zero-width spaces), line/paragraph separators and lone surrogates.
@@ -53,26 +90,83 @@ def escape_json_text(text: str) -> str:
     return _NON_ASCII.sub(one, text)
 
 
-def fmt_num(value: float | str | bool, precision: int = 4) -> str:
-    """``0.59868`` → ``"0.5987"``; −∞ → ``"-∞"``; never ``"-0.0000"``."""
+def num(value: Number, p: int = 3) -> str:
+    """``0.59868`` → ``"0.599"``; −∞ → ``"-∞"``; never ``"-0.000"``; a bool as 1 or 0."""
     if isinstance(value, bool):
         return "1" if value else "0"
-    if isinstance(value, str):
-        value = float(value)
-    if math.isinf(value):
-        return "-∞" if value < 0 else "∞"
-    text = f"{value:.{precision}f}"
+    v = float(value)
+    if math.isinf(v):
+        return "-∞" if v < 0 else "∞"
+    text = f"{v:.{p}f}"
     return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
-def fmt_vec(values: Sequence[float], precision: int = 4) -> str:
-    """``[0.5987, 0.4013]``."""
-    return "[" + ", ".join(fmt_num(v, precision) for v in values) + "]"
+def _trim(text: str) -> str:
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def fmt_shape(shape: Sequence[int]) -> str:
-    """``[2, 2, 4]``."""
-    return "[" + ", ".join(str(s) for s in shape) + "]"
+def trimmed(value: Number, p: int = 3) -> str:
+    """:func:`num` without trailing zeros: ``0.800`` → ``"0.8"``, ``1.000`` → ``"1"``."""
+    return _trim(num(value, p))
+
+
+def tex(value: Number, p: int = 3) -> str:
+    """A number for LaTeX: ``-\\infty`` for −∞, else :func:`trimmed` (``0.8``, ``1``)."""
+    v = float(value)
+    return r"-\infty" if v == float("-inf") else trimmed(v, p)
+
+
+def cell(value: float, p: int = 3) -> str:
+    """A heatmap cell: exact values drop trailing zeros as the lesson writes them (``0.4``,
+    ``1``), rounded ones keep them (``0.570`` is not exactly 0.57); −∞ with a true minus."""
+    if value == float("-inf"):
+        return "−∞"
+    text = f"{value:.{p}f}"
+    if abs(value - float(text)) < 1e-9:
+        text = _trim(text)
+    return "0" if text in ("-0", "") else text
+
+
+def answer(value: float | list[float], p: int) -> str:
+    """An expected answer: ``0.42556`` → ``"0.426"``; lists as ``"[0.599, 0.401]"``; −∞ with a
+    true minus; whole numbers (``p=0``) with thousands separators."""
+    if isinstance(value, list):
+        return "[" + ", ".join(answer(v, p) for v in value) + "]"
+    if math.isinf(value):
+        return "−∞" if value < 0 else "∞"
+    if p == 0:
+        return f"{round(value):,}"
+    return num(value, p)
+
+
+def fixed(value: Number, p: int = 3) -> str:
+    """Python's own ``f"{v:.3f}"``: ``-inf``, ``nan`` and the sign of ``-0.000`` kept."""
+    return f"{float(value):.{p}f}"
+
+
+def typed(value: Number, p: int = 4) -> str:
+    """:func:`fixed` without trailing zeros: ``0.6``, ``-inf``, as a learner types numbers."""
+    return _trim(fixed(value, p))
+
+
+def vec(
+    values: Iterable[Number] | torch.Tensor, p: int = 3, item: Callable[[Number, int], str] = num
+) -> str:
+    """``[0.599, 0.401]``: the (flattened) values, each written by ``item``."""
+    items = values.flatten().tolist() if isinstance(values, torch.Tensor) else list(values)
+    return "[" + ", ".join(item(v, p) for v in items) + "]"
+
+
+def tex_matrix(t: torch.Tensor, p: int = 3) -> str:
+    """A 2-D tensor (or a 1-D row) as a LaTeX ``bmatrix``."""
+    rows = t.tolist() if t.dim() == 2 else [t.tolist()]
+    body = r"\\".join("&".join(tex(v, p) for v in row) for row in rows)
+    return r"\begin{bmatrix}" + body + r"\end{bmatrix}"
+
+
+def compact_shape(shape: Iterable[int]) -> str:
+    """``[2,2,4]``: a shape as the lesson writes it."""
+    return shape_text(shape, compact=True)
 
 
 def width(text: str) -> int:
@@ -92,7 +186,7 @@ def text_table(
     cols = [max(width(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
     lines = []
     for n, row in enumerate([headers, *rows]):
-        cells = [_pad(cell, cols[i], left=(i in left)) for i, cell in enumerate(row)]
+        cells = [_pad(c, cols[i], left=(i in left)) for i, c in enumerate(row)]
         lines.append("  ".join(cells).rstrip())
         if n == 0:
             lines.append("  ".join("-" * c for c in cols))

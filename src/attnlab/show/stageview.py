@@ -1,12 +1,21 @@
 """Stage tensors as labelled tables: rows are query positions (``t=1 喜欢``), columns are key
-positions for score tables and feature indices otherwise. Used by the scripts and ``trace``."""
+positions for score tables and feature indices otherwise.
+
+:class:`StageView` is one stage ready to show: ``trace`` (text, Markdown, rich) and the web
+explorer render the same views; the scripts print the same rows (:func:`stage_rows`).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 import torch
 
+from attnlab.example import prompt_names
 from attnlab.i18n import pick
-from attnlab.show.fmt import escape_label, fmt_num
+from attnlab.show.explain import explain, title
+from attnlab.show.fmt import escape_label, num
 
 #: Stages whose columns are key positions (a [T_query, T_key] table).
 POSITION_STAGES = frozenset(
@@ -51,11 +60,60 @@ def stage_rows(
     for t in range(T):
         cells = []
         for j, v in enumerate(values[t].tolist()):
-            text = fmt_num(v, precision)
+            text = num(v, precision)
             if stage in ("weights", "masked_scores") and j > t:
                 text += MASKED_MARK
             cells.append(text)
         if stage == "weights":
-            cells.append(fmt_num(float(values[t].sum()), precision))
+            cells.append(num(float(values[t].sum()), precision))
         rows.append([position_label(t, tokens), *cells])
     return headers, rows
+
+
+@dataclass(frozen=True)
+class StageTable:
+    """One prompt's table of one stage."""
+
+    prompt: str  # the prompt's name, e.g. "A"
+    headers: list[str]
+    rows: list[list[str]]  # a position label, then the numbers as text
+    values: list[list[float]]  # the numbers of ``rows``, [T, ...]
+
+
+@dataclass(frozen=True)
+class StageView:
+    """One stage ready to show: title, explanation, shape and one table per prompt."""
+
+    key: str  # stage name, e.g. "weights"
+    head: int | None  # head index for multi-head inputs (shown numbered from 1)
+    title: str
+    explanation: str
+    shape: tuple[int, ...]
+    tables: list[StageTable]
+    note: str | None  # footnote for masked entries
+
+
+def stage_view(
+    key: str, tensor: torch.Tensor, tokens: list[list[str]], rows: Sequence[int], lang: str,
+    precision: int, head: int | None = None,
+) -> StageView:  # fmt: skip
+    """Stage ``key`` of the batch rows ``rows`` (one table for the shared causal mask).
+
+    Args:
+        key: the stage's name; ``tensor`` its values, ``[B, ...]`` (``[T, T]`` for the mask).
+        tokens: position labels per prompt, ``[B][T]``.
+        rows: the batch rows to show, e.g. ``[0, 1]``.
+        precision: decimals of each number (:func:`attnlab.show.fmt.num`).
+        head: the head index when the stage belongs to one head of several.
+    """
+    names = prompt_names(len(tokens))
+    tables = []
+    for b in rows:
+        values = (tensor if key == "causal_mask" else tensor[b]).to(torch.float64)
+        headers, body = stage_rows(key, values, tokens[b], precision, lang)
+        tables.append(StageTable(names[b], headers, body, values.tolist()))
+        if key == "causal_mask":
+            break
+    heading = title(key, lang) if head is None else f"Head {head + 1} · {title(key, lang)}"
+    note = masked_note(lang) if key in ("masked_scores", "weights") else None
+    return StageView(key, head, heading, explain(key, lang), tuple(tensor.shape), tables, note)

@@ -6,34 +6,17 @@ them as Markdown or as a JSON document; the rich terminal rendering lives in the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 from attnlab.errors import InputError
-from attnlab.i18n import pick
+from attnlab.example import prompt_rows
 from attnlab.inputs import LabInput
 from attnlab.pipeline import STAGE_NAMES, AttentionStages, MultiHeadStages
 from attnlab.show import document
-from attnlab.show.explain import explain, title
-from attnlab.show.fmt import fmt_shape, markdown_table
-from attnlab.show.stageview import masked_note, stage_rows
+from attnlab.show.fmt import markdown_table, shape_text
+from attnlab.show.stageview import StageView, stage_view
 
 MULTI_HEAD_EXTRA = ("concat", "projected")
-
-
-@dataclass(frozen=True)
-class StageView:
-    """One stage ready to show: title, explanation, shape and one table per prompt."""
-
-    key: str  # stage name, e.g. "weights"
-    head: int | None  # head index for multi-head inputs
-    title: str
-    explanation: str
-    shape: tuple[int, ...]
-    tables: list[tuple[str, list[str], list[list[str]]]]  # (prompt, headers, rows)
-    note: str | None  # footnote for masked entries
 
 
 def stage_choices(inp: LabInput) -> tuple[str, ...]:
@@ -49,46 +32,17 @@ def check_stage(inp: LabInput, stage: str | None) -> None:
         )
 
 
-def select_prompts(inp: LabInput, prompt: str) -> list[int]:
-    """Batch rows named by ``--prompt`` (A, B, ... or all)."""
-    names = document.prompt_names(inp.x.size(0))
-    if prompt.lower() == "all":
-        return list(range(len(names)))
-    if prompt.upper() not in names:
-        raise InputError(f"--prompt: expected one of {', '.join(names)} or all, found {prompt!r}")
-    return [names.index(prompt.upper())]
-
-
-def _view(
-    key: str, tensor: torch.Tensor, head: int | None, inp: LabInput, rows: list[int], lang: str,
-    precision: int,
-) -> StageView:  # fmt: skip
-    names = document.prompt_names(inp.x.size(0))
-    tables = []
-    for b in rows:
-        values = tensor if key == "causal_mask" else tensor[b]
-        headers, body = stage_rows(key, values.to(torch.float64), inp.tokens[b], precision, lang)
-        tables.append((names[b], headers, body))
-        if key == "causal_mask":
-            break
-    heading = title(key, lang)
-    if head is not None:
-        heading = f"{pick(lang, 'Head', 'Head')} {head + 1} · {heading}"
-    note = masked_note(lang) if key in ("masked_scores", "weights") else None
-    return StageView(key, head, heading, explain(key, lang), tuple(tensor.shape), tables, note)
-
-
 def build_views(
     inp: LabInput, lang: str, prompt: str = "all", stage: str | None = None, precision: int = 4
 ) -> list[StageView]:
     """The stages of ``inp`` in order (each head's, then concat and W_O for several heads)."""
-    rows = select_prompts(inp, prompt)
+    rows = prompt_rows(prompt, inp.x.size(0))
     check_stage(inp, stage)
     result = inp.stages()
     views: list[StageView] = []
     if isinstance(result, AttentionStages):
         for key, tensor in result.items():
-            views.append(_view(key, tensor, None, inp, rows, lang, precision))
+            views.append(stage_view(key, tensor, inp.tokens, rows, lang, precision))
     else:
         views += _multi_head_views(result, inp, rows, lang, precision)
     return [v for v in views if stage is None or v.key == stage]
@@ -97,13 +51,13 @@ def build_views(
 def _multi_head_views(
     result: MultiHeadStages, inp: LabInput, rows: list[int], lang: str, precision: int
 ) -> list[StageView]:
-    views = [_view("x", result.x, None, inp, rows, lang, precision)]
+    views = [stage_view("x", result.x, inp.tokens, rows, lang, precision)]
     for h in range(result.q.size(1)):
         for key, tensor in result.head(h).items():
             if key != "x":
-                views.append(_view(key, tensor, h, inp, rows, lang, precision))
-    views.append(_view("concat", result.concat, None, inp, rows, lang, precision))
-    views.append(_view("projected", result.output, None, inp, rows, lang, precision))
+                views.append(stage_view(key, tensor, inp.tokens, rows, lang, precision, h))
+    views.append(stage_view("concat", result.concat, inp.tokens, rows, lang, precision))
+    views.append(stage_view("projected", result.output, inp.tokens, rows, lang, precision))
     return views
 
 
@@ -111,10 +65,10 @@ def render_markdown(views: list[StageView]) -> str:
     """The views as Markdown, ready to paste into notes."""
     parts = []
     for v in views:
-        parts.append(f"### {v.title} `{fmt_shape(v.shape)}`\n\n{v.explanation}\n")
-        for prompt, headers, body in v.tables:
-            label = "" if v.key == "causal_mask" else f"**Prompt {prompt}**\n\n"
-            parts.append(f"{label}{markdown_table(headers, body)}\n")
+        parts.append(f"### {v.title} `{shape_text(v.shape)}`\n\n{v.explanation}\n")
+        for t in v.tables:
+            label = "" if v.key == "causal_mask" else f"**Prompt {t.prompt}**\n\n"
+            parts.append(f"{label}{markdown_table(t.headers, t.rows)}\n")
         if v.note:
             parts.append(f"_{v.note}_\n")
     return "\n".join(parts)
@@ -122,7 +76,7 @@ def render_markdown(views: list[StageView]) -> str:
 
 def input_document(inp: LabInput, prompt: str = "all", stage: str | None = None) -> dict[str, Any]:
     """A JSON document for any input: its fields (reusable as ``--input``) and every stage."""
-    rows = select_prompts(inp, prompt)
+    rows = prompt_rows(prompt, inp.x.size(0))
     check_stage(inp, stage)
     result = inp.stages()
     doc: dict[str, Any] = {

@@ -19,7 +19,7 @@ from attnlab.lesson import numbers
 from attnlab.pipeline import AttentionStages
 from attnlab.show import document
 from attnlab.show.explain import explain, title
-from attnlab.show.fmt import fmt_num, fmt_shape, fmt_vec, text_table
+from attnlab.show.fmt import num, shape_text, text_table, trimmed, vec
 from attnlab.show.stageview import masked_note, stage_rows
 from attnlab.show.walk_text import AXIS_MEANINGS, SHAPE_STAGE_NAMES, TEXT
 
@@ -31,7 +31,7 @@ def lesson_document(lang: str = "zh") -> dict[str, Any]:
     """Every number of the lesson walk and of section 16, as one JSON-ready document."""
     stages = numbers.stages()
     tokens = example.prompt_tokens(lang)
-    names = document.prompt_names(stages.x.size(0))
+    names = example.prompt_names(stages.x.size(0))
     return {
         "lesson": "week07-attention",
         "lang": lang,
@@ -67,10 +67,10 @@ def _weights() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
 def _stage_block(stages: AttentionStages, stage: str, lang: str, p: int) -> list[str]:
     tokens = example.prompt_tokens(lang)
     lines = [
-        f"{title(stage, lang)}  {fmt_shape(getattr(stages, stage).shape)}",
+        f"{title(stage, lang)}  {shape_text(getattr(stages, stage).shape)}",
         explain(stage, lang),
     ]
-    for b, name in enumerate(document.prompt_names(stages.x.size(0))):
+    for b, name in enumerate(example.prompt_names(stages.x.size(0))):
         headers, rows = stage_rows(stage, getattr(stages, stage)[b], tokens[b], p, lang)
         lines += ["", f"Prompt {name}", text_table(headers, rows)]
     if stage in ("masked_scores", "weights"):
@@ -84,27 +84,27 @@ def render_lesson(lang: str = "zh", precision: int = DEFAULT_PRECISION) -> str:
     tokens = example.prompt_tokens(lang)
     last = tokens[0][-1]
     out = [t["title"], t["question"].format(last=last)]
-    out.append(t["prompts"].format(a=tokens[0], b=tokens[1], shape=fmt_shape(st.x.shape)))
-    ratio = fmt_vec(numbers.tensor("uniform.weights.A.final").tolist(), p)
+    out.append(t["prompts"].format(a=tokens[0], b=tokens[1], shape=shape_text(st.x.shape)))
+    ratio = vec(numbers.tensor("uniform.weights.A.final").tolist(), p)
     out += ["", "== " + t["sec1"], t["sec1_body"].format(ratio=ratio)]
-    for name in document.prompt_names(2):
-        out.append(f"  {name}: {fmt_vec(numbers.tensor(f'uniform.mean.{name}.final').tolist(), p)}")
-    wa, wb = (fmt_vec(st.weights[b, -1].tolist(), p) for b in (0, 1))
+    for name in example.prompt_names(2):
+        out.append(f"  {name}: {vec(numbers.tensor(f'uniform.mean.{name}.final').tolist(), p)}")
+    wa, wb = (vec(st.weights[b, -1].tolist(), p) for b in (0, 1))
     out += [t["sec1_after"].format(wa=wa, wb=wb), "", "== " + t["sec4"]]
     for stage in ("x", "q", "k", "v", "raw_scores"):
         out += _stage_block(st, stage, lang, p)
-    for b, name in enumerate(document.prompt_names(2)):
+    for b, name in enumerate(example.prompt_names(2)):
         q, k0, s = st.q[b, -1], st.k[b, 0], st.raw_scores[b, -1, 0]
         dot = t["sec4_dot"].format(
-            last=last, q=fmt_vec(q.tolist(), p), k=fmt_vec(k0.tolist(), p), s=fmt_num(float(s), p)
+            last=last, q=vec(q.tolist(), p), k=vec(k0.tolist(), p), s=num(float(s), p)
         )
         out.append(f"  {name}: {dot}")
     out += ["", "== " + t["sec5"]]
     out += _stage_block(st, "scaled_scores", lang, p)
     final = numbers.final_rows()
-    for b, name in enumerate(document.prompt_names(2)):
-        vals = {k: fmt_vec(v[b].tolist(), p) for k, v in final.items() if k != "sums"}
-        total = fmt_num(float(final["sums"][b]), p)
+    for b, name in enumerate(example.prompt_names(2)):
+        vals = {k: vec(v[b].tolist(), p) for k, v in final.items() if k != "sums"}
+        total = num(float(final["sums"][b]), p)
         out.append(
             t["sec5_row"].format(
                 p=name, scaled=vals["scaled"], exps=vals["exps"], total=total, w=vals["weights"]
@@ -126,19 +126,19 @@ def render_lesson(lang: str = "zh", precision: int = DEFAULT_PRECISION) -> str:
     out += _render_mask_demo(lang, p) + _render_shapes(st, lang)
     out += _render_two_softmaxes(st, lang, p) + _render_cost(lang)
     out += ["== " + t["conclusion"].format(last=last)]
-    for name, row in zip(document.prompt_names(2), st.weights[:, -1], strict=True):
-        out.append(f"  Prompt {name}: {fmt_vec(row.tolist(), max(p, 4))}")
+    for name, row in zip(example.prompt_names(2), st.weights[:, -1], strict=True):
+        out.append(f"  Prompt {name}: {vec(row.tolist(), max(p, 4))}")
     return "\n".join([*out, t["conclusion_end"]])
 
 
 def _render_mask_demo(lang: str, p: int) -> list[str]:
     t, q = TEXT[lang], min(p, 3)
-    row = f"[{fmt_num(float(numbers.tensor('mask_demo.row[0]')), 1)}, future]"
+    row = f"[{num(float(numbers.tensor('mask_demo.row[0]')), 1)}, future]"
     return [
         "== " + t["sec11_demo"],
         t["demo_body"].format(row=row),
-        t["demo_zero"].format(v=fmt_vec(numbers.tensor("mask_demo.zero_fill").tolist(), q)),
-        t["demo_inf"].format(v=fmt_vec(numbers.tensor("mask_demo.neg_inf").tolist(), q)),
+        t["demo_zero"].format(v=vec(numbers.tensor("mask_demo.zero_fill").tolist(), q)),
+        t["demo_inf"].format(v=vec(numbers.tensor("mask_demo.neg_inf").tolist(), q)),
         "",
     ]
 
@@ -146,10 +146,10 @@ def _render_mask_demo(lang: str, p: int) -> list[str]:
 def _render_shapes(st: AttentionStages, lang: str) -> list[str]:
     t = TEXT[lang]
     head = ["Tensor", "Shape", "axes"]
-    rows = [[n, fmt_shape(getattr(st, s).shape), m[lang]] for n, s, m in AXIS_MEANINGS]
+    rows = [[n, shape_text(getattr(st, s).shape), m[lang]] for n, s, m in AXIS_MEANINGS]
     cfg = example.SHAPE_CHECK
     extra = [
-        [SHAPE_STAGE_NAMES[lang][r.stage], fmt_shape(r.shape), ", ".join(r.axes)]
+        [SHAPE_STAGE_NAMES[lang][r.stage], shape_text(r.shape), ", ".join(r.axes)]
         for r in numbers.shape_rows()
     ]
     return [
@@ -167,13 +167,13 @@ def _render_two_softmaxes(st: AttentionStages, lang: str, p: int) -> list[str]:
     probs, sums = numbers.tensor("experiment.probs"), numbers.tensor("experiment.probs_sum")
     row_sums = numbers.tensor("weights_sum[:,-1]")  # [B]
     out = ["== " + t["two_softmax"], t["attn_softmax"].format(n=st.weights.size(-1))]
-    for b, name in enumerate(document.prompt_names(2)):
-        w = fmt_vec(st.weights[b, -1].tolist(), p)
-        out.append(f"  {name}: {w}  Σ = {fmt_num(float(row_sums[b]), p)}")
+    for b, name in enumerate(example.prompt_names(2)):
+        w = vec(st.weights[b, -1].tolist(), p)
+        out.append(f"  {name}: {w}  Σ = {num(float(row_sums[b]), p)}")
     out.append(t["vocab_softmax"].format(n=len(words)))
     rows = [
-        [name, *(fmt_num(v, p) for v in probs[b].tolist()), fmt_num(float(sums[b]), p)]
-        for b, name in enumerate(document.prompt_names(2))
+        [name, *(num(v, p) for v in probs[b].tolist()), num(float(sums[b]), p)]
+        for b, name in enumerate(example.prompt_names(2))
     ]
     return [*out, text_table(["", *words, "Σ"], rows), ""]
 
@@ -193,40 +193,37 @@ def render_experiment(lang: str = "zh", precision: int = EXPERIMENT_PRECISION) -
     """The text of ``course_examples/week07_attention.py``: section 16's one-parameter step."""
     t, p, r = TEXT[lang], precision, numbers.experiment()
     words, (i, j) = example.vocab(lang), r.param
-    names = document.prompt_names(2)
+    names = example.prompt_names(2)
     target_words = [words[int(c)] for c in example.lesson_targets()]
     out = ["== " + t["exp_title"].format(i=i, j=j), t["exp_h"]]
-    out += [f"  {n}: {fmt_vec(h.tolist(), p)}" for n, h in zip(names, r.before.h, strict=True)]
+    out += [f"  {n}: {vec(h.tolist(), p)}" for n, h in zip(names, r.before.h, strict=True)]
     out.append(t["exp_logits"])
     rows = [
-        [n, *(fmt_num(v, p) for v in lg.tolist())]
-        for n, lg in zip(names, r.before.logits, strict=True)
+        [n, *(num(v, p) for v in lg.tolist())] for n, lg in zip(names, r.before.logits, strict=True)
     ]
     out.append(text_table(["", *words], rows))
     for b, n in enumerate(names):
         prob, loss = float(r.before.target_probs[b]), float(r.before.losses[b])
         out.append(
-            t["exp_prob"].format(
-                p=n, target=target_words[b], prob=fmt_num(prob, p), loss=fmt_num(loss, p)
-            )
+            t["exp_prob"].format(p=n, target=target_words[b], prob=num(prob, p), loss=num(loss, p))
         )
-    out += [t["exp_mean"].format(loss=fmt_num(float(r.before.loss_mean), p)), ""]
+    out += [t["exp_mean"].format(loss=num(float(r.before.loss_mean), p)), ""]
     out += [t["exp_expr"].format(i=i, j=j), *_score_expressions(p)]
     out.append(
         t["exp_grad"].format(
             i=i,
             j=j,
-            auto=fmt_num(r.grad_autograd, p),
-            fd=fmt_num(r.grad_finite_difference, p),
-            closed=fmt_num(r.grad_closed_form, p),
+            auto=num(r.grad_autograd, p),
+            fd=num(r.grad_finite_difference, p),
+            closed=num(r.grad_closed_form, p),
         )
     )
     out.append(
         t["exp_update"].format(
             lr=r.lr,
-            old=fmt_num(r.q_old, 0 if r.q_old.is_integer() else p),
-            g=fmt_num(r.grad_autograd, p),
-            new=fmt_num(r.q_new, p),
+            old=num(r.q_old, 0 if r.q_old.is_integer() else p),
+            g=num(r.grad_autograd, p),
+            new=num(r.q_new, p),
         )
     )
     out += ["", t["exp_after"]]
@@ -237,14 +234,14 @@ def render_experiment(lang: str = "zh", precision: int = EXPERIMENT_PRECISION) -
             t["exp_row"].format(
                 p=n,
                 target=target_words[b],
-                before=fmt_num(pb, p),
-                after=fmt_num(pa, p),
-                lb=fmt_num(lb, p),
-                la=fmt_num(la, p),
+                before=num(pb, p),
+                after=num(pa, p),
+                lb=num(lb, p),
+                la=num(la, p),
             )
         )
     mean_b, mean_a = float(r.before.loss_mean), float(r.after.loss_mean)
-    out.append(t["exp_mean_after"].format(before=fmt_num(mean_b, p), after=fmt_num(mean_a, p)))
+    out.append(t["exp_mean_after"].format(before=num(mean_b, p), after=num(mean_a, p)))
     return "\n".join(
         [*out, "", t["exp_honest"].format(target_a=target_words[0], target_b=target_words[1])]
     )
@@ -255,17 +252,14 @@ def _score_expressions(p: int) -> list[str]:
     slopes_b = numbers.tensor("experiment.score_slopes")  # [B, T_key]
     consts_b = numbers.tensor("experiment.score_intercepts")  # [B, T_key]
     lines = []
-    for n, slopes, consts in zip(document.prompt_names(2), slopes_b, consts_b, strict=True):
+    for n, slopes, consts in zip(example.prompt_names(2), slopes_b, consts_b, strict=True):
         terms = [_linear(float(a), float(c), p) for a, c in zip(slopes, consts, strict=True)]
         lines.append(f"  {n}: [{', '.join(terms)}]")
     return lines
 
 
 def _linear(a: float, c: float, p: int) -> str:
-    def short(v: float) -> str:
-        return fmt_num(v, p).rstrip("0").rstrip(".")
-
-    parts = [f"{short(a)}q"] if abs(a) > 1e-12 else []
+    parts = [f"{trimmed(a, p)}q"] if abs(a) > 1e-12 else []
     if abs(c) > 1e-12 or not parts:
-        parts.append(("+" if parts and c >= 0 else "") + short(c))
+        parts.append(("+" if parts and c >= 0 else "") + trimmed(c, p))
     return "".join(parts)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from attnlab import example
+from attnlab.i18n import pick
 from attnlab.learn import knowledge
 from attnlab.web import sections_compute, sections_learn, sections_mask, sections_read
 from attnlab.web.blocks import Block
@@ -81,7 +82,7 @@ def parse_section_id(raw: object) -> int:
 def label(section_id: int, lang: str) -> str:
     """How the section is numbered on the page."""
     if section_id == 0:
-        return "核心目标" if lang == "zh" else "Core goal"
+        return pick(lang, "核心目标", "Core goal")
     return f"{section_id}."
 
 

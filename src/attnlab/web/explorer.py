@@ -10,18 +10,17 @@ through :meth:`attnlab.inputs.LabInput.stages`, which refuses finite numbers tha
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from attnlab import example
 from attnlab.errors import InputError
-from attnlab.i18n import pick
 from attnlab.inputs import parse_input
 from attnlab.pipeline import STAGE_NAMES, AttentionStages
-from attnlab.show.explain import STAGE_TITLES
-from attnlab.show.stageview import POSITION_STAGES, stage_rows
+from attnlab.show.document import to_json
+from attnlab.show.fmt import compact_shape
+from attnlab.show.stageview import POSITION_STAGES, StageTable, StageView, stage_view
 
 #: Largest sizes the explorer accepts (B is the two prompts of the lesson).
 LIMITS: dict[str, int] = {"B": 2, "T": 8, "C": 8, "d": 8}
@@ -113,25 +112,6 @@ def tokens_for(T: int, B: int, lang: str) -> list[list[str]]:
     return [[f"p{t}" for t in range(T)] for _ in range(B)]
 
 
-@dataclass(frozen=True)
-class StageTable:
-    """One prompt's table of one stage, ready for the template."""
-
-    prompt: str
-    headers: list[str]
-    rows: list[list[tuple[str, str]]]  # (text, css background or "") per cell
-
-
-@dataclass(frozen=True)
-class StageView:
-    """One stage: its name, shape and a table per prompt."""
-
-    name: str
-    title: str
-    shape: str
-    tables: list[StageTable]
-
-
 def heat(value: float) -> str:
     """A background colour for a weight in [0, 1]: pale paper to deep teal."""
     v = min(max(value, 0.0), 1.0)
@@ -142,36 +122,34 @@ def heat(value: float) -> str:
 
 
 def stage_views(stages: AttentionStages, lang: str) -> list[StageView]:
-    """Every stage of ``stages`` as labelled tables; the weights cells carry heat colours."""
+    """Every stage of ``stages`` as labelled tables, the weights first."""
     B, T, _ = stages.x.shape
     tokens = tokens_for(T, B, lang)
-    views = []
-    for name in SHOWN_STAGES:
-        tensor = getattr(stages, name)
-        tables = []
-        for b in range(B):
-            headers, rows = stage_rows(name, tensor[b], tokens[b], PRECISION, lang)
-            cells = []
-            for t, row in enumerate(rows):
-                styled = [(row[0], "")]
-                for j, text in enumerate(row[1:]):
-                    colour = heat(float(tensor[b, t, j])) if name == "weights" and j < T else ""
-                    styled.append((text, colour))
-                cells.append(styled)
-            tables.append(StageTable(pick(lang, "提示 ", "Prompt ") + "AB"[b], headers, cells))
-        shape = "[" + ",".join(str(s) for s in tensor.shape) + "]"
-        views.append(StageView(name, STAGE_TITLES[lang][name], shape, tables))
-    return views
+    return [
+        stage_view(name, getattr(stages, name), tokens, range(B), lang, PRECISION)
+        for name in SHOWN_STAGES
+    ]
+
+
+def heat_cells(view: StageView, table: StageTable) -> list[list[tuple[str, str]]]:
+    """The cells of ``table`` as (text, css background): each weight gets its heat colour; other
+    stages, labels and the row-sum column stay plain."""
+    cells = []
+    for row, values in zip(table.rows, table.values, strict=True):
+        styles = [heat(v) for v in values] if view.key == "weights" else []
+        cells.append([(text, styles[j - 1] if 0 < j <= len(styles) else "")
+                      for j, text in enumerate(row)])  # fmt: skip
+    return cells
+
+
+def views_context(stages: AttentionStages | None, lang: str) -> dict[str, Any]:
+    """What ``_stages.html`` reads: the views (none without stages) and how it writes them."""
+    views = stage_views(stages, lang) if stages is not None else []
+    return {"views": views, "heat_cells": heat_cells, "compact_shape": compact_shape}
 
 
 def result_json(stages: AttentionStages) -> dict[str, Any]:
-    """The numbers of the result for the JSON API (−∞ as the string ``"-inf"``)."""
-
-    def clean(t: torch.Tensor) -> Any:
-        return (
-            [clean(row) for row in t] if t.dim() else ("-inf" if t.isinf() else round(float(t), 6))
-        )
-
-    return {name: clean(getattr(stages, name)) for name in SHOWN_STAGES} | {
+    """The numbers of the result for the JSON API (−∞ as the string ``"-inf"``, 6 decimals)."""
+    return {name: to_json(getattr(stages, name), decimals=6) for name in SHOWN_STAGES} | {
         "position_stages": sorted(POSITION_STAGES & set(SHOWN_STAGES))
     }

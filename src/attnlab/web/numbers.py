@@ -1,4 +1,4 @@
-"""The lesson's numbers for the web page, read from :mod:`attnlab.lesson.numbers`, and their format.
+"""The lesson's numbers for the web page, read from :mod:`attnlab.lesson.numbers`.
 
 Nothing here computes a number: :func:`lesson_numbers` gathers what the one keyed source serves,
 so the page shows exactly the values the scripts print and the tests check.
@@ -6,7 +6,6 @@ so the page shows exactly the values the scripts print and the tests check.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -17,7 +16,6 @@ from attnlab.lesson.cost import CostRow
 from attnlab.lesson.experiment import ExperimentResult
 from attnlab.lesson.shapes import ShapeRow
 from attnlab.pipeline import AttentionStages
-from attnlab.show.fmt import fmt_num
 
 
 @dataclass(frozen=True)
@@ -64,41 +62,3 @@ def lesson_numbers() -> LessonNumbers:
         final=numbers.final_rows(),
         mask_t4=numbers.tensor("causal_mask_t4").to(torch.int64),
     )
-
-
-def num(value: float | torch.Tensor, p: int = 3) -> str:
-    """One number with ``p`` decimals (−∞ as ``-∞``, never ``-0.000``)."""
-    return fmt_num(float(value), p)
-
-
-def vec(values: Sequence[float] | torch.Tensor, p: int = 3) -> str:
-    """``[0.599, 0.401]``."""
-    items = values.tolist() if isinstance(values, torch.Tensor) else list(values)
-    return "[" + ", ".join(num(v, p) for v in items) + "]"
-
-
-def short_vec(values: Sequence[float] | torch.Tensor, p: int = 3) -> str:
-    """``[1, 0.283]``: like :func:`vec` with trailing zeros dropped."""
-    items = values.tolist() if isinstance(values, torch.Tensor) else list(values)
-    return "[" + ", ".join(tex_num(v, p) for v in items) + "]"
-
-
-def shape(values: Sequence[int]) -> str:
-    """``[2,2,4]`` (the lesson's compact form)."""
-    return "[" + ",".join(str(int(v)) for v in values) + "]"
-
-
-def tex_num(value: float, p: int = 3) -> str:
-    """A number for LaTeX: ``-\\infty`` for −∞, trailing zeros dropped (``0.8``, ``1``)."""
-    v = float(value)
-    if v == float("-inf"):
-        return r"-\infty"
-    text = fmt_num(v, p)
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def tex_matrix(t: torch.Tensor, p: int = 3) -> str:
-    """A 2-D tensor (or a 1-D row) as a LaTeX ``bmatrix``."""
-    rows = t.tolist() if t.dim() == 2 else [t.tolist()]
-    body = r"\\".join("&".join(tex_num(v, p) for v in row) for row in rows)
-    return r"\begin{bmatrix}" + body + r"\end{bmatrix}"

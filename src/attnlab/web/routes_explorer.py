@@ -50,7 +50,7 @@ def _page(
         sizes={"T": len(x[0]), "C": len(x[0][0]), "d": len(data["w_q"][0])},
         limits=explorer.LIMITS,
         tokens=explorer.tokens_for(len(x[0]), len(x), lang),
-        views=explorer.stage_views(stages, lang) if stages is not None else [],
+        **explorer.views_context(stages, lang),
         error=error,
         error_matrix=field,
         error_cell=cell,
@@ -130,5 +130,5 @@ async def explorer_api(request: Request) -> Response:
         body = {"error": error_message(exc, lang), "field": field, "cell": cell}
         return JSONResponse(body | {"stage": explorer.error_stage(exc)}, status_code=422)
     template = request.app.state.templates.get_template("_stages.html")
-    html = template.render(views=explorer.stage_views(stages, lang), lang=lang, ui=UI[lang])
+    html = template.render(**explorer.views_context(stages, lang), lang=lang, ui=UI[lang])
     return JSONResponse({"stages": explorer.result_json(stages), "html": html})

@@ -9,8 +9,9 @@ from __future__ import annotations
 from attnlab import example
 from attnlab.i18n import pick
 from attnlab.lesson import numbers
+from attnlab.show.fmt import compact_shape, num, tex, tex_matrix, vec
 from attnlab.web.blocks import Block, figure, flow, math, note, p, pre, table
-from attnlab.web.numbers import LessonNumbers, num, shape, short_vec, tex_matrix, vec
+from attnlab.web.numbers import LessonNumbers
 
 
 def projections(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
@@ -34,13 +35,13 @@ def projections(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block
         p(
             pick(
                 lang,
-                f"“{last}”的输入是独热向量，乘任何 W 都只会取出对应的那一行：q={short_vec(q)}，k={short_vec(k)}，v={short_vec(v)}。",
+                f"“{last}”的输入是独热向量，乘任何 W 都只会取出对应的那一行：q={vec(q, item=tex)}，k={vec(k, item=tex)}，v={vec(v, item=tex)}。",
                 f"The input of “{last}” is one-hot, so multiplying it by any W just picks one row: "
-                f"q={short_vec(q)}, k={short_vec(k)}, v={short_vec(v)}.",
+                f"q={vec(q, item=tex)}, k={vec(k, item=tex)}, v={vec(v, item=tex)}.",
             )
         ),
     ]
-    for b, name in enumerate("AB"):
+    for b, name in enumerate(example.prompt_names(2)):
         blocks.append(
             math(
                 rf"Q_{name}={tex_matrix(st.q[b])},\quad K_{name}={tex_matrix(st.k[b])},\quad "
@@ -48,7 +49,7 @@ def projections(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block
             )
         )
     lines = []
-    for b, name in enumerate("AB"):
+    for b, name in enumerate(example.prompt_names(2)):
         qf = st.q[b, -1].tolist()
         for j in range(st.k.size(1)):
             kj = st.k[b, j].tolist()
@@ -85,7 +86,7 @@ def softmax_rows(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Bloc
     """Section 5: scale the final rows, exponentiate, normalise."""
     st, f, d = n.stages, n.final, n.sizes["d"]
     text = []
-    for b, name in enumerate("AB"):
+    for b, name in enumerate(example.prompt_names(2)):
         text += [
             pick(lang, f"提示 {name}，最后一行", f"Prompt {name}, final query row"),
             f"  scaled scores = {vec(f['scaled'][b])}",
@@ -116,7 +117,7 @@ def softmax_rows(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Bloc
             pick(lang, "同一个函数，不同的轴、不同的意义：注意力权重不是下一词概率。",
                  "Same function, different axis, different meaning: an attention weight is not a "
                  "next-token probability."), key="two-softmax"),
-        math(rf"P=\operatorname{{softmax}}(\widehat{{S}},\ \mathrm{{dim}}=-1),\qquad \widehat{{S}},P:{shape(st.weights.shape)}"),
+        math(rf"P=\operatorname{{softmax}}(\widehat{{S}},\ \mathrm{{dim}}=-1),\qquad \widehat{{S}},P:{compact_shape(st.weights.shape)}"),
     ]  # fmt: skip
 
 
@@ -124,7 +125,7 @@ def weighted_values(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[B
     """Section 6: the weights mix the values."""
     st = n.stages
     text = []
-    for b, name in enumerate("AB"):
+    for b, name in enumerate(example.prompt_names(2)):
         w, v, o = st.weights[b, -1], st.v[b], st.output[b, -1]
         mix = " + ".join(f"{num(w[j])}·{vec(v[j], 0)}" for j in range(v.size(0)))
         text += [f"{name} ({tok[b][-1]}):  o = {mix}", f"{' ' * len(name)}     = {vec(o)}", ""]
@@ -137,7 +138,7 @@ def weighted_values(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[B
             "Both prompts end in the same token, yet their head outputs already differ, for two "
             f"reasons: different keys give different weights, and the values of “{tok[0][0]}” and "
             f"“{tok[1][0]}” differ themselves.")),
-        math(rf"P:{shape(st.weights.shape)}\ @\ V:{shape(st.v.shape)}\longrightarrow O:{shape(st.output.shape)}"),
+        math(rf"P:{compact_shape(st.weights.shape)}\ @\ V:{compact_shape(st.v.shape)}\longrightarrow O:{compact_shape(st.output.shape)}"),
     ]  # fmt: skip
 
 
@@ -177,7 +178,7 @@ def scaling(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     st, d = n.stages, n.sizes["d"]
     sqrt_d = num(numbers.tensor("sqrt_d_k"))
     text = [f"sqrt(d_k) = sqrt({d}) ≈ {sqrt_d}"]
-    for b, name in enumerate("AB"):
+    for b, name in enumerate(example.prompt_names(2)):
         text.append(
             f"{name}: raw {vec(st.raw_scores[b, -1])}  →  scaled {vec(st.scaled_scores[b, -1])}"
         )
@@ -198,7 +199,7 @@ def scaling(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
             "Scaling keeps the order within a row and changes only the scale the softmax receives. "
             "When scores spread too far the softmax turns almost one-hot and stops responding to small "
             "changes. Adding one constant to a whole row changes nothing at all.")),
-        math(rf"\widetilde{{S}}=S/\sqrt{{d_k}},\qquad S,\widetilde{{S}}:{shape(st.raw_scores.shape)}"),
+        math(rf"\widetilde{{S}}=S/\sqrt{{d_k}},\qquad S,\widetilde{{S}}:{compact_shape(st.raw_scores.shape)}"),
     ]  # fmt: skip
 
 
@@ -208,24 +209,24 @@ def axes(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     axes_rows = [
         (
             "X",
-            shape(st.x.shape),
+            compact_shape(st.x.shape),
             pick(lang, "批、Token 位置、模型特征", "batch, token position, model feature"),
         ),
         (
             "Q / K / V",
-            shape(st.q.shape),
+            compact_shape(st.q.shape),
             pick(lang, "批、Token 位置、Head 特征", "batch, token position, head feature"),
         ),
         (
             "Scores / Weights",
-            shape(st.weights.shape),
+            compact_shape(st.weights.shape),
             pick(
                 lang, "批、Query 位置、Key/Value 位置", "batch, query position, key/value position"
             ),
         ),
         (
             "Head output",
-            shape(st.output.shape),
+            compact_shape(st.output.shape),
             pick(lang, "批、Query 位置、Head 特征", "batch, query position, head feature"),
         ),
     ]
@@ -259,7 +260,7 @@ def axes(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
         ),
     ]
     cfg = example.SHAPE_CHECK
-    extra = [(r.stage, shape(r.shape), ", ".join(r.axes)) for r in n.shapes]
+    extra = [(r.stage, compact_shape(r.shape), ", ".join(r.axes)) for r in n.shapes]
     return [
         table(["Tensor", "Shape", pick(lang, "各轴含义", "Meaning of each axis")], axes_rows,
               pick(lang, "形状的数字相同，不代表轴的含义相同。", "Equal sizes do not mean equal meanings."), key="axes"),

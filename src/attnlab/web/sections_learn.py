@@ -11,8 +11,9 @@ from attnlab import example
 from attnlab.i18n import pick
 from attnlab.lesson import numbers
 from attnlab.lesson.experiment import ExperimentResult
+from attnlab.show.fmt import compact_shape, num, tex, tex_matrix, vec
 from attnlab.web.blocks import Block, code, figure, flow, math, note, p, pre, table
-from attnlab.web.numbers import LessonNumbers, num, shape, short_vec, tex_matrix, tex_num, vec
+from attnlab.web.numbers import LessonNumbers
 
 P6 = 6  # section 16 shows six decimals, as the experiment's script does
 
@@ -30,7 +31,7 @@ def self_attention(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Bl
               [("Self-Attention", pick(lang, "序列 X", "sequence X"), pick(lang, "同一序列 X", "the same X")),
                ("Cross-Attention", pick(lang, "目标序列或当前状态", "target sequence or current state"),
                 pick(lang, "另一条源序列", "another source sequence"))], key="self-cross"),
-        math(rf"S:{shape(st.raw_scores.shape)}=[B,T,T]\neq[B,T,B,T]"),
+        math(rf"S:{compact_shape(st.raw_scores.shape)}=[B,T,T]\neq[B,T,B,T]"),
         p(pick(lang,
             f"分数张量里没有“跨批”的轴：A 的那张表只含“{tok[0][0]}、{tok[0][1]}”，B 的只含“{tok[1][0]}、{tok[1][1]}”。"
             "把两条提示放进同一批只是为了并行计算，不是把它们接成一段文本。",
@@ -44,7 +45,7 @@ def multi_head(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]
     """Section 15: several heads on the same X, concatenated, then W_O."""
     st, C = n.stages, n.sizes["C"]
     heads = C // n.sizes["d"]
-    head_shape = shape(st.output.shape)
+    head_shape = compact_shape(st.output.shape)
     return [
         p(pick(lang,
             "每个 Head 有自己的 W_Q、W_K、W_V，可以学出不同的匹配空间和不同的内容；但没有人保证它们会变成可以命名的“语法专家”。",
@@ -52,10 +53,10 @@ def multi_head(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]
             "nothing guarantees they turn into nameable “grammar experts”.")),
         math(rf"C={C},\qquad n_{{\mathrm{{head}}}}={heads},\qquad d_{{\mathrm{{head}}}}=C/n_{{\mathrm{{head}}}}={C // heads}"),
         flow([
-            f"X {shape(st.x.shape)}",
+            f"X {compact_shape(st.x.shape)}",
             pick(lang, f"并行：Head 1(X) 与 Head 2(X)，各 {head_shape}", f"In parallel: head 1(X) and head 2(X), each {head_shape}"),
-            pick(lang, f"沿特征轴拼接 → {shape(st.x.shape)}", f"Concatenate on the feature axis → {shape(st.x.shape)}"),
-            pick(lang, f"乘 W_O:[{C},{C}] → {shape(st.x.shape)}", f"Times W_O:[{C},{C}] → {shape(st.x.shape)}"),
+            pick(lang, f"沿特征轴拼接 → {compact_shape(st.x.shape)}", f"Concatenate on the feature axis → {compact_shape(st.x.shape)}"),
+            pick(lang, f"乘 W_O:[{C},{C}] → {compact_shape(st.x.shape)}", f"Times W_O:[{C},{C}] → {compact_shape(st.x.shape)}"),
         ]),
         math(r"\operatorname{MultiHead}(X)=\operatorname{Concat}(O^{(1)},O^{(2)})\,W_O"),
         code("attnlab.modules:MultiHeadAttention.forward", pick(lang, "参考实现：Head 列表、拼接、输出投影", "Reference form: a list of heads, concatenation, output projection")),
@@ -73,12 +74,12 @@ def multi_head(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]
 def logits(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     """Section 16: from the head output to next-token logits, and one gradient step."""
     r, z, words = n.experiment, n.sizes, example.vocab(lang)
-    bt = shape((z["B"], z["T"]))[:-1]
+    bt = compact_shape((z["B"], z["T"]))[:-1]
     targets = [words[int(i)] for i in example.lesson_targets()]
     rows = [
         (
             f"{''.join(tok[b])}",
-            short_vec(r.before.logits[b], P6),
+            vec(r.before.logits[b], P6, tex),
             f"p({targets[b]}) ≈ {num(r.before.target_probs[b], P6)}; L ≈ {num(r.before.losses[b], P6)}",
         )
         for b in range(z["B"])
@@ -92,10 +93,10 @@ def logits(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
             "Attention does not output a token. It produces context features; because the two prompts' "
             "features differ, the LM head can give them different logits.")),
         p(pick(lang,
-            f"一个最小实验：在单头输出 h 后面接一个固定的评分矩阵 W_vocab（{shape(example.lesson_w_vocab().shape)}），"
+            f"一个最小实验：在单头输出 h 后面接一个固定的评分矩阵 W_vocab（{compact_shape(example.lesson_w_vocab().shape)}），"
             f"目标仍是 A→{targets[0]}、B→{targets[1]}。A 的 h={vec(r.before.h[0], P6)}，B 的 h={vec(r.before.h[1], P6)}。",
             f"A minimal experiment: after the single head's output h, a fixed scoring matrix W_vocab "
-            f"({shape(example.lesson_w_vocab().shape)}) with targets A→{targets[0]} and B→{targets[1]}. "
+            f"({compact_shape(example.lesson_w_vocab().shape)}) with targets A→{targets[0]} and B→{targets[1]}. "
             f"A has h={vec(r.before.h[0], P6)}, B has h={vec(r.before.h[1], P6)}.")),
         math(rf"W_{{\mathrm{{vocab}}}}={tex_matrix(example.lesson_w_vocab(), 0)}"),
         table([pick(lang, "上下文", "Context"), "Logits", pick(lang, "目标概率 / 单题损失", "Target probability / loss")], rows,
@@ -108,7 +109,7 @@ def logits(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
 def _gradient_step(r: ExperimentResult, lang: str, targets: list[str]) -> list[Block]:
     i, j = r.param
     lines = []
-    for name in "AB":
+    for name in example.prompt_names(2):
         slopes = numbers.tensor(f"experiment.score_slopes.{name}").tolist()
         consts = numbers.tensor(f"experiment.score_intercepts.{name}").tolist()
         terms = [_linear(a, c) for a, c in zip(slopes, consts, strict=True)]
@@ -120,9 +121,9 @@ def _gradient_step(r: ExperimentResult, lang: str, targets: list[str]) -> list[B
             )
         )
     lines += [
-        f"q = W_Q[{i},{j}] = {tex_num(r.q_old)}",
+        f"q = W_Q[{i},{j}] = {tex(r.q_old)}",
         f"d(mean loss)/dq ≈ {num(r.grad_autograd, P6)}  (autograd; finite difference {num(r.grad_finite_difference, P6)})",
-        f"lr = {tex_num(r.lr, 4)}:  q_new = q − lr·grad ≈ {num(r.q_new, P6)}",
+        f"lr = {tex(r.lr, 4)}:  q_new = q − lr·grad ≈ {num(r.q_new, P6)}",
     ]
     after = [
         (
@@ -130,7 +131,7 @@ def _gradient_step(r: ExperimentResult, lang: str, targets: list[str]) -> list[B
             num(r.before.target_probs[b], P6),
             num(r.after.target_probs[b], P6),
         )
-        for b, name in enumerate("AB")
+        for b, name in enumerate(example.prompt_names(2))
     ] + [
         (
             pick(lang, "平均损失", "mean loss"),
@@ -160,9 +161,9 @@ def _gradient_step(r: ExperimentResult, lang: str, targets: list[str]) -> list[B
 
 
 def _linear(a: float, c: float) -> str:
-    parts = [f"{tex_num(a)}q"] if abs(a) > 1e-12 else []
+    parts = [f"{tex(a)}q"] if abs(a) > 1e-12 else []
     if abs(c) > 1e-12 or not parts:
-        parts.append(("+" if parts and c >= 0 else "") + tex_num(c))
+        parts.append(("+" if parts and c >= 0 else "") + tex(c))
     return "".join(parts)
 
 
@@ -252,8 +253,8 @@ def checklist(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
 
 def week8(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     """Section 19: what a Transformer block adds around attention."""
-    x = shape(n.stages.x.shape)
-    bt = shape((n.sizes["B"], n.sizes["T"]))[:-1]
+    x = compact_shape(n.stages.x.shape)
+    bt = compact_shape((n.sizes["B"], n.sizes["T"]))[:-1]
     return [
         p(pick(lang,
             f"Week 8 从同一个 [B,T,C]={x} 接口继续。多头注意力必须返回 {x}，才能和残差路径相加。",

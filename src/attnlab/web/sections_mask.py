@@ -10,8 +10,9 @@ import torch
 
 from attnlab import example
 from attnlab.i18n import pick
+from attnlab.show.fmt import compact_shape, num, tex_matrix, vec
 from attnlab.web.blocks import Block, code, figure, math, note, p, pre, table
-from attnlab.web.numbers import LessonNumbers, num, shape, tex_matrix, vec
+from attnlab.web.numbers import LessonNumbers
 
 
 def why_mask(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
@@ -83,9 +84,9 @@ def reproduce(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     """Section 12: the code that reproduces every hand-computed number."""
     st = n.stages
     expected = []
-    for b, name in enumerate("AB"):
+    for b, name in enumerate(example.prompt_names(2)):
         expected.append(f"Prompt {name} weights: {vec(st.weights[b, -1], 4)}")
-    for b, name in enumerate("AB"):
+    for b, name in enumerate(example.prompt_names(2)):
         expected.append(f"Prompt {name} output:  {vec(st.output[b, -1], 4)}")
     return [
         p(pick(lang,
@@ -99,9 +100,9 @@ def reproduce(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
         code("attnlab.pipeline:attend", pick(lang, "打分、缩放、掩码、Softmax、加权求和", "Score, scale, mask, softmax, weighted sum")),
         pre(pick(lang, "最后一行的期望值（4 位小数）\n", "Expected final rows (4 decimals)\n") + "\n".join(expected)),
         note(pick(lang,
-            f"这里按公式写 x @ w_q，所以 W 的形状是 [C,d_head]={shape(example.lesson_w_q().shape)}。"
+            f"这里按公式写 x @ w_q，所以 W 的形状是 [C,d_head]={compact_shape(example.lesson_w_q().shape)}。"
             "nn.Linear(C, d_head) 内部存的 weight 是它的转置 [d_head,C]，数学含义相同。",
-            f"The code follows the formula, x @ w_q, so W has shape [C,d_head]={shape(example.lesson_w_q().shape)}. "
+            f"The code follows the formula, x @ w_q, so W has shape [C,d_head]={compact_shape(example.lesson_w_q().shape)}. "
             "nn.Linear(C, d_head) stores its weight transposed, [d_head,C]; the maths is the same.")),
     ]  # fmt: skip
 

@@ -5,9 +5,11 @@ Every number is taken from :class:`attnlab.web.numbers.LessonNumbers`; the prose
 
 from __future__ import annotations
 
+from attnlab import example
 from attnlab.i18n import pick
+from attnlab.show.fmt import compact_shape, tex_matrix, vec
 from attnlab.web.blocks import Block, flow, math, note, p, table
-from attnlab.web.numbers import LessonNumbers, shape, tex_matrix, vec
+from attnlab.web.numbers import LessonNumbers
 
 
 def core_goal(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
@@ -15,11 +17,11 @@ def core_goal(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     st, z = n.stages, n.sizes
     last, a0, b0 = tok[0][-1], tok[0][0], tok[1][0]
     rows = [
-        (f"b={b}, t={t}", f"x[{b},{t},:]", tok[b][t], _slot_meaning(lang, b, t))
-        for b in range(z["B"])
+        (f"b={b}, t={t}", f"x[{b},{t},:]", tok[b][t], _slot_meaning(lang, name, t))
+        for b, name in enumerate(example.prompt_names(z["B"]))
         for t in range(z["T"])
     ]
-    vocab_shape = shape((z["B"], z["T"])).replace("]", ",V_vocab]")
+    vocab_shape = compact_shape((z["B"], z["T"])).replace("]", ",V_vocab]")
     return [
         p(pick(lang,
             f"两个提示 A=[{a0},{last}] 和 B=[{b0},{last}] 的最后一个词一模一样。上周的 Bigram 只拿当前词"
@@ -30,28 +32,28 @@ def core_goal(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
             f"same scores. This week the final “{last}” gets a new path: it may look back at the "
             "tokens on its left, so different prefixes can give different representations.")),
         p(pick(lang,
-            f"为了每一步都能手算，本周用一个小而固定的输入 X，形状 {shape(st.x.shape)} = [B,T,C]："
+            f"为了每一步都能手算，本周用一个小而固定的输入 X，形状 {compact_shape(st.x.shape)} = [B,T,C]："
             "批里两条提示，每条两个位置，每个位置一个四维向量。",
             f"So that every step can be done by hand, the week uses a small fixed input X of shape "
-            f"{shape(st.x.shape)} = [B,T,C]: two prompts in the batch, two positions each, one "
+            f"{compact_shape(st.x.shape)} = [B,T,C]: two prompts in the batch, two positions each, one "
             "four-number vector per position.")),
         table(
             [pick(lang, "批 / 位置", "Batch / position"), pick(lang, "张量位置", "Tensor slot"),
              "Token", pick(lang, "含义", "Meaning")],
             rows, pick(lang, "X 的四个格子", "The four slots of X"), key="slots"),
         flow([
-            pick(lang, f"输入 X {shape(st.x.shape)}", f"Input X {shape(st.x.shape)}"),
-            pick(lang, f"每个 Head 投影出 Q / K / V {shape(st.q.shape)}",
-                 f"Each head projects Q / K / V {shape(st.q.shape)}"),
-            pick(lang, f"QKᵀ 得到原始分数 {shape(st.raw_scores.shape)}",
-                 f"QKᵀ gives raw scores {shape(st.raw_scores.shape)}"),
+            pick(lang, f"输入 X {compact_shape(st.x.shape)}", f"Input X {compact_shape(st.x.shape)}"),
+            pick(lang, f"每个 Head 投影出 Q / K / V {compact_shape(st.q.shape)}",
+                 f"Each head projects Q / K / V {compact_shape(st.q.shape)}"),
+            pick(lang, f"QKᵀ 得到原始分数 {compact_shape(st.raw_scores.shape)}",
+                 f"QKᵀ gives raw scores {compact_shape(st.raw_scores.shape)}"),
             pick(lang, "除以 √d_k，再加因果掩码", "Divide by √d_k, apply the causal mask"),
-            pick(lang, f"沿 Key 位置轴 Softmax 得权重 {shape(st.weights.shape)}",
-                 f"Softmax along the key-position axis: weights {shape(st.weights.shape)}"),
-            pick(lang, f"权重 @ V 得 Head 输出 {shape(st.output.shape)}",
-                 f"Weights @ V: head output {shape(st.output.shape)}"),
-            pick(lang, f"多个 Head 拼接再乘 W_O，回到 {shape(st.x.shape)}",
-                 f"Heads concatenated, times W_O: back to {shape(st.x.shape)}"),
+            pick(lang, f"沿 Key 位置轴 Softmax 得权重 {compact_shape(st.weights.shape)}",
+                 f"Softmax along the key-position axis: weights {compact_shape(st.weights.shape)}"),
+            pick(lang, f"权重 @ V 得 Head 输出 {compact_shape(st.output.shape)}",
+                 f"Weights @ V: head output {compact_shape(st.output.shape)}"),
+            pick(lang, f"多个 Head 拼接再乘 W_O，回到 {compact_shape(st.x.shape)}",
+                 f"Heads concatenated, times W_O: back to {compact_shape(st.x.shape)}"),
             pick(lang, f"之后的网络和 LM Head 给出 Logits {vocab_shape}",
                  f"Later layers and the LM head give logits {vocab_shape}"),
         ]),
@@ -64,8 +66,7 @@ def core_goal(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     ]  # fmt: skip
 
 
-def _slot_meaning(lang: str, b: int, t: int) -> str:
-    name = "AB"[b] if b < 2 else str(b)
+def _slot_meaning(lang: str, name: str, t: int) -> str:
     return pick(lang, f"提示 {name} 的第 {t + 1} 个 Token", f"token {t + 1} of prompt {name}")
 
 
@@ -84,7 +85,7 @@ def uniform_mean(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Bloc
             "What enters attention is a vector: an embedding, or the previous layer's output. The "
             "lesson's vectors are deliberately one-hot so every product can be done at a glance.")),
         math(rf"X_A={x_a},\qquad X_B={x_b}"),
-        math(rf"X\in\mathbb{{R}}^{{[B,T,C]}}=\mathbb{{R}}^{{{shape(st.x.shape)}}}"),
+        math(rf"X\in\mathbb{{R}}^{{[B,T,C]}}=\mathbb{{R}}^{{{compact_shape(st.x.shape)}}}"),
         p(pick(lang,
             f"最简单的基线：每个位置把自己能看到的前缀等分平均。最后位置 t=1 的读取比例固定为 {ratio}。",
             f"The simplest baseline: each position averages the prefix it may see, in equal shares. "
@@ -105,7 +106,7 @@ def uniform_mean(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Bloc
 def query_key_value(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     """Section 2: the three questions attention answers."""
     st, last, a0, b0 = n.stages, tok[0][-1], tok[0][0], tok[1][0]
-    w = shape((st.x.size(-1), st.q.size(-1)))
+    w = compact_shape((st.x.size(-1), st.q.size(-1)))
     return [
         table(
             [pick(lang, "Attention 要回答的问题", "Question attention answers"), pick(lang, "名字", "Name"),
@@ -124,7 +125,7 @@ def query_key_value(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[B
             "card, a value is the text behind the card. The analogy explains the division of labour "
             "only; there is no string matching, and nobody decides that some dimension means “subject”.")),
         math(r"Q=XW_Q,\qquad K=XW_K,\qquad V=XW_V"),
-        math(rf"X:{shape(st.x.shape)},\quad W_Q,W_K,W_V:{w}\;\Longrightarrow\;Q,K,V:{shape(st.q.shape)}"),
+        math(rf"X:{compact_shape(st.x.shape)},\quad W_Q,W_K,W_V:{w}\;\Longrightarrow\;Q,K,V:{compact_shape(st.q.shape)}"),
         note(pick(lang,
             "权重算出来以后，被加权相加的是 V；Q 和 K 只用来打分。",
             "Once the weights exist, it is V that gets summed with them; Q and K only produce scores.")),

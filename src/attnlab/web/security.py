@@ -37,7 +37,6 @@ CSRF_COOKIE = "attnlab_csrf"
 CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "x-csrf-token"
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{32,64}$")
-SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 LOCAL_HOSTS: tuple[str, ...] = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 SECURITY_HEADERS: dict[str, str] = {

@@ -18,9 +18,10 @@ from torch import nn
 
 from attnlab import example
 from attnlab.debug import catalogue as mistakes
+from attnlab.debug import diagnosis
 from attnlab.debug.audit import probe
 from attnlab.debug.audit.loader import build
-from attnlab.debug.audit.observe import Run, close, forward
+from attnlab.debug.audit.observe import Run, as_heads, close, forward
 from attnlab.debug.audit.record import Recorder
 from attnlab.lesson.steps import MistakeInput
 
@@ -77,11 +78,19 @@ class Audit:
         known = [s for s in self.sides if s.ref is not None]
         return bool(known) and all(s.matches_ref for s in known)
 
+    @property
+    def returns_weights(self) -> bool:
+        """True when the probe's output is its attention weights (or their mean over heads)."""
+        out, w = self.probe.run.out, self.probe.run.weights()
+        if out.shape[-1] != self.probe.run.T or w is None:
+            return False
+        return close(as_heads(out) if out.dim() == 3 else out, w) or close(out, w.mean(1))
+
 
 def _lesson_base(kind: str) -> MistakeInput:
     if kind == "head":
-        return replace(mistakes.lesson_input(), w_vocab=None)
-    return mistakes.multihead_example()
+        return replace(diagnosis.lesson_input(), w_vocab=None)
+    return diagnosis.multihead_example()
 
 
 def _width(kind: str, which: str) -> tuple[int, int]:
@@ -107,7 +116,7 @@ def _infer(module: nn.Module, kind: str, x: torch.Tensor, path: Path) -> probe.L
         layout = probe.by_names(module, names)
         w = probe.read(layout)
         inp = MistakeInput(x.double(), w[0], w[1], w[2], heads, w[3])
-        if close(out, mistakes.correct_stages(inp)["output"]):
+        if close(out, diagnosis.correct_stages(inp)["output"]):
             return layout
         readings.append((layout, inp))
     for layout, inp in readings:  # no right reading: maybe a catalogue mistake explains one
@@ -151,7 +160,7 @@ def _side(
         inp = MistakeInput(x.double(), w[0], w[1], w[2], heads, w_o,
                            token_ids=example.lesson_token_ids() if lesson else None)  # fmt: skip
     run = forward(module, x, path)
-    ref = mistakes.correct_stages(inp) if inp is not None else None
+    ref = diagnosis.correct_stages(inp) if inp is not None else None
     return Side(module, run, layout, inp, ref)
 
 
@@ -162,7 +171,7 @@ def _reproduce(side: Side, kind: str) -> None:
         if m.name == "token_ids_as_x" or (m.multihead_only and kind == "head"):
             continue
         try:
-            side.wrong[m.name] = mistakes.mistake_stages(m, side.inp)
+            side.wrong[m.name] = diagnosis.mistake_stages(m, side.inp)
         except (RuntimeError, ValueError, IndexError):  # a mistake may not run at these sizes
             continue
 

@@ -12,14 +12,15 @@ from attnlab.debug import catalogue as mistakes
 from attnlab.debug.audit.context import Audit, Side
 from attnlab.debug.audit.items import ITEMS
 from attnlab.debug.audit.observe import as_heads, close, first_diff
-from attnlab.debug.audit.verdict import FAIL, NOT_CHECKED, PASS, SECTION, Verdict, idx, vec
+from attnlab.debug.audit.verdict import FAIL, NOT_CHECKED, PASS, SECTION, Verdict, heads_idx
+from attnlab.show.fmt import compact_shape, fixed, shape_text, vec
 
-_MATCH_ZH = "载入课程权重后，输出与 attnlab.pipeline 的参考一致（课程例子与随机输入）"
-_MATCH_EN = (
-    "with the lesson's weights loaded, the output equals the reference from "
-    "attnlab.pipeline (lesson example and a random input)"
-)
-#: Section to reread for each item when no catalogue mistake names a more precise one.
+_MATCH = {
+    "zh": "载入课程权重后，输出与 attnlab.pipeline 的参考一致（课程例子与随机输入）",
+    "en": "with the lesson's weights loaded, the output equals the reference from "
+    "attnlab.pipeline (lesson example and a random input)",
+}
+_SEP = {"zh": "；", "en": "; "}  # between an item's own evidence and the reproduction's
 
 
 def _repro_evidence(a: Audit, names: list[str]) -> Verdict:
@@ -29,55 +30,66 @@ def _repro_evidence(a: Audit, names: list[str]) -> Verdict:
     where_zh = "课程例子" if side is a.lesson else "随机输入"
     where_en = "the lesson example" if side is a.lesson else "a random input"
     if ref is None or out.shape != ref.shape:
-        got = list(out.shape)
+        got = shape_text(out.shape)
         return Verdict(
             FAIL,
-            f"输出形状 {got}；目录中的错误 {joined} 恰好复现你的输出",
-            f"output shape {got}; catalogue mistake {joined} reproduces your output exactly",
+            {
+                "zh": f"输出形状 {got}；目录中的错误 {joined} 恰好复现你的输出",
+                "en": f"output shape {got}; catalogue mistake {joined} reproduces your output "
+                "exactly",
+            },
             names,
         )
-    i = first_diff(out, ref)
-    row = i[:-1]
-    zh, en = _weights_evidence(side)
+    row = first_diff(out, ref)[:-1]
+    seen, at = _weights_evidence(side), f"output{compact_shape(row)}"
+    got, right = vec(out[row], 3, fixed), vec(ref[row], 3, fixed)
     return Verdict(
         FAIL,
-        f"{zh}{where_zh}上 output{idx(row)} = {vec(out[row])}，正确应为 "
-        f"{vec(ref[row])}；目录中的错误 {joined} 在课程例子和随机输入上都恰好复现你的输出",
-        f"{en}on {where_en} output{idx(row)} = {vec(out[row])}, the right value is "
-        f"{vec(ref[row])}; catalogue mistake {joined} reproduces your output exactly, "
-        "on the lesson example and on a random input",
+        {
+            "zh": f"{seen['zh']}{where_zh}上 {at} = {got}，正确应为 {right}；目录中的错误 {joined} "
+            "在课程例子和随机输入上都恰好复现你的输出",
+            "en": f"{seen['en']}on {where_en} {at} = {got}, the right value is {right}; catalogue "
+            f"mistake {joined} reproduces your output exactly, on the lesson example and on a "
+            "random input",
+        },
         names,
     )
 
 
-def _weights_evidence(side: Side) -> tuple[str, str]:
+def _weights_evidence(side: Side) -> dict[str, str]:
     """The first row of observed weights that differs from the reference's, if any."""
     seen = side.run.weights()
     if seen is None or side.ref is None:
-        return "", ""
+        return {"zh": "", "en": ""}
     want = as_heads(side.ref["weights"])
     if seen.shape != want.shape or close(seen, want):
-        return "", ""
+        return {"zh": "", "en": ""}
     row = first_diff(seen, want)[:-1]
-    at = idx(row if want.size(1) > 1 else (row[0], *row[2:]))
-    return (
-        f"weights{at} = {vec(seen[row])}，参考为 {vec(want[row])}；",
-        f"weights{at} = {vec(seen[row])}, the reference gives {vec(want[row])}; ",
-    )
+    at = heads_idx(want, row)
+    return {
+        "zh": f"weights{at} = {vec(seen[row], 3, fixed)}，参考为 {vec(want[row], 3, fixed)}；",
+        "en": f"weights{at} = {vec(seen[row], 3, fixed)}, the reference gives "
+        f"{vec(want[row], 3, fixed)}; ",
+    }
 
 
 def _undecided(a: Audit) -> Verdict:
     if all(s.ref is None for s in a.sides):
         return Verdict(
             NOT_CHECKED,
-            "没有找到投影层，无法建立参考；也没有可直接观察的证据",
-            "no projections found to build a reference from, and nothing observable decides it",
+            {
+                "zh": "没有找到投影层，无法建立参考；也没有可直接观察的证据",
+                "en": "no projections found to build a reference from, and nothing observable "
+                "decides it",
+            },
         )
     return Verdict(
         NOT_CHECKED,
-        "没有可直接观察的证据；输出与参考不同，目录中也没有错误能复现它",
-        "nothing observable decides it; the output differs from the reference and "
-        "no catalogue mistake reproduces it",
+        {
+            "zh": "没有可直接观察的证据；输出与参考不同，目录中也没有错误能复现它",
+            "en": "nothing observable decides it; the output differs from the reference and no "
+            "catalogue mistake reproduces it",
+        },
     )
 
 
@@ -102,27 +114,32 @@ def _decide(a: Audit, n: int, v: Verdict | None, by_item: dict[int, list[str]]) 
         rv = _repro_evidence(a, by_item[n])
         if v is None or v.status != FAIL:
             return rv
-        return Verdict(FAIL, f"{v.zh}；{rv.zh}", f"{v.en}; {rv.en}", by_item[n])
+        joined = {lang: f"{v.evidence[lang]}{sep}{rv.evidence[lang]}" for lang, sep in _SEP.items()}
+        return Verdict(FAIL, joined, by_item[n])
     if v is not None and v.status == FAIL and not v.mistakes and first is not None:
         cause = ", ".join(by_item[first])
         return Verdict(
             FAIL,
-            f"{v.zh}（这是 {cause} 的后果，见第 {first} 项）",
-            f"{v.en} (a consequence of {cause}, item {first})",
+            {
+                "zh": f"{v.evidence['zh']}（这是 {cause} 的后果，见第 {first} 项）",
+                "en": f"{v.evidence['en']} (a consequence of {cause}, item {first})",
+            },
             by_item[first],
         )
     if v is not None:
         return v
     if a.matches_ref:
-        return Verdict(PASS, _MATCH_ZH, _MATCH_EN)
+        return Verdict(PASS, _MATCH)
     if first is None:
         return _undecided(a)
     names = ", ".join(by_item[first])
     return Verdict(
         PASS,
-        f"这一步与课程一致：只改第 {first} 项（{names}）的课程代码就恰好复现你的输出",
-        f"this step agrees with the lesson: the lesson's code with only item {first} changed "
-        f"({names}) reproduces your output exactly",
+        {
+            "zh": f"这一步与课程一致：只改第 {first} 项（{names}）的课程代码就恰好复现你的输出",
+            "en": f"this step agrees with the lesson: the lesson's code with only item {first} "
+            f"changed ({names}) reproduces your output exactly",
+        },
     )
 
 
@@ -137,7 +154,7 @@ def judge(a: Audit) -> list[dict[str, object]]:
             {
                 "item": n,
                 "status": v.status,
-                "evidence": {"zh": v.zh, "en": v.en},
+                "evidence": v.evidence,
                 "mistakes": v.mistakes,
                 "section": section if v.status == FAIL else None,
             }

@@ -66,25 +66,27 @@ def guarded(where: str, path: Path) -> Iterator[None]:
             raise
         except SystemExit as exc:
             raise LearnerError(
-                f"你的代码在{_STEP_ZH[where]}时调用了 sys.exit({exc.code!r})",
-                f"your code called sys.exit({exc.code!r}) while {_STEP_EN[where]}",
+                f"你的代码在{_STEP['zh'][where]}时调用了 sys.exit({exc.code!r})",
+                f"your code called sys.exit({exc.code!r}) while {_STEP['en'][where]}",
                 where,
             ) from None
         except BaseException as exc:  # the learner's code may raise anything
             line = _learner_line(exc, path)
             what = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
             raise LearnerError(
-                f"你的代码在{_STEP_ZH[where]}时抛出 {what}{line}",
-                f"your code raised {what} while {_STEP_EN[where]}{line}",
+                f"你的代码在{_STEP['zh'][where]}时抛出 {what}{line}",
+                f"your code raised {what} while {_STEP['en'][where]}{line}",
                 where,
             ) from None
 
 
-_STEP_ZH = {"import": "导入文件", "build": "构造模块", "call": "运行 forward"}
-_STEP_EN = {
-    "import": "importing the file",
-    "build": "building the module",
-    "call": "running forward",
+_STEP = {
+    "zh": {"import": "导入文件", "build": "构造模块", "call": "运行 forward"},
+    "en": {
+        "import": "importing the file",
+        "build": "building the module",
+        "call": "running forward",
+    },
 }
 
 

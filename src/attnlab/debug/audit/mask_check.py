@@ -7,7 +7,8 @@ import torch
 
 from attnlab.debug.audit.context import Audit
 from attnlab.debug.audit.observe import close, first_diff, forward
-from attnlab.debug.audit.verdict import FAIL, PASS, Verdict, fmt, heads_idx, idx
+from attnlab.debug.audit.verdict import FAIL, PASS, Verdict, heads_idx
+from attnlab.show.fmt import compact_shape, fixed
 
 
 def _causality(a: Audit) -> Verdict | None:
@@ -26,15 +27,19 @@ def _causality(a: Audit) -> Verdict | None:
             delta = float((after[i[1:]] - before[i[1:]]).abs())
             return Verdict(
                 FAIL,
-                f"只改变位置 ≥ {t0} 的输入，output{idx(i)} 却变了 {fmt(delta)}："
-                f"位置 {i[1]} 读到了未来",
-                f"changing only positions ≥ {t0} changed output{idx(i)} by {fmt(delta)}: "
-                f"position {i[1]} reads the future",
+                {
+                    "zh": f"只改变位置 ≥ {t0} 的输入，output{compact_shape(i)} 却变了 "
+                    f"{fixed(delta)}：位置 {i[1]} 读到了未来",
+                    "en": f"changing only positions ≥ {t0} changed output{compact_shape(i)} by "
+                    f"{fixed(delta)}: position {i[1]} reads the future",
+                },
             )
     return Verdict(
         PASS,
-        "改变后面的 Token 从不改变前面的输出",
-        "changing later tokens never changed an earlier output",
+        {
+            "zh": "改变后面的 Token 从不改变前面的输出",
+            "en": "changing later tokens never changed an earlier output",
+        },
     )
 
 
@@ -49,10 +54,12 @@ def _future_weight(a: Audit) -> Verdict | None:
             i = first_diff(future, torch.zeros_like(future))
             return Verdict(
                 FAIL,
-                f"weights{heads_idx(w, i)} = {fmt(float(w[i]))}，但位置 {i[3]} 在位置 "
-                f"{i[2]} 的未来",
-                f"weights{heads_idx(w, i)} = {fmt(float(w[i]))} but "
-                f"position {i[3]} is in the future of position {i[2]}",
+                {
+                    "zh": f"weights{heads_idx(w, i)} = {fixed(float(w[i]))}，但位置 {i[3]} 在位置 "
+                    f"{i[2]} 的未来",
+                    "en": f"weights{heads_idx(w, i)} = {fixed(float(w[i]))} but position {i[3]} is "
+                    f"in the future of position {i[2]}",
+                },
             )
         if bool(w.isnan().any()):
             i = first_diff(w.nan_to_num(0.0), w)
@@ -62,10 +69,12 @@ def _future_weight(a: Audit) -> Verdict | None:
             )
             return Verdict(
                 FAIL,
-                f"weights{heads_idx(w, i)} 是 nan：Softmax 归一化的所有分数都是 −∞"
-                + ("（对角线也被掩了）" if off_by_one else ""),
-                f"weights{heads_idx(w, i)} is nan: every score the softmax normalised was −∞"
-                + (" (the diagonal was masked too)" if off_by_one else ""),
+                {
+                    "zh": f"weights{heads_idx(w, i)} 是 nan：Softmax 归一化的所有分数都是 −∞"
+                    + ("（对角线也被掩了）" if off_by_one else ""),
+                    "en": f"weights{heads_idx(w, i)} is nan: every score the softmax normalised "
+                    "was −∞" + (" (the diagonal was masked too)" if off_by_one else ""),
+                },
                 ["mask_off_by_one"] if off_by_one else [],
             )
     return None
@@ -81,8 +90,11 @@ def _sdpa_mask(a: Audit) -> Verdict | None:
         if mask is None:
             return Verdict(
                 FAIL,
-                "scaled_dot_product_attention 既没有 attn_mask 也没有 is_causal=True",
-                "scaled_dot_product_attention was called with neither attn_mask nor is_causal=True",
+                {
+                    "zh": "scaled_dot_product_attention 既没有 attn_mask 也没有 is_causal=True",
+                    "en": "scaled_dot_product_attention was called with neither attn_mask nor "
+                    "is_causal=True",
+                },
                 ["no_mask"],
             )
         T = mask.size(-1)
@@ -91,18 +103,22 @@ def _sdpa_mask(a: Audit) -> Verdict | None:
             *_, t, j = (int(n) for n in (mask & future).nonzero()[0])
             return Verdict(
                 FAIL,
-                f"attn_mask[{t},{j}] = True 让位置 {t} 读到位置 {j}（它的未来）："
-                "对 SDPA 来说 True 表示“可以读”",
-                f"attn_mask[{t},{j}] = True lets position {t} read position {j}, its future "
-                "(for SDPA, True means 'may attend')",
+                {
+                    "zh": f"attn_mask[{t},{j}] = True 让位置 {t} 读到位置 {j}（它的未来）：对 SDPA "
+                    "来说 True 表示“可以读”",
+                    "en": f"attn_mask[{t},{j}] = True lets position {t} read position {j}, its "
+                    "future (for SDPA, True means 'may attend')",
+                },
             )
         if mask.dtype != torch.bool and bool((mask[..., future] > float("-inf")).any()):
             return Verdict(
                 FAIL,
-                "attn_mask 是浮点张量：SDPA 把它加到分数上，未来位置不是 −∞ 就没有被挡住"
-                "（用布尔掩码或 is_causal=True）",
-                "attn_mask is a float tensor: SDPA adds it to the scores, so a future entry "
-                "that is not −∞ blocks nothing (use a bool mask or is_causal=True)",
+                {
+                    "zh": "attn_mask 是浮点张量：SDPA 把它加到分数上，未来位置不是 −∞ "
+                    "就没有被挡住（用布尔掩码或 is_causal=True）",
+                    "en": "attn_mask is a float tensor: SDPA adds it to the scores, so a future "
+                    "entry that is not −∞ blocks nothing (use a bool mask or is_causal=True)",
+                },
             )
     return None
 
@@ -113,6 +129,9 @@ def item_5(a: Audit) -> Verdict | None:
         return verdict
     return Verdict(
         PASS,
-        "所有未来位置的权重都是 0；改变后面的 Token 不会改变前面的输出",
-        "every future weight is 0, and changing later tokens never changes an earlier output",
+        {
+            "zh": "所有未来位置的权重都是 0；改变后面的 Token 不会改变前面的输出",
+            "en": "every future weight is 0, and changing later tokens never changes an earlier "
+            "output",
+        },
     )

@@ -1,6 +1,6 @@
 """Find a learner module's projections, whatever they are called, and load or read them.
 
-Recognised layouts (leaf names compared case-insensitively):
+Recognised layouts (leaf names from :mod:`attnlab.debug.audit.names`, compared case-insensitively):
 
 * separate ``nn.Linear`` layers for the query, key and value, named ``query``/``key``/``value``,
   ``W_query``/``W_key``/``W_value``, ``q_proj``/``k_proj``/``v_proj``, ``q``/``k``/``v``... either
@@ -27,71 +27,7 @@ from typing import cast
 import torch
 from torch import nn
 
-_ROLES = {
-    "q": {
-        "query",
-        "q",
-        "q_proj",
-        "w_query",
-        "w_q",
-        "wq",
-        "to_q",
-        "q_linear",
-        "queries",
-        "query_proj",
-        "linear_q",
-        "q_layer",
-        "query_layer",
-    },
-    "k": {
-        "key",
-        "k",
-        "k_proj",
-        "w_key",
-        "w_k",
-        "wk",
-        "to_k",
-        "k_linear",
-        "keys",
-        "key_proj",
-        "linear_k",
-        "k_layer",
-        "key_layer",
-    },
-    "v": {
-        "value",
-        "v",
-        "v_proj",
-        "w_value",
-        "w_v",
-        "wv",
-        "to_v",
-        "v_linear",
-        "values",
-        "value_proj",
-        "linear_v",
-        "v_layer",
-        "value_layer",
-    },
-}
-_FUSED = {"c_attn", "qkv", "in_proj", "qkv_proj", "w_qkv", "to_qkv", "qkv_linear", "attn"}
-_OUT = {
-    "output_projection",
-    "out_proj",
-    "c_proj",
-    "proj",
-    "o_proj",
-    "w_o",
-    "wo",
-    "out",
-    "fc_out",
-    "o",
-    "output",
-    "to_out",
-    "w_out",
-    "out_projection",
-    "linear_out",
-}
+from attnlab.debug.audit.names import FUSED, OUT, ROLES
 
 Weights = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]
 
@@ -128,7 +64,7 @@ def _zero_bias(layers: list[nn.Linear]) -> None:
 def _role_layout(linears: list[tuple[str, nn.Linear]], C: int, width: int) -> Layout | None:
     groups = {
         r: sorted((n for n, m in linears if _leaf(n) in names and m.in_features == C), key=_natural)
-        for r, names in _ROLES.items()
+        for r, names in ROLES.items()
     }
     by_name = dict(linears)
     counts = {len(g) for g in groups.values()}
@@ -158,7 +94,7 @@ def _role_layout(linears: list[tuple[str, nn.Linear]], C: int, width: int) -> La
 
 def _fused_layout(linears: list[tuple[str, nn.Linear]], C: int, width: int) -> Layout | None:
     found = [(n, m) for n, m in linears if m.in_features == C and m.out_features == 3 * width]
-    named = [(n, m) for n, m in found if _leaf(n) in _FUSED]
+    named = [(n, m) for n, m in found if _leaf(n) in FUSED]
     if len(named or found) != 1:
         return None
     name, layer = (named or found)[0]
@@ -200,7 +136,7 @@ def _mha_layout(module: nn.Module, C: int) -> Layout | None:
 def _param_layout(module: nn.Module, C: int, width: int, kind: str) -> Layout | None:
     params = {n: p for n, p in module.named_parameters() if p.dim() == 2}
     found: dict[str, tuple[str, bool]] = {}  # role → (name, stored transposed)
-    for role, names in (*_ROLES.items(), ("o", _OUT)):
+    for role, names in (*ROLES.items(), ("o", OUT)):
         hits = [n for n in params if _leaf(n) in names]
         if len(hits) == 1 and params[hits[0]].shape in ((C, width), (width, C)):
             found[role] = (hits[0], params[hits[0]].shape != (C, width))
@@ -229,7 +165,7 @@ def _with_output(
     base: Layout, linears: list[tuple[str, nn.Linear]], C: int, used: set[str]
 ) -> Layout:
     square = [(n, m) for n, m in linears if m.in_features == C == m.out_features and n not in used]
-    named = [(n, m) for n, m in square if _leaf(n) in _OUT]
+    named = [(n, m) for n, m in square if _leaf(n) in OUT]
     pick = named or square
     if len(pick) != 1:
         return base
@@ -265,7 +201,7 @@ def find_layout(module: nn.Module, kind: str, C: int, width: int) -> Layout | No
     used = {
         n
         for n, m in linears
-        if _leaf(n) in set().union(*_ROLES.values(), _FUSED) or m.out_features == 3 * width
+        if _leaf(n) in set().union(*ROLES.values(), FUSED) or m.out_features == 3 * width
     }
     return _with_output(base, linears, C, used)
 

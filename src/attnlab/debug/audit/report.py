@@ -2,32 +2,26 @@
 
 from __future__ import annotations
 
-import unicodedata
 from typing import Any
 
 from attnlab.debug.catalogue import CHECKLIST, get
 from attnlab.i18n import pick
+from attnlab.show.fmt import width
 
 _STATUS = {
-    "PASS": ("通过", "PASS"),
-    "FAIL": ("未通过", "FAIL"),
-    "NOT CHECKED": ("未检查", "NOT CHECKED"),
+    "zh": {"PASS": "通过", "FAIL": "未通过", "NOT CHECKED": "未检查"},
+    "en": {"PASS": "PASS", "FAIL": "FAIL", "NOT CHECKED": "NOT CHECKED"},
 }
 
 
-def _pad(text: str, width: int) -> str:
-    """Left-justify ``text`` to ``width`` terminal columns (CJK characters take two)."""
-    cols = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-    return text + " " * max(width - cols, 1)
+def _pad(text: str, cols: int) -> str:
+    """Left-justify ``text`` to ``cols`` terminal columns, at least one space after it."""
+    return text + " " * max(cols - width(text), 1)
 
 
 def _mistake_line(names: list[str], section: int | None, lang: str) -> str:
-    titles = "; ".join(
-        f"{n}（{get(n).text('title', lang)}）"
-        if lang == "zh"
-        else f"{n} ({get(n).text('title', lang)})"
-        for n in names
-    )
+    titles = "; ".join(pick(lang, f"{n}（{get(n).title[lang]}）", f"{n} ({get(n).title[lang]})")
+                       for n in names)  # fmt: skip
     reread = pick(lang, f"重读第 {section} 节", f"reread section {section}") if section else ""
     return pick(lang, f"复现它的错误：{titles}；{reread}", f"reproduced by: {titles}; {reread}")
 
@@ -39,7 +33,7 @@ def render(result: dict[str, Any], lang: str) -> str:
     label = pick(lang, "注意：", "note: ")
     notes = "".join(f"{label}{n[lang]}\n" for n in result.get("notes", []))
     if result["status"] != "ok":
-        err = result["error"]["zh" if lang == "zh" else "en"]
+        err = result["error"][lang]
         why = pick(lang, "无法审计", "cannot audit")
         return f"{head}\n{why}: {err}\n{notes}"
     kind = result.get("kind", "")
@@ -54,8 +48,7 @@ def render(result: dict[str, Any], lang: str) -> str:
     counts = {"PASS": 0, "FAIL": 0, "NOT CHECKED": 0}
     for it in result["items"]:
         counts[it["status"]] += 1
-        name = CHECKLIST[it["item"]][0 if lang == "zh" else 1]
-        status = _STATUS[it["status"]][0 if lang == "zh" else 1]
+        name, status = CHECKLIST[lang][it["item"]], _STATUS[lang][it["status"]]
         lines.append(f"{it['item']:>2}. {_pad(name, 26)}{_pad(status, 12)}{it['evidence'][lang]}")
         if it["status"] == "FAIL" and it["mistakes"]:
             lines.append(" " * 4 + "→ " + _mistake_line(it["mistakes"], it["section"], lang))
