@@ -43,7 +43,7 @@ def test_right_answer_exits_0() -> None:
 
 
 def test_wrong_answer_names_the_mistake_in_both_languages() -> None:
-    unscaled = mistakes.mistake_stages("no_scale")["weights"][0, 1]  # A's final row, no ÷√d_k
+    unscaled = diagnosis.mistake_stages("no_scale")["weights"][0, 1]  # A's final row, no ÷√d_k
     values = " ".join(f"{v:.3f}" for v in unscaled.tolist())
     args = ["check", "--stage", "weights", "--prompt", "A", "--row", "1", "--values", values]
     zh = invoke(*args)

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from published import row
 
-from attnlab.debug import catalogue as mistakes
+from attnlab.debug import diagnosis
 from attnlab.errors import InputError
 from attnlab.learn import grading, knowledge
 
@@ -189,7 +189,7 @@ def test_unreadable_answers_raise_input_error(text: str, message: str) -> None:
 
 
 def test_a_wrong_answer_is_diagnosed_by_the_mistakes_catalogue() -> None:
-    unscaled = mistakes.mistake_stages("no_scale")["weights"][0, 1, 0]  # softmax, no ÷√d_k
+    unscaled = diagnosis.mistake_stages("no_scale")["weights"][0, 1, 0]  # softmax, no ÷√d_k
     grade = knowledge.check_answer("5a", f"{unscaled:.3f}", "en")
     assert not grade.correct
     assert grade.diagnosis is not None and "no scaling" in grade.diagnosis, grade.diagnosis

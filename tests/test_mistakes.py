@@ -105,7 +105,7 @@ def test_every_mistake_changes_the_numbers_and_is_recognised(m: mistakes.Mistake
 
 def _rounded(mistake: str, stage: str, b: int, t: int) -> list[float]:
     """What ``mistake`` gives for one row, rounded as a learner writes it (three decimals)."""
-    return [round(v, 3) for v in mistakes.mistake_stages(mistake)[stage][b, t].tolist()]
+    return [round(v, 3) for v in diagnosis.mistake_stages(mistake)[stage][b, t].tolist()]
 
 
 def test_lesson_example_diagnoses() -> None:

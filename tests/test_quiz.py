@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from attnlab.cli import app
-from attnlab.debug import catalogue as mistakes
+from attnlab.debug import diagnosis
 from attnlab.learn import knowledge
 from attnlab.learn.store import ProgressStore
 
@@ -53,7 +53,7 @@ def test_one_section_question_reveal_assessment_and_exercises(tmp_path: Path) ->
 
 
 def test_wrong_answer_gets_the_diagnosis_and_a_second_try(tmp_path: Path) -> None:
-    unscaled = f"{mistakes.mistake_stages('no_scale')['weights'][0, 1, 0]:.3f}"  # no ÷√d_k
+    unscaled = f"{diagnosis.mistake_stages('no_scale')['weights'][0, 1, 0]:.3f}"  # no ÷√d_k
     r = quiz(tmp_path, "--section", "5", lines=["", "r", unscaled, "0.599", "0.426 0.574"])
     assert r.exit_code == 0, r.output
     assert "✗ Not right. That is the number this mistake gives: no scaling" in r.output

@@ -65,7 +65,11 @@ def prompt_index(prompt: str | int, batch: int, option: str = "prompt") -> int:
     """
     names = [n.upper() for n in prompt_names(batch)]
     text = str(prompt).strip().upper()
-    b = int(text) if text.isdigit() else (names.index(text) if text in names else -1)
+    b = (
+        int(text)
+        if text.isascii() and text.isdigit() and len(text) <= 9
+        else (names.index(text) if text in names else -1)
+    )
     if not 0 <= b < batch:
         raise _unknown_prompt(option, batch, prompt)
     return b
