@@ -133,6 +133,10 @@ def test_verdict_json_numbers_heads_from_1(tmp_path: Path) -> None:
     assert "✗ weights (prompt B, head 2, row 1)" in result.output
     (entry,) = json.loads(runner.invoke(app, [*args, "--json"]).output)
     assert (entry["prompt"], entry["head"], entry["row"], entry["kind"]) == ("B", 2, 1, "wrong")
+    unscaled = diagnosis.mistake_stages("no_scale", inp)["weights"][1, 1, 1]  # B, head 2, row 1
+    args[-1] = " ".join(f"{v:.4f}" for v in unscaled.tolist())
+    (entry,) = json.loads(runner.invoke(app, [*args, "--json"]).output)
+    assert "no_scale" in [m["name"] for m in entry["mistakes"]], entry
 
 
 def test_exercise_keys_are_addressed_like_check() -> None:

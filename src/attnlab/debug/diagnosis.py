@@ -107,8 +107,8 @@ def _slice(
     if t.dim() == 0 or prompt >= t.size(0):
         return None
     part: torch.Tensor | None = t[prompt]
-    if part is not None and part.dim() == 3:  # [n_head, T, ...]
-        part = part[head] if head < part.size(0) else None
+    if part is not None and part.dim() == 3:  # [n_head, T, ...], heads numbered from 1
+        part = part[head - 1] if 1 <= head <= part.size(0) else None
     for i in (row, column):
         if part is not None and i is not None:
             part = part[i] if part.dim() >= 1 and i < part.size(0) else None
@@ -141,7 +141,7 @@ def diagnose(
     *,
     prompt: int | str = 0,
     row: int | None = None,
-    head: int = 0,
+    head: int = 1,
     column: int | None = None,
     tol: float | list[float] = 0.0005 + 1e-6,
     inp: MistakeInput | None = None,
@@ -154,7 +154,7 @@ def diagnose(
             ``row`` is None).
         prompt: ``"A"``, ``"B"`` or a batch index (:func:`attnlab.example.prompt_index`).
         row: the query row / token position, or None for the whole table.
-        head: the head index (from 0), when ``inp`` has several.
+        head: the head, numbered from 1 as everywhere, when ``inp`` has several.
         column: one number of the row (``weights[1,1,0]``), or None for the whole row.
         tol: absolute tolerance, one for all numbers or one per number (default: answers
             rounded to three decimals).

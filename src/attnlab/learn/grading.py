@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from attnlab import example
 from attnlab.debug import diagnosis
@@ -34,6 +34,8 @@ from attnlab.lesson import numbers
 from attnlab.lesson.steps import MistakeInput
 from attnlab.show.document import to_json
 
+#: right; wrong; right as far as it goes but too few decimals; not as many numbers as asked.
+Kind = Literal["right", "wrong", "imprecise", "count"]
 # Float slack on top of the learner's rounding, relative to the value.
 _REL_SLACK = 1e-9
 #: The one stage where −∞ is an answer (a masked score); elsewhere an infinity is refused.
@@ -79,7 +81,7 @@ class Verdict:
     """
 
     correct: bool
-    kind: str
+    kind: Kind
     expected: list[float]
     given: list[float]
     tolerance: list[float]
@@ -116,7 +118,7 @@ def tolerance(typed: Typed, expected: float) -> float:
     return 0.5 * 10.0**-typed.decimals + slack
 
 
-def _judge_one(typed: Typed, expected: float, tol: float, decimals: int) -> str:
+def _judge_one(typed: Typed, expected: float, tol: float, decimals: int) -> Kind:
     if math.isinf(typed.value) or math.isinf(expected):
         return "right" if typed.value == expected else "wrong"
     if abs(typed.value - expected) > tol:
@@ -164,8 +166,7 @@ def grade(
     if at is None:
         return Verdict(False, "wrong", expected, given, tols)
     inp = diagnosis.lesson_input() if inp is None else inp
-    found = diagnosis.diagnose(at.stage, given, prompt=at.prompt, row=at.row,
-                               head=0 if inp.is_single_head else at.head - 1,
+    found = diagnosis.diagnose(at.stage, given, prompt=at.prompt, row=at.row, head=at.head,
                                column=at.column, tol=tols, inp=inp)  # fmt: skip
     misread = None if found else _misread(at, given, tols[0], inp)
     return Verdict(False, "wrong", expected, given, tols, at, tuple(found), misread)
