@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 from attnlab.cli import app
 from attnlab.debug import catalogue as mistakes
 from attnlab.debug import diagnosis
-from attnlab.learn.handcheck import Answer, check_answer, lab_input, parse_values
+from attnlab.learn.answer_parse import parse_numbers
+from attnlab.learn.handcheck import Answer, check_answer, lab_input
 
 runner = CliRunner()
 
@@ -68,10 +69,10 @@ def test_every_single_head_mistake_is_named_from_its_own_weights_or_output(
         for b, prompt in enumerate("AB"):
             for row in range(2):
                 got = wrong[stage][b, row]
-                if diagnosis.values_match(got, right[stage][b, row], 1e-3):
-                    continue
-                texts = tuple(f"{v:.4f}" if v == v else "nan" for v in got.tolist())
-                verdict = check_answer(Answer(stage, prompt, texts, row), inp)
+                if diagnosis.values_match(got, right[stage][b, row], 1e-3) or got.isnan().any():
+                    continue  # NaN is never an answer a learner can type
+                typed = tuple(parse_numbers(" ".join(f"{v:.4f}" for v in got.tolist()), "", True))
+                verdict = check_answer(Answer(stage, prompt, typed, row), inp)
                 if m in verdict.mistakes:
                     return
     pytest.fail(f"{m.name}: no stage row of its own numbers was traced back to it")
@@ -125,7 +126,10 @@ def test_input_file_is_used(tmp_path: Path) -> None:
     [
         (["--stage", "wts", "--values", "1 2"], "stage: expected one of x, q, k"),
         (["--stage", "weights", "--row", "1", "--values", "1 2 3"], "expected 2 numbers, got 3"),
-        (["--stage", "weights", "--values", "abc"], "--values: expected numbers"),
+        (
+            ["--stage", "weights", "--values", "abc"],
+            "--values: expected a number like 0.599 (or -inf), got 'abc'",
+        ),
         (["--stage", "weights", "--row", "5", "--values", "1 2"], "row: expected 0..1"),
         (
             ["--stage", "weights", "--prompt", "Z", "--values", "1 2"],
@@ -142,9 +146,12 @@ def test_bad_input_one_line_exit_2(args: list[str], message: str) -> None:
     assert len(result.output.strip().splitlines()) == 1
 
 
-def test_parse_values_accepts_learner_spellings() -> None:
-    assert parse_values("[0.6, 0.4]") == ("0.6", "0.4")
-    assert parse_values("1; −∞") == ("1", "−∞")
+def test_values_accept_learner_spellings() -> None:
+    def texts(text: str) -> tuple[str, ...]:
+        return tuple(n.text for n in parse_numbers(text, "--values", infinity=True))
+
+    assert texts("[0.6, 0.4]") == ("0.6", "0.4")
+    assert texts("1; −∞") == ("1", "-inf")
 
 
 def test_multi_head_input_and_a_multi_head_mistake(tmp_path: Path) -> None:
@@ -155,7 +162,8 @@ def test_multi_head_input_and_a_multi_head_mistake(tmp_path: Path) -> None:
                                 "num_heads": 2, "w_o": inp.w_o.tolist()}))  # fmt: skip
     loaded = lab_input(path)
     head2 = diagnosis.correct_stages(loaded)["weights"][1, 1, 1]  # prompt B, head 2, row 1
-    verdict = check_answer(Answer("weights", "B", tuple(f"{v:.4f}" for v in head2), 1, 2), loaded)
+    typed = tuple(parse_numbers(" ".join(f"{v:.4f}" for v in head2)))
+    verdict = check_answer(Answer("weights", "B", typed, 1, 2), loaded)
     assert verdict.correct
     result = invoke("check", "--input", str(path), "--stage", "weights", "--prompt", "B",
                     "--row", "1", "--head", "2", "--values", "2 2", "--json")  # fmt: skip
@@ -163,6 +171,7 @@ def test_multi_head_input_and_a_multi_head_mistake(tmp_path: Path) -> None:
     assert entry["head"] == 2 and entry["prompt"] == "B" and not entry["correct"]
     assert entry["expected"] == pytest.approx(head2.tolist())
     no_wo = diagnosis.mistake_stages("no_output_projection", loaded)["output"][1, 1]
-    verdict = check_answer(Answer("output", "B", tuple(f"{v:.4f}" for v in no_wo), 1), loaded)
+    typed = tuple(parse_numbers(" ".join(f"{v:.4f}" for v in no_wo)))
+    verdict = check_answer(Answer("output", "B", typed, 1), loaded)
     assert not verdict.correct
     assert [m.name for m in verdict.mistakes] == ["no_output_projection"]

@@ -145,11 +145,6 @@ def test_values_match_handles_infinities_and_nan() -> None:
     assert not diagnosis.values_match(torch.tensor([0.4]), torch.tensor([0.4, 0.1]), 5e-4)
 
 
-def test_tolerance_follows_rounding() -> None:
-    assert diagnosis.decimals_tolerance(["0.599", "0.4"]) == pytest.approx(0.0005, abs=2e-6)
-    assert diagnosis.decimals_tolerance(["1"]) == pytest.approx(0.5, abs=2e-6)
-
-
 def test_errors_name_what_was_expected() -> None:
     with pytest.raises(KeyError, match="no mistake called 'nope'; known: token_ids_as_x"):
         mistakes.get("nope")

@@ -13,20 +13,29 @@ from attnlab.i18n import error_message, pick
 from attnlab.show.fmt import typed, vec
 
 if TYPE_CHECKING:
-    from attnlab.learn.handcheck import Answer, Verdict
+    from attnlab.learn.grading import Address, Verdict
+    from attnlab.learn.handcheck import Answer
 
 ORDER = 45
 
 
-def render(v: Verdict, lang: str) -> str:
-    """One answer's verdict: ✓/✗, what was expected, and the matching mistakes."""
-    a = v.answer
-    row = pick(lang, f"，第 {a.row} 行", f", row {a.row}") if a.row is not None else ""
-    where = pick(
-        lang, f"{a.stage}（Prompt {a.prompt}{row}）", f"{a.stage} (prompt {a.prompt}{row})"
+def _where(at: Address | None, lang: str, multihead: bool) -> str:
+    """``weights (prompt A, head 2, row 1)``: prompts by letter, heads from 1, rows from 0."""
+    if at is None:
+        return "?"
+    head = pick(lang, f"，第 {at.head} 头", f", head {at.head}") if multihead else ""
+    row = pick(lang, f"，第 {at.row} 行", f", row {at.row}") if at.row is not None else ""
+    name = at.to_json()["prompt"]
+    return pick(
+        lang, f"{at.stage}（Prompt {name}{head}{row}）", f"{at.stage} (prompt {name}{head}{row})"
     )
-    tol = f"±{v.tol:.2g}"
-    entered, expected = vec(v.entered, 4, typed), vec(v.expected, 4, typed)
+
+
+def render(v: Verdict, lang: str, multihead: bool = False) -> str:
+    """One answer's verdict: ✓/✗, what was expected, and the matching mistakes."""
+    where = _where(v.at, lang, multihead)
+    tol = "±" + "/".join(dict.fromkeys(f"{t:.2g}" for t in v.tolerance))
+    entered, expected = vec(v.given, 4, typed), vec(v.expected, 4, typed)
     if v.correct:
         return pick(
             lang,
@@ -108,7 +117,8 @@ def register(app: typer.Typer) -> None:
         if as_json:
             typer.echo(json.dumps([v.to_json() for v in verdicts], ensure_ascii=False, indent=2))
         else:
-            typer.echo("\n".join(render(v, chosen) for v in verdicts))
+            multihead = not inp.is_single_head
+            typer.echo("\n".join(render(v, chosen, multihead) for v in verdicts))
         raise typer.Exit(0 if all(v.correct for v in verdicts) else 1)
 
 
@@ -122,6 +132,7 @@ def _answers(
 ) -> list[Answer]:
     from attnlab.errors import InputError
     from attnlab.learn import handcheck
+    from attnlab.learn.answer_parse import parse_numbers
 
     if answers is not None:
         if stage is not None or values is not None:
@@ -129,4 +140,5 @@ def _answers(
         return handcheck.load_answers(answers)
     if stage is None or values is None:
         raise InputError("expected --stage and --values (or an answer file), got neither")
-    return [handcheck.Answer(stage, prompt, handcheck.parse_values(values), row, head)]
+    typed = tuple(parse_numbers(values, "--values", infinity=True))
+    return [handcheck.Answer(stage, prompt, typed, row, head)]

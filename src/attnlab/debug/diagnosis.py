@@ -90,23 +90,28 @@ def mistake_stages(
     return steps.run(m.recipe, inp)
 
 
-def values_match(got: torch.Tensor, want: torch.Tensor, tol: float) -> bool:
-    """True when the flattened tensors have equal length and agree within ``tol``
-    (−∞ matches −∞, NaN matches NaN)."""
+def values_match(got: torch.Tensor, want: torch.Tensor, tol: float | list[float]) -> bool:
+    """True when the flattened tensors have equal length and agree within ``tol``, one for all
+    numbers or one per number (−∞ matches −∞, NaN matches NaN)."""
     got, want = got.flatten().double(), want.flatten().double()
     if got.numel() != want.numel():
         return False
-    return bool(torch.isclose(got, want, rtol=0.0, atol=tol, equal_nan=True).all())
+    atol = torch.as_tensor(tol, dtype=torch.float64)
+    close = ((got - want).abs() <= atol) | (got == want) | (got.isnan() & want.isnan())
+    return bool(close.all())
 
 
-def _slice(t: torch.Tensor, prompt: int, head: int, row: int | None) -> torch.Tensor | None:
+def _slice(
+    t: torch.Tensor, prompt: int, head: int, row: int | None, column: int | None = None
+) -> torch.Tensor | None:
     if t.dim() == 0 or prompt >= t.size(0):
         return None
     part: torch.Tensor | None = t[prompt]
-    if part is not None and part.dim() == 3:  # [n_head, T, ...]
-        part = part[head] if head < part.size(0) else None
-    if part is not None and row is not None:
-        part = part[row] if part.dim() >= 1 and row < part.size(0) else None
+    if part is not None and part.dim() == 3:  # [n_head, T, ...], heads numbered from 1
+        part = part[head - 1] if 1 <= head <= part.size(0) else None
+    for i in (row, column):
+        if part is not None and i is not None:
+            part = part[i] if part.dim() >= 1 and i < part.size(0) else None
     return part
 
 
@@ -136,8 +141,9 @@ def diagnose(
     *,
     prompt: int | str = 0,
     row: int | None = None,
-    head: int = 0,
-    tol: float = 0.0005 + 1e-6,
+    head: int = 1,
+    column: int | None = None,
+    tol: float | list[float] = 0.0005 + 1e-6,
     inp: MistakeInput | None = None,
 ) -> list[Mistake]:
     """The catalogue mistakes that reproduce ``values`` for one stage.
@@ -148,8 +154,10 @@ def diagnose(
             ``row`` is None).
         prompt: ``"A"``, ``"B"`` or a batch index (:func:`attnlab.example.prompt_index`).
         row: the query row / token position, or None for the whole table.
-        head: the head, when ``inp`` has several.
-        tol: absolute tolerance (default: answers rounded to three decimals).
+        head: the head, numbered from 1 as everywhere, when ``inp`` has several.
+        column: one number of the row (``weights[1,1,0]``), or None for the whole row.
+        tol: absolute tolerance, one for all numbers or one per number (default: answers
+            rounded to three decimals).
         inp: the input (default :func:`lesson_input`).
 
     Returns:
@@ -167,23 +175,20 @@ def diagnose(
     b = example.prompt_index(prompt, inp.x.size(0))
     want = torch.tensor([float(v) for v in values], dtype=torch.float64)
     right_stages, wrong_stages = _tables(inp)
-    right = _slice(right_stages.get(stage, torch.empty(0)), b, head, row)
+    full = right_stages.get(stage, torch.empty(0))
+    right = _slice(full, b, head, row, column)
     if right is not None and values_match(want, right, tol):
         return []
     found = []
     for m in CATALOGUE:
         if m.name not in wrong_stages:
             continue
-        got = _slice(wrong_stages[m.name].get(stage, torch.empty(0)), b, head, row)
+        table = wrong_stages[m.name].get(stage, torch.empty(0))
+        if column is not None and table.shape != full.shape:
+            continue  # one number of a differently shaped table sits elsewhere (batch_mixed)
+        got = _slice(table, b, head, row, column)
         if got is None or (right is not None and values_match(got, right, 1e-9)):
             continue
         if values_match(want, got, tol):
             found.append(m)
     return found
-
-
-def decimals_tolerance(texts: list[str]) -> float:
-    """Tolerance from a learner's rounding: the most decimals written, ``d``, gives
-    ``0.5·10⁻ᵈ`` plus a little float slack (three decimals → ±0.0005)."""
-    most = max((len(t.split(".", 1)[1]) if "." in t else 0 for t in texts), default=0)
-    return 0.5 * 10.0 ** (-most) + 1e-6

@@ -24,8 +24,8 @@ from importlib import resources
 from typing import Any
 
 from attnlab.example import LANGS
-from attnlab.i18n import pick
 from attnlab.learn import grading
+from attnlab.learn.answer_parse import parse_numbers
 from attnlab.lesson import numbers
 from attnlab.show import fmt
 
@@ -49,6 +49,11 @@ class Exercise:
     def expected(self) -> numbers.Value:
         """The answer, computed now by the pipeline."""
         return numbers.get(self.key)
+
+    @property
+    def expected_values(self) -> list[float]:
+        """The answer's numbers, flattened in reading order."""
+        return numbers.tensor(self.key).double().flatten().tolist()
 
 
 @dataclass(frozen=True)
@@ -154,86 +159,15 @@ def glossary(lang: str = "zh") -> list[Term]:
     ]
 
 
-def check_answer(exercise_id: str, text: str, lang: str = "zh") -> grading.Grade:
-    """Grade a learner's answer to ``exercise_id``; a wrong one is diagnosed when the mistakes
-    catalogue can explain it.
+def check_answer(exercise_id: str, text: str, lang: str = "zh") -> grading.Verdict:
+    """Grade a learner's answer to ``exercise_id`` with :func:`attnlab.learn.grading.grade`; a
+    wrong answer about a stage of the lesson is matched against the mistakes catalogue
+    (:func:`attnlab.learn.grading.explain` says which mistake in one line).
 
     Raises:
         attnlab.errors.InputError: if ``text`` is not a list of numbers.
     """
     ex = exercise(exercise_id, lang)
-
-    def why(key: str, given: list[float], tol: float) -> str | None:
-        return diagnose(key, given, tol, lang)
-
-    return grading.grade(ex.key, ex.decimals, text, why)
-
-
-def diagnose(key: str, given: list[float], tol: float, lang: str = "zh") -> str | None:
-    """One line naming the catalogue mistake(s) that produce ``given`` for ``key``, or None.
-
-    Only keys on the lesson's own stages (``weights[1,1,0]``...) can be diagnosed: the mistakes
-    catalogue (:mod:`attnlab.debug.catalogue`) recomputes the lesson with one bug at a time, and we
-    compare the same element of each buggy stage with the learner's number.
-    """
-    source, stage, index = numbers.parse_key(key)
-    try:
-        from attnlab.debug import catalogue as mistakes
-        from attnlab.debug import diagnosis
-    except ImportError:  # the catalogue is optional: grading works without it
-        return None
-    if source != "lesson" or stage not in mistakes.CHECK_STAGES:
-        return None
-    import torch
-
-    want = torch.tensor(given, dtype=torch.float64)
-    right = numbers.tensor(key)
-    found = []
-    for m, tables in _mistake_tables():
-        got = tables.get(stage)
-        if got is None or got.shape != numbers.tensor(stage).shape:
-            continue
-        got = got[index] if index else got
-        if not diagnosis.values_match(got, right, 1e-9) and diagnosis.values_match(want, got, tol):
-            found.append(m)
-    if not found:
-        return _misread_index(stage, index, want, tol, lang)
-    names = "; ".join(m.title[lang] for m in found)
-    section = found[0].section
-    return pick(
-        lang,
-        f"这正是这个错误会算出的数：{names}（重读第 {section} 节）",
-        f"That is the number this mistake gives: {names} (reread section {section})",
-    )
-
-
-@cache
-def _mistake_tables() -> list[tuple[Any, dict[str, Any]]]:
-    """Every single-head catalogue mistake with its stages on the lesson example (computed once)."""
-    from attnlab.debug import catalogue as mistakes
-    from attnlab.debug import diagnosis
-
-    return [(m, diagnosis.mistake_stages(m)) for m in mistakes.CATALOGUE if not m.multihead_only]
-
-
-def _misread_index(stage: str, index: tuple, want: object, tol: float, lang: str) -> str | None:
-    """Name another element of the same stage that equals the learner's number (axes misread)."""
-    import torch
-
-    table = numbers.tensor(stage)
-    if not isinstance(want, torch.Tensor) or want.numel() != 1 or len(index) != table.dim():
-        return None
-    # A named part (``final``) or a negative index counts from the end: compare positions.
-    index = tuple(
-        i % n if isinstance(i, int) else i for i, n in zip(index, table.shape, strict=True)
-    )
-    hits = (table - want.item()).abs() <= tol  # same shape as the stage
-    for other in hits.nonzero().tolist():
-        if tuple(other) != index:
-            where = f"{stage}{fmt.compact_shape(other)}"
-            return pick(
-                lang,
-                f"这是 {where} 的值：检查每个下标对应哪个轴（第 9 节）",
-                f"That is the value of {where}: check which axis each index picks (section 9)",
-            )
-    return None
+    at = grading.address_of(ex.key)
+    typed = parse_numbers(text, infinity=grading.holds_infinity(at))
+    return grading.grade(typed, ex.expected_values, ex.decimals, at)

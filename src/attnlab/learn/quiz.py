@@ -132,19 +132,20 @@ class Quiz:
         while tries < MAX_TRIES:
             text = self.ask("> ")
             try:
-                grade = knowledge.check_answer(ex.id, text, self.lang)
+                verdict = knowledge.check_answer(ex.id, text, self.lang)
             except InputError as exc:
                 self.say(self.t("无法读取：", "Could not read that: ") + str(exc))
                 continue
-            if grade.verdict in ("imprecise", "count"):
-                self.say(self._not_gradable(grade, ex))
+            if verdict.kind in ("imprecise", "count"):
+                self.say(self._not_gradable(verdict, ex))
                 continue
             tries += 1
-            self.store.record_attempt(ex.id, text, grade.correct, grade.diagnosis)
-            if grade.correct:
+            why = grading.explain(verdict, self.lang)
+            self.store.record_attempt(ex.id, text, verdict.correct, why)
+            if verdict.correct:
                 self.say(self.t("✓ 正确：", "✓ Right: ") + self._value(ex))
                 return
-            self.say(self.t("✗ 不对。", "✗ Not right. ") + (grade.diagnosis or ""))
+            self.say(self.t("✗ 不对。", "✗ Not right. ") + (why or ""))
             if tries < MAX_TRIES:
                 self.say(self.t("再试一次。", "Try once more."))
         self.say(self.t("正确答案：", "The answer: ") + self._value(ex))
@@ -152,9 +153,9 @@ class Quiz:
     def _value(self, ex: knowledge.Exercise) -> str:
         return fmt.answer(ex.expected, ex.decimals)
 
-    def _not_gradable(self, grade: grading.Grade, ex: knowledge.Exercise) -> str:
-        if grade.verdict == "count":
-            n, got = len(grade.expected), len(grade.given)
+    def _not_gradable(self, verdict: grading.Verdict, ex: knowledge.Exercise) -> str:
+        if verdict.kind == "count":
+            n, got = len(verdict.expected), len(verdict.given)
             return self.t(f"需要 {n} 个数，你给了 {got} 个。", f"Expected {n} numbers, got {got}.")
         d = ex.decimals
         return self.t(f"请至少保留 {d} 位小数。", f"Please give at least {d} decimals.")

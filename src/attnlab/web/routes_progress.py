@@ -12,7 +12,7 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import Response
 
 from attnlab.errors import InputError
-from attnlab.learn import knowledge
+from attnlab.learn import grading, knowledge
 from attnlab.learn.store_file import ASSESSMENTS, MAX_TEXT
 from attnlab.web import content
 from attnlab.web.common import csrf_protect, lang_of, section_url, see_other, settings
@@ -87,9 +87,10 @@ def exercise(request: Request, exercise_id: str, answer: Annotated[str, Form()])
     lang = lang_of(request)
     text = _text(answer, "answer", MAX_EXERCISE_TEXT)
     try:
-        grade = knowledge.check_answer(exercise_id, text, lang)
+        verdict = knowledge.check_answer(exercise_id, text, lang)
     except InputError as exc:
         raise RequestRefused(422, f"answer: {exc}") from None
     ex = knowledge.exercise(exercise_id, lang)
-    settings(request).store().record_attempt(exercise_id, text, grade.correct, grade.diagnosis)
+    why = grading.explain(verdict, lang)
+    settings(request).store().record_attempt(exercise_id, text, verdict.correct, why)
     return see_other(section_url(ex.section, lang, anchor=f"ex-{exercise_id}"))

@@ -1,0 +1,160 @@
+"""The one grader: ``check``, the quiz and the web give the same typed answer the same verdict.
+
+Exercise 5b asks for ``weights[1,1,:]``, the numbers ``check --stage weights --prompt B --row 1``
+grades; each answer below is typed into all three front ends and must fare the same.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from attnlab.cli import app
+from attnlab.debug import catalogue, diagnosis
+from attnlab.errors import InputError
+from attnlab.learn import grading, knowledge
+from attnlab.learn.answer_parse import parse_numbers, read_number
+from attnlab.learn.grading import Address
+from attnlab.learn.store import ProgressStore
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+runner = CliRunner()
+EXERCISE = "5b"
+
+
+def _no_scale_row() -> str:
+    return " ".join(f"{v:.3f}" for v in diagnosis.mistake_stages("no_scale")["weights"][1, 1])
+
+
+def _check(text: str) -> dict[str, Any]:
+    args = ["check", "--stage", "weights", "--prompt", "B", "--row", "1", "--values", text]
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code in (0, 1), result.output
+    (entry,) = json.loads(result.output)
+    return entry
+
+
+def _quiz_attempt(tmp_path: Path, text: str) -> dict[str, Any]:
+    first = knowledge.exercise("5a").expected
+    lines = ["", "u", f"{first:.3f}", text, "0.426 0.574"]
+    argv = ["--lang", "en", "quiz", "--section", "5", "--data-dir", str(tmp_path)]
+    result = runner.invoke(app, argv, input="".join(f"{line}\n" for line in lines))
+    assert result.exit_code == 0, result.output
+    with ProgressStore.open(tmp_path) as store:
+        return store.attempts(EXERCISE)[0]
+
+
+def _web_attempt(tmp_path: Path, web_client_factory: Any, text: str) -> dict[str, Any]:
+    client = web_client_factory(tmp_path)
+    form = {"csrf_token": client.cookies["attnlab_csrf"], "answer": text}
+    r = client.post(f"/exercise/{EXERCISE}?lang=en", data=form,
+                    headers={"Origin": "http://127.0.0.1"}, follow_redirects=False)  # fmt: skip
+    assert r.status_code == 303, r.text
+    with ProgressStore.open(tmp_path) as store:
+        return store.attempts(EXERCISE)[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "correct"),
+    [
+        ("0.426 0.574", True),
+        ("[0.4256, 0.5744]", True),
+        ("0.4256 0.574", True),  # each number judged to its own decimals
+        ("0.426，0.574", True),  # a full-width comma
+        ("0.123 0.877", False),
+        (None, False),  # the no_scale mistake's row, to three decimals
+    ],
+)
+def test_check_quiz_and_web_agree(tmp_path: Path, web_client_factory, text, correct) -> None:
+    text = _no_scale_row() if text is None else text
+    checked = _check(text)
+    quizzed = _quiz_attempt(tmp_path / "quiz", text)
+    posted = _web_attempt(tmp_path / "web", web_client_factory, text)
+    assert checked["correct"] is quizzed["correct"] is posted["correct"] is correct
+    assert quizzed["diagnosis"] == posted["diagnosis"]
+    titles = [catalogue.get(m["name"]).title["en"] for m in checked["mistakes"]]
+    if titles:
+        assert all(t in (posted["diagnosis"] or "") for t in titles), (titles, posted)
+    else:
+        assert posted["diagnosis"] is None
+    assert ("no_scale" in [m["name"] for m in checked["mistakes"]]) is (text == _no_scale_row())
+
+
+def test_tolerance_follows_each_numbers_rounding() -> None:
+    assert grading.tolerance(read_number("0.599"), 0.599) == pytest.approx(0.0005, abs=2e-9)
+    assert grading.tolerance(read_number("1"), 1.0) == pytest.approx(0.5, abs=2e-9)
+    v = grading.grade(parse_numbers("0.599 0.4"), [0.5987, 0.4013])
+    assert (v.kind, v.correct) == ("right", True)
+    assert v.tolerance == pytest.approx([0.0005, 0.05], abs=2e-9)
+    assert grading.grade(parse_numbers("0.599 0.4"), [0.5987, 0.46]).kind == "wrong"
+
+
+def test_an_exercise_asks_for_decimals_check_does_not() -> None:
+    assert knowledge.check_answer(EXERCISE, "0.43 0.57").kind == "imprecise"
+    assert _check("0.43 0.57")["kind"] == "right"
+    assert grading.grade(parse_numbers("0.8"), [0.8], decimals=3).kind == "right"
+
+
+def test_infinity_only_where_a_masked_score_is_the_answer() -> None:
+    masked = [
+        "check",
+        "--stage",
+        "masked_scores",
+        "--prompt",
+        "A",
+        "--row",
+        "0",
+        "--json",
+        "--values",
+    ]
+    (entry,) = json.loads(runner.invoke(app, [*masked, "0.4 −∞"]).output)
+    assert entry["correct"] and entry["given"] == [0.4, "-inf"] and entry["head"] == 1
+    result = runner.invoke(app, ["check", "--stage", "weights", "--row", "0", "--values", "1 -inf"])
+    assert result.exit_code == 2
+    assert "expected a finite number, got '-inf' (only masked_scores holds -inf)" in result.output
+    with pytest.raises(InputError, match="expected a finite number, got '-inf'"):
+        knowledge.check_answer(EXERCISE, "0.426 −∞")
+    assert not knowledge.check_answer("11a", "-inf").correct  # masked_scores[1,0,0]: graded
+
+
+def test_verdict_json_numbers_heads_from_1(tmp_path: Path) -> None:
+    inp = diagnosis.multihead_example()
+    path = tmp_path / "mh.json"
+    path.write_text(json.dumps({"x": inp.x.tolist(), "w_q": inp.w_q.tolist(),
+                                "w_k": inp.w_k.tolist(), "w_v": inp.w_v.tolist(),
+                                "num_heads": 2, "w_o": inp.w_o.tolist()}))  # fmt: skip
+    args = ["--lang", "en", "check", "--input", str(path), "--stage", "weights", "--prompt", "1",
+            "--row", "1", "--head", "2", "--values", "2 2"]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert "✗ weights (prompt B, head 2, row 1)" in result.output
+    (entry,) = json.loads(runner.invoke(app, [*args, "--json"]).output)
+    assert (entry["prompt"], entry["head"], entry["row"], entry["kind"]) == ("B", 2, 1, "wrong")
+    unscaled = diagnosis.mistake_stages("no_scale", inp)["weights"][1, 1, 1]  # B, head 2, row 1
+    args[-1] = " ".join(f"{v:.4f}" for v in unscaled.tolist())
+    (entry,) = json.loads(runner.invoke(app, [*args, "--json"]).output)
+    assert "no_scale" in [m["name"] for m in entry["mistakes"]], entry
+
+
+def test_exercise_keys_are_addressed_like_check() -> None:
+    assert grading.address_of("weights[1,1,0]") == Address("weights", 1, row=1, column=0)
+    assert grading.address_of("weights.A.final") == Address("weights", 0, row=1)
+    assert grading.address_of("output[1,1,:]") == Address("output", 1, row=1)
+    assert grading.address_of("cost.elements_long") is None
+    assert Address("weights", 1, row=1, column=0).label() == "weights[1,1,0]"
+
+
+def test_parser_reads_both_front_ends_spellings() -> None:
+    def values(text: str) -> list[float]:
+        return [n.value for n in parse_numbers(text, infinity=True)]
+
+    assert values("4,000,000") == [4_000_000.0]
+    assert values("[[1, 2], [3, 4]]") == [1.0, 2.0, 3.0, 4.0]
+    assert values("1, -inf; 0.8 0.4") == [1.0, float("-inf"), 0.8, 0.4]
+    assert values("−0.426、0.574") == [-0.426, 0.574]
+    assert [n.decimals for n in parse_numbers("0.599 4 4e6")] == [3, 0, -6]
+    with pytest.raises(InputError, match=r"^--values: expected a number like 0\.599, got '1_0'$"):
+        parse_numbers("1_0", "--values")
