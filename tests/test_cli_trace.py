@@ -326,3 +326,23 @@ def test_console_script_usage_errors_are_one_line(args, message) -> None:
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(message), proc.stderr
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "json"])
+def test_lesson_trace_reads_the_one_numbers_source(fmt: str, monkeypatch) -> None:
+    """`trace` of the lesson shows lesson/numbers' stages; it never runs the pipeline again."""
+    from attnlab.inputs import LabInput
+    from attnlab.lesson import numbers
+
+    def refuse(self):  # pragma: no cover - reaching it is the failure
+        raise AssertionError("the lesson's stages were computed a second time")
+
+    monkeypatch.setattr(LabInput, "stages", refuse)
+    result = runner.invoke(app, ["--lang", "en", "trace", "--format", fmt, "--stage", "weights"])
+    assert result.exit_code == 0, result.output
+    final = numbers.get("weights.B.final[0]")  # 0.4256
+    if fmt == "json":
+        weights = json.loads(result.output)["stages"]["B"]["weights"]
+        assert weights[-1][0] == final
+    else:
+        assert f"{final:.4f}" in result.output

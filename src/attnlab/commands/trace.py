@@ -111,7 +111,10 @@ def _trace(
         print(escape_json_text(dumps(doc)))
         return
     inp.check_display("text tables" if fmt is Format.text else "Markdown tables")
-    views = build_views(inp, lang, prompt, stage, precision)
+    from attnlab.lesson import numbers
+
+    lesson = None if input_file else numbers.stages()  # the lesson's numbers are computed once
+    views = build_views(inp, lang, prompt, stage, precision, lesson)
     if fmt is Format.markdown:
         print(render_markdown(views))
         return

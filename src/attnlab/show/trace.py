@@ -33,12 +33,19 @@ def check_stage(inp: LabInput, stage: str | None) -> None:
 
 
 def build_views(
-    inp: LabInput, lang: str, prompt: str = "all", stage: str | None = None, precision: int = 4
+    inp: LabInput,
+    lang: str,
+    prompt: str = "all",
+    stage: str | None = None,
+    precision: int = 4,
+    computed: AttentionStages | MultiHeadStages | None = None,
 ) -> list[StageView]:
-    """The stages of ``inp`` in order (each head's, then concat and W_O for several heads)."""
+    """The stages of ``inp`` in order (each head's, then concat and W_O for several heads);
+    ``computed`` passes stages already computed for ``inp`` (the lesson's, from
+    :mod:`attnlab.lesson.numbers`) instead of running the pipeline again."""
     rows = prompt_rows(prompt, inp.x.size(0))
     check_stage(inp, stage)
-    result = inp.stages()
+    result = inp.stages() if computed is None else computed
     views: list[StageView] = []
     if isinstance(result, AttentionStages):
         for key, tensor in result.items():
