@@ -1,4 +1,5 @@
-"""The import layers of the package: no module imports from a layer above its own.
+"""The house rules: no module imports from a layer above its own, no import cycle, a small flat
+core, small modules, and one home for the section count.
 
 Bottom to top: the flat core < lesson < show < debug < learn < bench < plots < web < commands
 (the ``attnlab`` entry point, ``cli`` and ``__main__``, belongs to commands). Function-level
@@ -9,6 +10,7 @@ web/ or commands/: the lesson's numbers know nothing of how they are shown or gr
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -72,3 +74,65 @@ def test_the_rule_sees_an_upward_import(tmp_path: Path) -> None:
     fake.write_text("def f():\n    from attnlab.show import walk\n", encoding="utf-8")
     assert _imports(fake) == {"attnlab.show", "attnlab.show.walk"}
     assert _layer("attnlab.show.walk") == "show" and _layer("attnlab.pipeline") == "core"
+
+
+def test_the_section_count_has_one_home() -> None:
+    """The page's 20 sections are ``example.SECTION_IDS``; the checks and the web follow it."""
+    from attnlab import example
+    from attnlab.learn import knowledge
+    from attnlab.web import content
+
+    assert [s.id for s in knowledge.sections("en")] == list(example.SECTION_IDS)
+    assert sorted(content.BUILDERS) == list(example.SECTION_IDS)
+    literal = re.compile(r"\brange\(20\)|\b< 20\b|SECTION_COUNT\s*=")
+    homes = [
+        _module_name(path)
+        for path in MODULES
+        if literal.search(path.read_text(encoding="utf-8")) and path.stem != "example"
+    ]
+    assert not homes, f"the section count is defined again in {homes}"
+
+
+MAX_FLAT = 12
+MAX_LINES = 350
+
+
+def test_no_import_cycle_at_module_level() -> None:
+    """Imports at the top of a module form no cycle (function-level imports may defer)."""
+    names = {_module_name(p): p for p in MODULES}
+
+    def top(path: Path) -> set[str]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found = set()
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found |= {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+        return found & names.keys()
+
+    graph = {m: top(p) - {m} for m, p in names.items()}
+    state: dict[str, int] = {}
+
+    def visit(m: str, path: list[str]) -> None:
+        state[m] = 1
+        for t in sorted(graph[m]):
+            assert state.get(t) != 1, "import cycle: " + " -> ".join([*path, m, t])
+            if t not in state:
+                visit(t, [*path, m])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [])
+
+
+def test_the_core_stays_small_and_flat() -> None:
+    flat = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "__main__"))
+    assert len(flat) <= MAX_FLAT, f"{len(flat)} flat modules (at most {MAX_FLAT}): {flat}"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: _module_name(p))
+def test_modules_are_small(path: Path) -> None:
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{_module_name(path)} has {lines} lines (at most {MAX_LINES})"

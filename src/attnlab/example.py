@@ -138,6 +138,9 @@ EXPERIMENT_LR = 0.01
 MASK_CHECK_TOKENS = 4
 #: The row [0.2, future] that section 11 uses to compare a 0 fill with a −∞ fill.
 MASK_DEMO_ROW: tuple[float, float] = (0.2, 0.9)
+#: The lesson page's sections: the core goal (0) and sections 1-19, each with one check.
+SECTION_COUNT = 20
+SECTION_IDS: tuple[int, ...] = tuple(range(SECTION_COUNT))
 #: Section 9's extra shape check (keyword arguments of ``attnlab.lesson.shapes.measure_shapes``).
 SHAPE_CHECK: dict[str, int] = {"batch": 1, "tokens": 3, "embed": 4, "heads": 2}
 

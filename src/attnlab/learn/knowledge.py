@@ -29,7 +29,6 @@ from attnlab.learn.answer_parse import parse_numbers
 from attnlab.lesson import numbers
 from attnlab.show import fmt
 
-SECTION_IDS: tuple[int, ...] = tuple(range(20))
 TEXT_FIELDS: tuple[str, ...] = ("title", "summary", "question", "answer", "mistake")
 _PLACEHOLDER = re.compile(r"\{\{([^}|]+)(?:\|(\d+))?\}\}")
 DEFAULT_DECIMALS = 3

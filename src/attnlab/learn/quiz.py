@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from attnlab.errors import InputError
+from attnlab.example import SECTION_COUNT
 from attnlab.i18n import pick
 from attnlab.learn import grading, knowledge
 from attnlab.learn.store import ProgressStore, Summary
-from attnlab.learn.store_file import SECTION_COUNT
 from attnlab.show import fmt
 
 Ask = Callable[[str], "str | None"]

@@ -30,12 +30,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from attnlab.example import SECTION_COUNT
 from attnlab.learn import store_access as progress_access
 from attnlab.learn import store_db as progress_db
 from attnlab.learn import store_file as progress_file
 from attnlab.learn.store_db import APPLICATION_ID, SCHEMA_VERSION, migrate, utc_now
 from attnlab.learn.store_errors import StoreBusy, StoreError, StoreReadOnly, translate
-from attnlab.learn.store_file import ASSESSMENTS, SECTION_COUNT, check_profile, check_section
+from attnlab.learn.store_file import ASSESSMENTS, check_profile, check_section
 
 DATA_DIR_ENV = "ATTNLAB_DATA_DIR"
 PROFILE_ENV = "ATTNLAB_PROFILE"

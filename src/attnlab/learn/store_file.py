@@ -22,10 +22,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from attnlab.errors import InputError
+from attnlab.example import SECTION_COUNT
 
 FORMAT = "attnlab-progress"
 FORMAT_VERSION = 1
-SECTION_COUNT = 20
 ASSESSMENTS: tuple[str, ...] = ("understood", "review")
 MAX_TEXT = 2000
 _PROFILE = re.compile(r"^[\w.-]{1,64}$")
@@ -42,8 +42,14 @@ def check_profile(name: str) -> str:
 
 def check_section(section: object) -> int:
     """``section`` if it is a section id 0-19, else ``ValueError``."""
-    if isinstance(section, bool) or not isinstance(section, int) or not 0 <= section < 20:
-        raise ValueError(f"section must be an integer 0-19 (0 = core goal), got {section!r}")
+    if (
+        isinstance(section, bool)
+        or not isinstance(section, int)
+        or not 0 <= section < SECTION_COUNT
+    ):
+        raise ValueError(
+            f"section must be an integer 0-{SECTION_COUNT - 1} (0 = core goal), got {section!r}"
+        )
     return section
 
 
@@ -155,7 +161,7 @@ def validate_export(data: object) -> dict[str, Any]:
         raise _fail("progress file", "keys " + ", ".join(sorted(_TOP_KEYS)), sorted(data))
     _checked(check_profile, data["profile"], "profile", "a profile name")
     _time(data["exported_at"], "exported_at")
-    sec = "an integer 0-19"
+    sec = f"an integer 0-{SECTION_COUNT - 1}"
     completed = []
     for i, item in enumerate(_list(data, "completed")):
         e = _entry(item, f"completed[{i}]", {"section", "at"})

@@ -11,9 +11,8 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import RedirectResponse
 
-from attnlab.example import LANGS
+from attnlab.example import LANGS, SECTION_COUNT
 from attnlab.learn.store import ProgressStore, StoreError, StoreReadOnly, Summary
-from attnlab.learn.store_file import SECTION_COUNT
 from attnlab.web import content
 from attnlab.web.security import (
     CSRF_COOKIE,

@@ -47,7 +47,6 @@ BUILDERS: dict[int, Builder] = dict(
         ]
     )
 )
-SECTION_IDS: tuple[int, ...] = tuple(BUILDERS)
 
 
 @dataclass(frozen=True)
@@ -75,7 +74,8 @@ def parse_section_id(raw: object) -> int:
     text = str(raw).strip()
     if not text.isdigit() or int(text) not in BUILDERS:
         shown = text[:20] + ("…" if len(text) > 20 else "")
-        raise ValueError(f"section must be an integer 0-19 (0 = core goal), got {shown!r}")
+        last = example.SECTION_COUNT - 1
+        raise ValueError(f"section must be an integer 0-{last} (0 = core goal), got {shown!r}")
     return int(text)
 
 
@@ -98,4 +98,4 @@ def section(section_id: int, lang: str) -> SectionView:
 
 def all_sections(lang: str) -> list[SectionView]:
     """The 20 sections in page order."""
-    return [section(i, lang) for i in SECTION_IDS]
+    return [section(i, lang) for i in example.SECTION_IDS]

@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 
+from attnlab import example
 from attnlab.learn import knowledge
 from attnlab.learn.store import StoreBusy
 from attnlab.web import content
@@ -86,7 +87,7 @@ def one_section(request: Request, section_id: str) -> HTMLResponse:
         current=sid,
         checks={sid: _check_state(request, sid)},
         prev_id=sid - 1 if sid > 0 else None,
-        next_id=sid + 1 if sid + 1 < len(content.SECTION_IDS) else None,
+        next_id=sid + 1 if sid + 1 < example.SECTION_COUNT else None,
     )
     return _render("section.html", lang, ctx)
 
