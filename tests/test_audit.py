@@ -215,3 +215,19 @@ def test_attnlab_own_modules_pass_every_checked_item(factory: Any, kind: str) ->
     statuses = {i["item"]: i["status"] for i in items}
     assert "FAIL" not in statuses.values(), items
     assert all(s == "PASS" for n, s in statuses.items() if n != 8 or kind == "multihead"), items
+
+
+@pytest.mark.parametrize(
+    ("spec", "kind", "other"),
+    [
+        ("lesson_mha.py:MultiHeadAttention", "head", "multihead"),
+        ("lesson_head.py:AttentionHead", "multihead", "head"),
+        ("num_head_arg.py:MultiHead", "head", "multihead"),
+    ],
+)
+def test_wrong_kind_is_named_with_the_kind_to_use(spec: str, kind: str, other: str) -> None:
+    file, name = spec.split(":")
+    result = audit(ZOO / "good" / file, name, kind)
+    assert result["status"] == "error" and result["where"] == "kind", result
+    assert f"audit it with --kind {other}" in result["error"]["en"], result["error"]
+    assert f"--kind {other}" in result["error"]["zh"]

@@ -20,7 +20,7 @@ from attnlab import example
 from attnlab.debug import catalogue as mistakes
 from attnlab.debug import diagnosis
 from attnlab.debug.audit import probe
-from attnlab.debug.audit.loader import build
+from attnlab.debug.audit.loader import LearnerError, build
 from attnlab.debug.audit.observe import Run, as_heads, close, forward
 from attnlab.debug.audit.record import Recorder
 from attnlab.lesson.steps import MistakeInput
@@ -31,6 +31,9 @@ SIZES: dict[str, dict[str, tuple[int, int, int]]] = {
     "multihead": {"lesson": (4, 2, 8), "probe": (12, 3, 8)},
 }
 PROBE_SHAPE = (3, 5)  # B, T of the random input
+#: Sizes at which a head (width d_head = 3) and a multi-head (width C = 12) differ, and from T.
+KIND_SIZES = (12, 3, 8)
+KIND_WIDTH = {3: "head", 12: "multihead"}
 
 
 @dataclass
@@ -87,6 +90,19 @@ class Audit:
         return close(as_heads(out) if out.dim() == 3 else out, w) or close(out, w.mean(1))
 
 
+def seen_kind(target: Callable[..., Any], path: Path) -> str | None:
+    """The kind the module's output width shows: ``target(12, 3, 8)`` on ``x`` ``[3, 5, 12]``
+    gives d_head = 3 features for a head, C = 12 for a multi-head; None when it gives neither
+    or fails (the audit proper reports the failure)."""
+    try:
+        module = build(target, "head", KIND_SIZES, path)
+        x = torch.randn(*PROBE_SHAPE, KIND_SIZES[0], generator=torch.Generator().manual_seed(5))
+        out = forward(module, x, path).out
+    except LearnerError:
+        return None
+    return KIND_WIDTH.get(out.size(-1)) if out.dim() == 3 else None
+
+
 def _lesson_base(kind: str) -> MistakeInput:
     if kind == "head":
         return replace(diagnosis.lesson_input(), w_vocab=None)
@@ -98,13 +114,11 @@ def _width(kind: str, which: str) -> tuple[int, int]:
     return C, second if kind == "head" else C
 
 
-def _infer(module: nn.Module, kind: str, x: torch.Tensor, path: Path) -> probe.Layout | None:
-    """Unknown layer names: try each reading of the module's ``nn.Linear`` layers as
-    query/key/value(/W_O) and keep the one whose reference reproduces the module's output."""
-    C, width = _width(kind, "probe")
-    found = probe.candidates(module, kind, C, width)
-    if not found:
-        return None
+def _pick(
+    module: nn.Module, kind: str, x: torch.Tensor, path: Path, layouts: list[probe.Layout]
+) -> probe.Layout | None:
+    """The reading of the module's own weights whose reference reproduces its output (biases
+    zeroed, as in the reference), else one a catalogue mistake reproduces, else None."""
     with torch.no_grad():
         for layer in module.modules():
             if isinstance(layer, nn.Linear) and layer.bias is not None:
@@ -112,8 +126,7 @@ def _infer(module: nn.Module, kind: str, x: torch.Tensor, path: Path) -> probe.L
     out = forward(module, x, path).out
     heads = 1 if kind == "head" else SIZES[kind]["probe"][1]
     readings = []
-    for names in found:
-        layout = probe.by_names(module, names)
+    for layout in layouts:
         w = probe.read(layout)
         inp = MistakeInput(x.double(), w[0], w[1], w[2], heads, w[3])
         if close(out, diagnosis.correct_stages(inp)["output"]):
@@ -130,11 +143,20 @@ def _infer(module: nn.Module, kind: str, x: torch.Tensor, path: Path) -> probe.L
 def _layouts(
     lesson_mod: nn.Module, probe_mod: nn.Module, kind: str, x: torch.Tensor, path: Path
 ) -> tuple[probe.Layout | None, probe.Layout | None]:
-    lesson = probe.find_layout(lesson_mod, kind, *_width(kind, "lesson"))
-    found = probe.find_layout(probe_mod, kind, *_width(kind, "probe"))
+    """Both modules' projections. A fused layer's q/k/v row order and the roles of
+    unknown-named layers are read from what the module's forward computes."""
+    at_lesson, at_probe = _width(kind, "lesson"), _width(kind, "probe")
+    lesson = probe.find_layout(lesson_mod, kind, *at_lesson)
+    found = probe.find_layout(probe_mod, kind, *at_probe)
+    if found is not None and found.order is not None:
+        orders = [probe.find_layout(probe_mod, kind, *at_probe, order=o) for o in probe.ORDERS]
+        picked = _pick(probe_mod, kind, x, path, [o for o in orders if o is not None]) or found
+        order = picked.order or found.order
+        return probe.find_layout(lesson_mod, kind, *at_lesson, order=order), picked
     if lesson is not None or found is not None:
         return lesson, found
-    found = _infer(probe_mod, kind, x, path)
+    named = [probe.by_names(probe_mod, n) for n in probe.candidates(probe_mod, kind, *at_probe)]
+    found = _pick(probe_mod, kind, x, path, named) if named else None
     if found is None or found.names is None:
         return None, None
     return probe.by_names(lesson_mod, found.names), found

@@ -167,4 +167,11 @@ def guess_kind(target: Callable[..., Any]) -> str:
     except (TypeError, ValueError):
         return "head"
     second = params[1].lower() if len(params) > 1 else ""
-    return "multihead" if second in {"num_heads", "n_head", "n_heads", "heads", "nhead"} else "head"
+    return "multihead" if second in HEAD_COUNTS else "head"
+
+
+#: Second constructor arguments that name a head count (a multi-head module).
+HEAD_COUNTS = {
+    "num_heads", "num_head", "n_head", "n_heads", "heads", "nhead", "nheads", "h",
+    "head_num", "heads_num", "num_attention_heads", "n_heads_attn",
+}  # fmt: skip

@@ -6,7 +6,8 @@ Recognised layouts (leaf names from :mod:`attnlab.debug.audit.names`, compared c
   ``W_query``/``W_key``/``W_value``, ``q_proj``/``k_proj``/``v_proj``, ``q``/``k``/``v``... either
   one per role or one per head (``heads[h].query``), head h owning features
   ``h*d_head:(h+1)*d_head``;
-* one fused ``nn.Linear(C, 3·width)`` (``c_attn``, ``qkv``...): rows Q, then K, then V;
+* one fused ``nn.Linear(C, 3·width)`` (``c_attn``, ``qkv``...): row blocks Q, K, V in the
+  order the module's own forward uses them (found by :mod:`~attnlab.debug.audit.context`);
 * an ``nn.MultiheadAttention`` (``in_proj_weight``, ``out_proj``);
 * bare ``nn.Parameter`` matrices with those names (``Wq``, ``W_query``...), used as ``x @ W``
   (``[C, width]``) or, when stored ``[width, C]``, as ``nn.Linear`` stores its weight;
@@ -27,7 +28,7 @@ from typing import cast
 import torch
 from torch import nn
 
-from attnlab.debug.audit.names import FUSED, OUT, ROLES
+from attnlab.debug.audit.names import FUSED, OUT, ROLES, role_of
 
 Weights = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]
 
@@ -41,6 +42,7 @@ class Layout:
     write: Callable[[Weights], None]
     has_bias: bool = False
     names: tuple[str, str, str, str | None] | None = None  # set for layouts found by matching
+    order: tuple[int, ...] | None = None  # set for a fused layer: the row block of q, k, v
 
 
 def _leaf(name: str) -> str:
@@ -63,8 +65,10 @@ def _zero_bias(layers: list[nn.Linear]) -> None:
 
 def _role_layout(linears: list[tuple[str, nn.Linear]], C: int, width: int) -> Layout | None:
     groups = {
-        r: sorted((n for n, m in linears if _leaf(n) in names and m.in_features == C), key=_natural)
-        for r, names in ROLES.items()
+        r: sorted(
+            (n for n, m in linears if role_of(_leaf(n)) == r and m.in_features == C), key=_natural
+        )
+        for r in ROLES
     }
     by_name = dict(linears)
     counts = {len(g) for g in groups.values()}
@@ -92,7 +96,11 @@ def _role_layout(linears: list[tuple[str, nn.Linear]], C: int, width: int) -> La
     return Layout(f"{names}{more}", read, write, any(m.bias is not None for m in every))
 
 
-def _fused_layout(linears: list[tuple[str, nn.Linear]], C: int, width: int) -> Layout | None:
+def _fused_layout(
+    linears: list[tuple[str, nn.Linear]], C: int, width: int, order: tuple[int, ...]
+) -> Layout | None:
+    """One fused ``nn.Linear(C, 3·width)``; ``order[r]`` is the block of rows role r (q, k, v)
+    takes: ``(1, 0, 2)`` reads ``k, q, v = c_attn(x).split(C, 2)``."""
     found = [(n, m) for n, m in linears if m.in_features == C and m.out_features == 3 * width]
     named = [(n, m) for n, m in found if _leaf(n) in FUSED]
     if len(named or found) != 1:
@@ -100,14 +108,19 @@ def _fused_layout(linears: list[tuple[str, nn.Linear]], C: int, width: int) -> L
     name, layer = (named or found)[0]
 
     def read() -> Weights:
-        q, k, v = layer.weight.split(width, dim=0)  # each [width, C]
-        return q.T, k.T, v.T, None
+        blocks = layer.weight.split(width, dim=0)  # each [width, C]
+        return blocks[order[0]].T, blocks[order[1]].T, blocks[order[2]].T, None
 
     def write(w: Weights) -> None:
-        layer.weight.copy_(torch.cat([t.T for t in w[:3]], dim=0))  # [3·width, C]
+        qkv = w[:3]
+        blocks = [qkv[order.index(b)].T for b in range(3)]
+        layer.weight.copy_(torch.cat(blocks, dim=0))  # [3·width, C]
         _zero_bias([layer])
 
-    return Layout(f"{name} (fused QKV)", read, write, layer.bias is not None)
+    rows = ", ".join("qkv"[order.index(b)] for b in range(3))
+    layout = Layout(f"{name} (fused; its rows are {rows})", read, write, layer.bias is not None)
+    layout.order = order
+    return layout
 
 
 def _mha_layout(module: nn.Module, C: int) -> Layout | None:
@@ -181,19 +194,25 @@ def _with_output(
             layer.weight.copy_(w[3].T)
         _zero_bias([layer])
 
-    return Layout(
-        f"{base.description}, W_O = {name}", read, write, base.has_bias or layer.bias is not None
-    )
+    desc = f"{base.description}, W_O = {name}"
+    return Layout(desc, read, write, base.has_bias or layer.bias is not None, order=base.order)
 
 
-def find_layout(module: nn.Module, kind: str, C: int, width: int) -> Layout | None:
-    """The projections of ``module`` (``width`` = d_head for a head, C for a multi-head)."""
+#: The row orders a fused q/k/v layer may use, the lesson's first.
+ORDERS = tuple(itertools.permutations(range(3)))
+
+
+def find_layout(
+    module: nn.Module, kind: str, C: int, width: int, order: tuple[int, ...] = (0, 1, 2)
+) -> Layout | None:
+    """The projections of ``module`` (``width`` = d_head for a head, C for a multi-head;
+    ``order``: the q, k, v row blocks of a fused layer)."""
     if kind == "multihead":
         mha = _mha_layout(module, C)
         if mha is not None:
             return mha
     linears = _linears(module)
-    base = _role_layout(linears, C, width) or _fused_layout(linears, C, width)
+    base = _role_layout(linears, C, width) or _fused_layout(linears, C, width, order)
     if base is None:
         return _param_layout(module, C, width, kind)
     if kind == "head":
@@ -201,7 +220,7 @@ def find_layout(module: nn.Module, kind: str, C: int, width: int) -> Layout | No
     used = {
         n
         for n, m in linears
-        if _leaf(n) in set().union(*ROLES.values(), FUSED) or m.out_features == 3 * width
+        if role_of(_leaf(n)) is not None or _leaf(n) in FUSED or m.out_features == 3 * width
     }
     return _with_output(base, linears, C, used)
 
