@@ -123,7 +123,8 @@ def run_audit(
         result["exit_code"] = 2
     else:
         items = cast(list[dict[str, object]], result.get("items", []))
-        failed = any(i["status"] == "FAIL" for i in items)
+        whole = cast(dict[str, object], result.get("overall") or {})
+        failed = any(i["status"] == "FAIL" for i in items) or whole.get("status") == "FAIL"
         result["exit_code"] = 1 if failed else 0
     return result
 

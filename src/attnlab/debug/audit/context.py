@@ -20,8 +20,8 @@ from attnlab import example
 from attnlab.debug import catalogue as mistakes
 from attnlab.debug import diagnosis
 from attnlab.debug.audit import probe
-from attnlab.debug.audit.loader import LearnerError, build
-from attnlab.debug.audit.observe import Run, as_heads, close, forward
+from attnlab.debug.audit.loader import LearnerError, build, feeding
+from attnlab.debug.audit.observe import Run, as_heads, close, first_diff, forward
 from attnlab.debug.audit.record import Recorder
 from attnlab.lesson.steps import MistakeInput
 
@@ -31,6 +31,8 @@ SIZES: dict[str, dict[str, tuple[int, int, int]]] = {
     "multihead": {"lesson": (4, 2, 8), "probe": (12, 3, 8)},
 }
 PROBE_SHAPE = (3, 5)  # B, T of the random input
+#: (B, T, seed) of the further random inputs the probe build must match the reference on.
+EXTRA = ((1, 8, 21), (2, 3, 22), (4, 6, 23))
 #: Sizes at which a head (width d_head = 3) and a multi-head (width C = 12) differ, and from T.
 KIND_SIZES = (12, 3, 8)
 KIND_WIDTH = {3: "head", 12: "multihead"}
@@ -61,6 +63,10 @@ class Audit:
     lesson: Side
     probe: Side
     reproduced_by: list[str] = field(default_factory=list)
+    #: The further random inputs as (x, output, reference output), when a reference exists.
+    extra: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = field(default_factory=list)
+    #: Two calls on the same input differed: (index, first value, second value).
+    unsteady: tuple[tuple[int, ...], float, float] | None = None
 
     @property
     def sides(self) -> list[Side]:
@@ -79,7 +85,16 @@ class Audit:
     @property
     def matches_ref(self) -> bool:
         known = [s for s in self.sides if s.ref is not None]
-        return bool(known) and all(s.matches_ref for s in known)
+        extra = all(close(out, ref) for _, out, ref in self.extra)
+        # A multi-head's reference needs its W_O: without one it is only the heads' concat.
+        w_o = self.kind == "head" or all(s.inp.w_o is not None for s in known if s.inp)
+        return (
+            bool(known)
+            and all(s.matches_ref for s in known)
+            and extra
+            and w_o
+            and not self.unsteady
+        )
 
     @property
     def returns_weights(self) -> bool:
@@ -198,6 +213,25 @@ def _reproduce(side: Side, kind: str) -> None:
             continue
 
 
+def _extra(a: Audit, target: Callable[..., Any], sizes: tuple[int, int, int]) -> None:
+    """Run the probe build on :data:`EXTRA` inputs next to the reference, and once more on the
+    probe input: two identical calls must give the same output."""
+    side = a.probe
+    with feeding(target, sizes, tuple(side.run.x.shape)):
+        again = forward(side.module, side.run.x, a.path).out
+    if again.shape == side.run.out.shape and not close(again, side.run.out, 1e-6):
+        i = first_diff(again, side.run.out)
+        a.unsteady = (i, float(side.run.out[i]), float(again[i]))
+    if side.inp is None:
+        return
+    for B, T, seed in EXTRA:
+        x = torch.randn(B, T, sizes[0], generator=torch.Generator().manual_seed(seed))
+        with feeding(target, sizes, (B, T, sizes[0])):
+            out = forward(side.module, x, a.path).out
+        ref = diagnosis.correct_stages(replace(side.inp, x=x.double()))["output"]
+        a.extra.append((x, out, ref))
+
+
 def build_audit(target: Callable[..., Any], kind: str, path: Path) -> Audit:
     """Build, load, run and compare; learner failures surface as ``LearnerError``."""
     sizes = SIZES[kind]
@@ -207,11 +241,14 @@ def build_audit(target: Callable[..., Any], kind: str, path: Path) -> Audit:
     gen = torch.Generator().manual_seed(7)
     x_probe = torch.randn(*PROBE_SHAPE, sizes["probe"][0], generator=gen)  # [B, T, C]
     x_lesson = example.lesson_x(torch.float32)  # [2, 2, 4]
-    forward(lesson_mod, x_lesson, path)  # fails first on token IDs or a broken forward
-    lesson_layout, probe_layout = _layouts(lesson_mod, probe_mod, kind, x_probe, path)
-    lesson = _side(lesson_mod, kind, x_lesson, path, lesson_layout, lesson=True)
-    probe_side = _side(probe_mod, kind, x_probe, path, probe_layout, lesson=False)
+    with feeding(target, sizes["lesson"], tuple(x_lesson.shape)):
+        forward(lesson_mod, x_lesson, path)  # fails first on token IDs or a broken forward
+    with feeding(target, sizes["probe"], tuple(x_probe.shape)):
+        lesson_layout, probe_layout = _layouts(lesson_mod, probe_mod, kind, x_probe, path)
+        lesson = _side(lesson_mod, kind, x_lesson, path, lesson_layout, lesson=True)
+        probe_side = _side(probe_mod, kind, x_probe, path, probe_layout, lesson=False)
     audit = Audit(kind, path, lesson, probe_side)
+    _extra(audit, target, sizes["probe"])
     for side in audit.sides:
         _reproduce(side, kind)
     if not audit.matches_ref:

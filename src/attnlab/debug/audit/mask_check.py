@@ -64,16 +64,28 @@ def _future_weight(a: Audit) -> Verdict | None:
         if bool(w.isnan().any()):
             i = first_diff(w.nan_to_num(0.0), w)
             # Only query row 0 empty, softmax along the keys: the diagonal was blocked.
-            off_by_one = side.run.softmax_dims() <= {-1, None} and not bool(
-                w[..., 1:, :].isnan().any()
+            off_by_one = side.run.softmax_dims() <= {-1, None} and not any(
+                bool(seen[..., 1:, :].isnan().any())
+                for seen in (s.run.weights() for s in a.sides)
+                if seen is not None
             )
+            inp = side.run.softmax_inputs()
+            why = (
+                ("Softmax 的输入里已经有 nan（用 nan 填了掩码？应填 −∞）",
+                 "the softmax input already holds nan (a mask filled with nan? fill with −∞)")
+                if inp is not None and bool(inp.isnan().any())
+                else ("Softmax 归一化的所有分数都是 −∞",
+                      "every score the softmax normalised was −∞")
+            )  # fmt: skip
             return Verdict(
                 FAIL,
                 {
-                    "zh": f"weights{heads_idx(w, i)} 是 nan：Softmax 归一化的所有分数都是 −∞"
+                    "zh": f"weights{heads_idx(w, i)} 是 nan："
+                    + why[0]
                     + ("（对角线也被掩了）" if off_by_one else ""),
-                    "en": f"weights{heads_idx(w, i)} is nan: every score the softmax normalised "
-                    "was −∞" + (" (the diagonal was masked too)" if off_by_one else ""),
+                    "en": f"weights{heads_idx(w, i)} is nan: "
+                    + why[1]
+                    + (" (the diagonal was masked too)" if off_by_one else ""),
                 },
                 ["mask_off_by_one"] if off_by_one else [],
             )

@@ -95,6 +95,7 @@ def audit(path: Path, name: str, kind: str) -> dict[str, object]:
     from attnlab.debug.audit.context import build_audit, seen_kind
     from attnlab.debug.audit.judge import judge
     from attnlab.debug.audit.loader import LearnerError, guess_kind, load_target
+    from attnlab.debug.audit.overall import overall
 
     try:
         target = load_target(path, name)
@@ -111,15 +112,27 @@ def audit(path: Path, name: str, kind: str) -> dict[str, object]:
                     "kind": kind,
                     "layout": None,
                     "items": _token_id_report(err),
+                    "overall": {
+                        "status": "NOT CHECKED",
+                        "finding": "no_output",
+                        "evidence": {
+                            "zh": "模块无法处理 [B,T,C] 向量，没有输出可比较（见第 1 项）",
+                            "en": "the module cannot run on [B, T, C] vectors: no output "
+                            "to compare (see item 1)",
+                        },
+                        "mistakes": [],
+                    },
                 }
             raise
         layouts = [s.layout.description for s in a.sides if s.layout is not None]
+        items = judge(a)
         return {
             "status": "ok",
             "kind": kind,
-            "layout": layouts[0] if layouts else None,
+            "layout": layouts[-1] if layouts else None,
             "reproduced_by": a.reproduced_by,
-            "items": judge(a),
+            "items": items,
+            "overall": overall(a, items),
         }
     except LearnerError as err:
         return {

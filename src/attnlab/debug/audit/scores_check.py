@@ -27,7 +27,31 @@ def item_1(a: Audit) -> Verdict:
     )
 
 
+def _shared_heads(a: Audit) -> Verdict | None:
+    """A multi-head needs 3·C² query/key/value weights of its own; fewer means its heads share
+    one set (``nn.ModuleList([head] * n)`` repeats one module)."""
+    C = a.probe.run.x.size(-1)
+    have = sum(p.numel() for p in a.probe.module.parameters() if p.dim() >= 2)
+    need = 3 * C * C
+    if a.kind != "multihead" or have >= need:
+        return None
+    return Verdict(
+        FAIL,
+        {
+            "zh": f"模块的权重矩阵共有 {have} 个数，{a.num_heads} 个 Head 的 Q/K/V 投影至少需要 "
+            f"3·{C}·{C} = {need} 个：各 Head 共用同一组权重（nn.ModuleList([head] * n) 重复的是同"
+            "一个模块；每个 Head 都要新建）",
+            "en": f"the module's weight matrices hold {have} numbers; the Q/K/V projections of "
+            f"{a.num_heads} heads need at least 3·{C}·{C} = {need}: its heads share one set of "
+            "weights (nn.ModuleList([head] * n) repeats one module; build a new head for each)",
+        },
+    )
+
+
 def item_2(a: Audit) -> Verdict | None:
+    shared = _shared_heads(a)
+    if shared is not None:
+        return shared
     if all(s.layout is None for s in a.sides):
         return Verdict(
             NOT_CHECKED,
