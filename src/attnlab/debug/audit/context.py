@@ -67,6 +67,8 @@ class Audit:
     extra: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = field(default_factory=list)
     #: Two calls on the same input differed: (index, first value, second value).
     unsteady: tuple[tuple[int, ...], float, float] | None = None
+    #: Layers named by role that the forward uses in other roles: the names it uses as q, k, v.
+    roles_used: tuple[str, ...] | None = None
 
     @property
     def sides(self) -> list[Side]:
@@ -232,6 +234,20 @@ def _extra(a: Audit, target: Callable[..., Any], sizes: tuple[int, int, int]) ->
         a.extra.append((x, out, ref))
 
 
+def _roles_used(a: Audit) -> tuple[str, ...] | None:
+    """The names of the layers the forward uses as query, key and value, when they are not
+    the ones their names say and the output equals the reference with the roles swapped."""
+    side = a.probe
+    if side.layout is None or side.layout.roles is None or side.inp is None:
+        return None
+    w = (side.inp.w_q, side.inp.w_k, side.inp.w_v)
+    for perm in probe.ORDERS[1:]:
+        inp = replace(side.inp, w_q=w[perm[0]], w_k=w[perm[1]], w_v=w[perm[2]])
+        if close(side.run.out, diagnosis.correct_stages(inp)["output"]):
+            return tuple(side.layout.roles[i] for i in perm)
+    return None
+
+
 def build_audit(target: Callable[..., Any], kind: str, path: Path) -> Audit:
     """Build, load, run and compare; learner failures surface as ``LearnerError``."""
     sizes = SIZES[kind]
@@ -258,4 +274,5 @@ def build_audit(target: Callable[..., Any], kind: str, path: Path) -> Audit:
             if any(n in s.wrong for s in audit.sides)
             and all(close(s.run.out, s.wrong[n]["output"]) for s in audit.sides if n in s.wrong)
         ]  # fmt: skip
+        audit.roles_used = None if audit.reproduced_by else _roles_used(audit)
     return audit

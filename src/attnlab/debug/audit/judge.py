@@ -149,6 +149,10 @@ _SAME = {
     "en": "; but the output equals the reference on every input: another way to compute the same "
     "thing",
 }
+_ROLES = {
+    "zh": "（这是第 2 项中投影层用错角色的后果）",
+    "en": " (a consequence of the projection roles in item 2)",
+}
 _RERUN = {5, 9}  # items judged by re-running the module on changed inputs
 
 
@@ -180,6 +184,8 @@ def _adjust(a: Audit, n: int, v: Verdict, bad: tuple[int, str] | None) -> Verdic
                 "en": f"not judged: the NaN/Inf of item {bad[0]} flows into this step",
             },
         )
+    if v.status == FAIL and a.roles_used is not None and n > 2:
+        return Verdict(FAIL, {lang: v.evidence[lang] + _ROLES[lang] for lang in _ROLES})
     if v.status == FAIL and a.matches_ref:
         return Verdict(PASS, {lang: v.evidence[lang] + _SAME[lang] for lang in _SAME})
     return v

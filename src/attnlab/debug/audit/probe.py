@@ -43,6 +43,7 @@ class Layout:
     has_bias: bool = False
     names: tuple[str, str, str, str | None] | None = None  # set for layouts found by matching
     order: tuple[int, ...] | None = None  # set for a fused layer: the row block of q, k, v
+    roles: tuple[str, ...] | None = None  # set for layers named by role: the q, k, v names
 
 
 def _leaf(name: str) -> str:
@@ -93,7 +94,9 @@ def _role_layout(linears: list[tuple[str, nn.Linear]], C: int, width: int) -> La
 
     names = "/".join(groups[r][0] for r in "qkv")
     more = f" (×{len(groups['q'])} heads)" if len(groups["q"]) > 1 else ""
-    return Layout(f"{names}{more}", read, write, any(m.bias is not None for m in every))
+    layout = Layout(f"{names}{more}", read, write, any(m.bias is not None for m in every))
+    layout.roles = tuple(groups[r][0] for r in "qkv")
+    return layout
 
 
 def _fused_layout(
@@ -171,7 +174,9 @@ def _param_layout(module: nn.Module, C: int, width: int, kind: str) -> Layout | 
                 params[name].copy_(full.T if transposed else full)
 
     described = "/".join(found[r][0] for r in roles)
-    return Layout(f"{described} (nn.Parameter, x @ W)", read, write)
+    layout = Layout(f"{described} (nn.Parameter, x @ W)", read, write)
+    layout.roles = tuple(found[r][0] for r in "qkv")
+    return layout
 
 
 def _with_output(

@@ -48,8 +48,28 @@ def _shared_heads(a: Audit) -> Verdict | None:
     )
 
 
+def _roles(a: Audit) -> Verdict | None:
+    """The forward uses a layer in another role than its name says."""
+    if a.roles_used is None or a.probe.layout is None or a.probe.layout.roles is None:
+        return None
+    named = a.probe.layout.roles
+    moved = [(used, role) for used, role, name in zip(a.roles_used, "qkv", named, strict=True)
+             if used != name]  # fmt: skip
+    words = {"q": ("query", "Query"), "k": ("key", "Key"), "v": ("value", "Value")}
+    en = ", ".join(f"{used} as the {words[role][0]}" for used, role in moved)
+    zh = "，".join(f"把 {used} 当作 {words[role][1]}" for used, role in moved)
+    return Verdict(
+        FAIL,
+        {
+            "zh": f"你的 forward {zh}：按 forward 实际的用法读权重，输出才与参考一致",
+            "en": f"your forward uses {en}: read with the roles your forward gives them, the "
+            "output equals the reference",
+        },
+    )
+
+
 def item_2(a: Audit) -> Verdict | None:
-    shared = _shared_heads(a)
+    shared = _shared_heads(a) or _roles(a)
     if shared is not None:
         return shared
     if all(s.layout is None for s in a.sides):
