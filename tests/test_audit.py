@@ -152,6 +152,8 @@ SANDBOX = {
     "wrong_signature.py:AttentionHead": ("build", "found (embed_dim)"),
 }
 GOOD_SPEC = "../good/sdpa_fused.py:FastAttention"
+#: Only the output check fails here (no item explains the difference): still exit code 1.
+DIFFERS_SPEC = "../bad/residual_inside.py:MultiHeadAttention"
 
 
 @pytest.mark.parametrize("spec", IN_PROCESS)
@@ -174,7 +176,7 @@ def test_sandbox_survives_learner_code() -> None:
         result = run_audit(str(ZOO / "broken" / spec), timeout=2)
         return result, time.perf_counter() - start
 
-    specs = [*SANDBOX, GOOD_SPEC]
+    specs = [*SANDBOX, GOOD_SPEC, DIFFERS_SPEC]
     with ThreadPoolExecutor(max_workers=len(specs)) as pool:
         results = dict(zip(specs, pool.map(one, specs), strict=True))
     for spec, (where, message) in SANDBOX.items():
@@ -185,6 +187,12 @@ def test_sandbox_survives_learner_code() -> None:
         assert "\n" not in result["error"]["en"] and result["error"]["zh"]
         # The learner's 2 s start once torch is imported; start-up on a busy 2-core box is extra.
         assert seconds < 2 + 30, (spec, seconds)
+    differs, _ = results[DIFFERS_SPEC]
+    assert differs["exit_code"] == 1, differs
+    assert not any(i["status"] == "FAIL" for i in differs["items"]), differs["items"]
+    assert "the output differs from the reference: on the lesson example output[" in render(
+        differs, "en"
+    )
     good, _ = results[GOOD_SPEC]
     assert good["exit_code"] == 0, good
     text = render(good, "en")

@@ -157,21 +157,37 @@ def _pick(
     return None
 
 
+def _variants(module: nn.Module, kind: str, which: str, fused: bool) -> list[probe.Layout]:
+    """Every reading of a module's projections to try: a fused layer's six q/k/v row orders,
+    and for a multi-head, heads owning blocks of features or interleaved ones."""
+    at = _width(kind, which)
+    orders = probe.ORDERS if fused else ((0, 1, 2),)
+    bases = [b for o in orders if (b := probe.find_layout(module, kind, *at, order=o))]
+    if kind != "multihead":
+        return bases
+    perm = probe.interleaved(at[0], SIZES[kind][which][1])
+    return [v for b in bases for v in (b, probe.regroup(b, perm))]
+
+
 def _layouts(
     lesson_mod: nn.Module, probe_mod: nn.Module, kind: str, x: torch.Tensor, path: Path
 ) -> tuple[probe.Layout | None, probe.Layout | None]:
-    """Both modules' projections. A fused layer's q/k/v row order and the roles of
-    unknown-named layers are read from what the module's forward computes."""
-    at_lesson, at_probe = _width(kind, "lesson"), _width(kind, "probe")
-    lesson = probe.find_layout(lesson_mod, kind, *at_lesson)
-    found = probe.find_layout(probe_mod, kind, *at_probe)
-    if found is not None and found.order is not None:
-        orders = [probe.find_layout(probe_mod, kind, *at_probe, order=o) for o in probe.ORDERS]
-        picked = _pick(probe_mod, kind, x, path, [o for o in orders if o is not None]) or found
-        order = picked.order or found.order
-        return probe.find_layout(lesson_mod, kind, *at_lesson, order=order), picked
-    if lesson is not None or found is not None:
-        return lesson, found
+    """Both modules' projections. A fused layer's q/k/v row order, the heads' feature order and
+    the roles of unknown-named layers are read from what the module's forward computes."""
+    found = probe.find_layout(probe_mod, kind, *_width(kind, "probe"))
+    if found is not None:
+        fused = found.order is not None
+        tried = _variants(probe_mod, kind, "probe", fused)
+        picked = _pick(probe_mod, kind, x, path, tried) or found
+        at_lesson = _variants(lesson_mod, kind, "lesson", fused)
+        same = len(at_lesson) == len(tried) and picked in tried
+        return (
+            at_lesson[tried.index(picked)] if same else at_lesson[0] if at_lesson else None
+        ), picked
+    lesson = probe.find_layout(lesson_mod, kind, *_width(kind, "lesson"))
+    if lesson is not None:
+        return lesson, None
+    at_probe = _width(kind, "probe")
     named = [probe.by_names(probe_mod, n) for n in probe.candidates(probe_mod, kind, *at_probe)]
     found = _pick(probe_mod, kind, x, path, named) if named else None
     if found is None or found.names is None:

@@ -264,6 +264,30 @@ def by_names(module: nn.Module, names: tuple[str, str, str, str | None]) -> Layo
     return Layout(f"{described} (roles found by matching)", read, write, False, names)
 
 
+def interleaved(C: int, heads: int) -> list[int]:
+    """Feature order of heads that own interleaved features (``view(B, T, d, H)``): head h,
+    dimension i is feature ``i·H + h``; listed in the lesson's order (head by head)."""
+    return [i * heads + h for h in range(heads) for i in range(C // heads)]
+
+
+def regroup(layout: Layout, perm: list[int]) -> Layout:
+    """``layout`` read with head h, dimension i at feature ``perm[h·d + i]`` (the columns of
+    W_Q, W_K, W_V and the rows of W_O)."""
+    idx = torch.tensor(perm)
+    inv = torch.argsort(idx)
+
+    def read() -> Weights:
+        q, k, v, o = layout.read()
+        return q[:, idx], k[:, idx], v[:, idx], None if o is None else o[idx, :]
+
+    def write(w: Weights) -> None:
+        q, k, v, o = w
+        layout.write((q[:, inv], k[:, inv], v[:, inv], None if o is None else o[inv, :]))
+
+    described = f"{layout.description}; its heads own interleaved features"
+    return Layout(described, read, write, layout.has_bias, layout.names, layout.order, layout.roles)
+
+
 def load(layout: Layout, w: Weights) -> None:
     """Copy formula-convention weights into the module (float32), biases set to 0."""
     with torch.no_grad():
