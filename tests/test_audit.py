@@ -282,5 +282,5 @@ def test_dropout_in_eval_is_its_own_finding_not_a_leak() -> None:
 
 def test_fused_row_order_is_found_and_reported() -> None:
     result = audit(ZOO / "good" / "nanogpt_kqv_rows.py", "CausalSelfAttention", "auto")
-    assert "its rows are k, q, v" in result["layout"], result["layout"]
+    assert "your c_attn rows are k, q, v" in result["layout"], result["layout"]
     assert result["overall"]["status"] == "PASS"

@@ -121,7 +121,9 @@ def _fused_layout(
         _zero_bias([layer])
 
     rows = ", ".join("qkv"[order.index(b)] for b in range(3))
-    layout = Layout(f"{name} (fused; its rows are {rows})", read, write, layer.bias is not None)
+    layout = Layout(
+        f"{name} (fused; your {name} rows are {rows})", read, write, layer.bias is not None
+    )
     layout.order = order
     return layout
 
