@@ -189,10 +189,14 @@ def _layouts(
         return lesson, None
     at_probe = _width(kind, "probe")
     named = [probe.by_names(probe_mod, n) for n in probe.candidates(probe_mod, kind, *at_probe)]
+    bare = probe.param_candidates(probe_mod, kind, *at_probe)
+    named += [probe.by_params(probe_mod, spec) for spec in bare]
     found = _pick(probe_mod, kind, x, path, named) if named else None
-    if found is None or found.names is None:
-        return None, None
-    return probe.by_names(lesson_mod, found.names), found
+    if found is not None and found.names is not None:
+        return probe.by_names(lesson_mod, found.names), found
+    if found is not None and found.spec is not None:
+        return probe.by_params(lesson_mod, found.spec), found
+    return None, None
 
 
 def _side(

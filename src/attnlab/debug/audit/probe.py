@@ -10,7 +10,8 @@ Recognised layouts (leaf names from :mod:`attnlab.debug.audit.names`, compared c
   order the module's own forward uses them (found by :mod:`~attnlab.debug.audit.context`);
 * an ``nn.MultiheadAttention`` (``in_proj_weight``, ``out_proj``);
 * bare ``nn.Parameter`` matrices with those names (``Wq``, ``W_query``...), used as ``x @ W``
-  (``[C, width]``) or, when stored ``[width, C]``, as ``nn.Linear`` stores its weight;
+  (``[C, width]``) or, when stored ``[width, C]``, as ``nn.Linear`` stores its weight; with
+  other names, their roles are read from what the forward computes (:func:`param_candidates`);
 * for a multi-head module, an output projection ``nn.Linear(C, C)`` (``output_projection``,
   ``out_proj``, ``c_proj``, ``proj``, ``W_O``...).
 
@@ -44,6 +45,7 @@ class Layout:
     names: tuple[str, str, str, str | None] | None = None  # set for layouts found by matching
     order: tuple[int, ...] | None = None  # set for a fused layer: the row block of q, k, v
     roles: tuple[str, ...] | None = None  # set for layers named by role: the q, k, v names
+    spec: dict[str, tuple[str, bool]] | None = None  # set for bare matrices read by matching
 
 
 def _leaf(name: str) -> str:
@@ -151,16 +153,31 @@ def _mha_layout(module: nn.Module, C: int) -> Layout | None:
     )
 
 
+#: Bare matrices read as roles: role ("q", "k", "v", "o") → (parameter name, stored [width, C]).
+ParamSpec = dict[str, tuple[str, bool]]
+
+
 def _param_layout(module: nn.Module, C: int, width: int, kind: str) -> Layout | None:
     params = {n: p for n, p in module.named_parameters() if p.dim() == 2}
-    found: dict[str, tuple[str, bool]] = {}  # role → (name, stored transposed)
+    found: ParamSpec = {}
     for role, names in (*ROLES.items(), ("o", OUT)):
         hits = [n for n in params if _leaf(n) in names]
         if len(hits) == 1 and params[hits[0]].shape in ((C, width), (width, C)):
             found[role] = (hits[0], params[hits[0]].shape != (C, width))
     if not all(r in found for r in "qkv"):
         return None
-    roles = "qkvo" if kind == "multihead" and "o" in found else "qkv"
+    if kind != "multihead":
+        found.pop("o", None)
+    layout = by_params(module, found)
+    layout.spec = None
+    layout.roles = tuple(found[r][0] for r in "qkv")
+    return layout
+
+
+def by_params(module: nn.Module, found: ParamSpec) -> Layout:
+    """The layout that reads bare matrices as the roles in ``found``, used as ``x @ W``."""
+    params = dict(module.named_parameters())
+    roles = "qkvo" if "o" in found else "qkv"
 
     def get(role: str) -> torch.Tensor:
         name, transposed = found[role]
@@ -177,8 +194,25 @@ def _param_layout(module: nn.Module, C: int, width: int, kind: str) -> Layout | 
 
     described = "/".join(found[r][0] for r in roles)
     layout = Layout(f"{described} (nn.Parameter, x @ W)", read, write)
-    layout.roles = tuple(found[r][0] for r in "qkv")
+    layout.spec = found
     return layout
+
+
+def param_candidates(module: nn.Module, kind: str, C: int, width: int) -> list[ParamSpec]:
+    """Ways to read unknown-named bare matrices as (query, key, value, W_O), at most 48."""
+    linear = {id(p) for m in module.modules() if isinstance(m, nn.Linear) for p in m.parameters()}
+    params = {n: p for n, p in module.named_parameters() if p.dim() == 2 and id(p) not in linear}
+    ways = [(n, t) for n, p in params.items() for t in (False, True)
+            if p.shape == ((width, C) if t else (C, width))]  # fmt: skip
+    squares = [(n, t) for n, p in params.items() for t in (False, True) if p.shape == (C, C)]
+    found: list[ParamSpec] = []
+    for q, k, v in itertools.permutations(ways, 3):
+        if len({q[0], k[0], v[0]}) < 3:
+            continue
+        rest = [o for o in squares if o[0] not in (q[0], k[0], v[0])] if kind == "multihead" else []
+        outs: list[tuple[str, bool] | None] = [*rest] or [None]
+        found.extend({"q": q, "k": k, "v": v, **({"o": o} if o else {})} for o in outs)
+    return found[:48]
 
 
 def _with_output(
@@ -287,7 +321,11 @@ def regroup(layout: Layout, perm: list[int]) -> Layout:
         layout.write((q[:, inv], k[:, inv], v[:, inv], None if o is None else o[inv, :]))
 
     described = f"{layout.description}; its heads own interleaved features"
-    return Layout(described, read, write, layout.has_bias, layout.names, layout.order, layout.roles)
+    again = Layout(
+        described, read, write, layout.has_bias, layout.names, layout.order, layout.roles
+    )
+    again.spec = layout.spec
+    return again
 
 
 def load(layout: Layout, w: Weights) -> None:
