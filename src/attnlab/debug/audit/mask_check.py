@@ -25,13 +25,14 @@ def _causality(a: Audit) -> Verdict | None:
         if not close(before, after, 1e-4):
             i = (b, *first_diff(after, before))
             delta = float((after[i[1:]] - before[i[1:]]).abs())
+            by = fixed(delta) if delta >= 5e-4 else f"{delta:.1e}"  # never "by 0.000"
             return Verdict(
                 FAIL,
                 {
                     "zh": f"只改变位置 ≥ {t0} 的输入，output{compact_shape(i)} 却变了 "
-                    f"{fixed(delta)}：位置 {i[1]} 读到了未来",
+                    f"{by}：位置 {i[1]} 读到了未来",
                     "en": f"changing only positions ≥ {t0} changed output{compact_shape(i)} by "
-                    f"{fixed(delta)}: position {i[1]} reads the future",
+                    f"{by}: position {i[1]} reads the future",
                 },
             )
     return Verdict(
