@@ -13,6 +13,9 @@ Modules:
   learner's class; :mod:`~attnlab.debug.audit.probe`: find its projections;
 * :mod:`~attnlab.debug.audit.record`/:mod:`~attnlab.debug.audit.observe`: watch its forward pass;
 * :mod:`~attnlab.debug.audit.context`/:mod:`~attnlab.debug.audit.items`: judge the 10 items;
+* :mod:`~attnlab.debug.audit.overall`: the output check next to them (equal to the reference
+  on the lesson example and on random inputs of several B and T, and deterministic); exit 0
+  only when no item and not the output check FAILs;
 * :mod:`~attnlab.debug.audit.report`: render the result.
 """
 
@@ -123,7 +126,8 @@ def run_audit(
         result["exit_code"] = 2
     else:
         items = cast(list[dict[str, object]], result.get("items", []))
-        failed = any(i["status"] == "FAIL" for i in items)
+        whole = cast(dict[str, object], result.get("overall") or {})
+        failed = any(i["status"] == "FAIL" for i in items) or whole.get("status") == "FAIL"
         result["exit_code"] = 1 if failed else 0
     return result
 

@@ -20,8 +20,8 @@ from attnlab import example
 from attnlab.debug import catalogue as mistakes
 from attnlab.debug import diagnosis
 from attnlab.debug.audit import probe
-from attnlab.debug.audit.loader import build
-from attnlab.debug.audit.observe import Run, as_heads, close, forward
+from attnlab.debug.audit.loader import LearnerError, build, feeding
+from attnlab.debug.audit.observe import Run, as_heads, close, first_diff, forward
 from attnlab.debug.audit.record import Recorder
 from attnlab.lesson.steps import MistakeInput
 
@@ -31,6 +31,11 @@ SIZES: dict[str, dict[str, tuple[int, int, int]]] = {
     "multihead": {"lesson": (4, 2, 8), "probe": (12, 3, 8)},
 }
 PROBE_SHAPE = (3, 5)  # B, T of the random input
+#: (B, T, seed) of the further random inputs the probe build must match the reference on.
+EXTRA = ((1, 8, 21), (2, 3, 22), (4, 6, 23))
+#: Sizes at which a head (width d_head = 3) and a multi-head (width C = 12) differ, and from T.
+KIND_SIZES = (12, 3, 8)
+KIND_WIDTH = {3: "head", 12: "multihead"}
 
 
 @dataclass
@@ -58,6 +63,12 @@ class Audit:
     lesson: Side
     probe: Side
     reproduced_by: list[str] = field(default_factory=list)
+    #: The further random inputs as (x, output, reference output), when a reference exists.
+    extra: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = field(default_factory=list)
+    #: Two calls on the same input differed: (index, first value, second value).
+    unsteady: tuple[tuple[int, ...], float, float] | None = None
+    #: Layers named by role that the forward uses in other roles: the names it uses as q, k, v.
+    roles_used: tuple[str, ...] | None = None
 
     @property
     def sides(self) -> list[Side]:
@@ -76,7 +87,16 @@ class Audit:
     @property
     def matches_ref(self) -> bool:
         known = [s for s in self.sides if s.ref is not None]
-        return bool(known) and all(s.matches_ref for s in known)
+        extra = all(close(out, ref) for _, out, ref in self.extra)
+        # A multi-head's reference needs its W_O: without one it is only the heads' concat.
+        w_o = self.kind == "head" or all(s.inp.w_o is not None for s in known if s.inp)
+        return (
+            bool(known)
+            and all(s.matches_ref for s in known)
+            and extra
+            and w_o
+            and not self.unsteady
+        )
 
     @property
     def returns_weights(self) -> bool:
@@ -85,6 +105,19 @@ class Audit:
         if out.shape[-1] != self.probe.run.T or w is None:
             return False
         return close(as_heads(out) if out.dim() == 3 else out, w) or close(out, w.mean(1))
+
+
+def seen_kind(target: Callable[..., Any], path: Path) -> str | None:
+    """The kind the module's output width shows: ``target(12, 3, 8)`` on ``x`` ``[3, 5, 12]``
+    gives d_head = 3 features for a head, C = 12 for a multi-head; None when it gives neither
+    or fails (the audit proper reports the failure)."""
+    try:
+        module = build(target, "head", KIND_SIZES, path)
+        x = torch.randn(*PROBE_SHAPE, KIND_SIZES[0], generator=torch.Generator().manual_seed(5))
+        out = forward(module, x, path).out
+    except LearnerError:
+        return None
+    return KIND_WIDTH.get(out.size(-1)) if out.dim() == 3 else None
 
 
 def _lesson_base(kind: str) -> MistakeInput:
@@ -98,13 +131,11 @@ def _width(kind: str, which: str) -> tuple[int, int]:
     return C, second if kind == "head" else C
 
 
-def _infer(module: nn.Module, kind: str, x: torch.Tensor, path: Path) -> probe.Layout | None:
-    """Unknown layer names: try each reading of the module's ``nn.Linear`` layers as
-    query/key/value(/W_O) and keep the one whose reference reproduces the module's output."""
-    C, width = _width(kind, "probe")
-    found = probe.candidates(module, kind, C, width)
-    if not found:
-        return None
+def _pick(
+    module: nn.Module, kind: str, x: torch.Tensor, path: Path, layouts: list[probe.Layout]
+) -> probe.Layout | None:
+    """The reading of the module's own weights whose reference reproduces its output (biases
+    zeroed, as in the reference), else one a catalogue mistake reproduces, else None."""
     with torch.no_grad():
         for layer in module.modules():
             if isinstance(layer, nn.Linear) and layer.bias is not None:
@@ -112,8 +143,7 @@ def _infer(module: nn.Module, kind: str, x: torch.Tensor, path: Path) -> probe.L
     out = forward(module, x, path).out
     heads = 1 if kind == "head" else SIZES[kind]["probe"][1]
     readings = []
-    for names in found:
-        layout = probe.by_names(module, names)
+    for layout in layouts:
         w = probe.read(layout)
         inp = MistakeInput(x.double(), w[0], w[1], w[2], heads, w[3])
         if close(out, diagnosis.correct_stages(inp)["output"]):
@@ -127,17 +157,46 @@ def _infer(module: nn.Module, kind: str, x: torch.Tensor, path: Path) -> probe.L
     return None
 
 
+def _variants(module: nn.Module, kind: str, which: str, fused: bool) -> list[probe.Layout]:
+    """Every reading of a module's projections to try: a fused layer's six q/k/v row orders,
+    and for a multi-head, heads owning blocks of features or interleaved ones."""
+    at = _width(kind, which)
+    orders = probe.ORDERS if fused else ((0, 1, 2),)
+    bases = [b for o in orders if (b := probe.find_layout(module, kind, *at, order=o))]
+    if kind != "multihead":
+        return bases
+    perm = probe.interleaved(at[0], SIZES[kind][which][1])
+    return [v for b in bases for v in (b, probe.regroup(b, perm))]
+
+
 def _layouts(
     lesson_mod: nn.Module, probe_mod: nn.Module, kind: str, x: torch.Tensor, path: Path
 ) -> tuple[probe.Layout | None, probe.Layout | None]:
-    lesson = probe.find_layout(lesson_mod, kind, *_width(kind, "lesson"))
+    """Both modules' projections. A fused layer's q/k/v row order, the heads' feature order and
+    the roles of unknown-named layers are read from what the module's forward computes."""
     found = probe.find_layout(probe_mod, kind, *_width(kind, "probe"))
-    if lesson is not None or found is not None:
-        return lesson, found
-    found = _infer(probe_mod, kind, x, path)
-    if found is None or found.names is None:
-        return None, None
-    return probe.by_names(lesson_mod, found.names), found
+    if found is not None:
+        fused = found.order is not None
+        tried = _variants(probe_mod, kind, "probe", fused)
+        picked = _pick(probe_mod, kind, x, path, tried) or found
+        at_lesson = _variants(lesson_mod, kind, "lesson", fused)
+        same = len(at_lesson) == len(tried) and picked in tried
+        return (
+            at_lesson[tried.index(picked)] if same else at_lesson[0] if at_lesson else None
+        ), picked
+    lesson = probe.find_layout(lesson_mod, kind, *_width(kind, "lesson"))
+    if lesson is not None:
+        return lesson, None
+    at_probe = _width(kind, "probe")
+    named = [probe.by_names(probe_mod, n) for n in probe.candidates(probe_mod, kind, *at_probe)]
+    bare = probe.param_candidates(probe_mod, kind, *at_probe)
+    named += [probe.by_params(probe_mod, spec) for spec in bare]
+    found = _pick(probe_mod, kind, x, path, named) if named else None
+    if found is not None and found.names is not None:
+        return probe.by_names(lesson_mod, found.names), found
+    if found is not None and found.spec is not None:
+        return probe.by_params(lesson_mod, found.spec), found
+    return None, None
 
 
 def _side(
@@ -176,6 +235,39 @@ def _reproduce(side: Side, kind: str) -> None:
             continue
 
 
+def _extra(a: Audit, target: Callable[..., Any], sizes: tuple[int, int, int]) -> None:
+    """Run the probe build on :data:`EXTRA` inputs next to the reference, and once more on the
+    probe input: two identical calls must give the same output."""
+    side = a.probe
+    with feeding(target, sizes, tuple(side.run.x.shape)):
+        again = forward(side.module, side.run.x, a.path).out
+    if again.shape == side.run.out.shape and not close(again, side.run.out, 1e-6):
+        i = first_diff(again, side.run.out)
+        a.unsteady = (i, float(side.run.out[i]), float(again[i]))
+    if side.inp is None:
+        return
+    for B, T, seed in EXTRA:
+        x = torch.randn(B, T, sizes[0], generator=torch.Generator().manual_seed(seed))
+        with feeding(target, sizes, (B, T, sizes[0])):
+            out = forward(side.module, x, a.path).out
+        ref = diagnosis.correct_stages(replace(side.inp, x=x.double()))["output"]
+        a.extra.append((x, out, ref))
+
+
+def _roles_used(a: Audit) -> tuple[str, ...] | None:
+    """The names of the layers the forward uses as query, key and value, when they are not
+    the ones their names say and the output equals the reference with the roles swapped."""
+    side = a.probe
+    if side.layout is None or side.layout.roles is None or side.inp is None:
+        return None
+    w = (side.inp.w_q, side.inp.w_k, side.inp.w_v)
+    for perm in probe.ORDERS[1:]:
+        inp = replace(side.inp, w_q=w[perm[0]], w_k=w[perm[1]], w_v=w[perm[2]])
+        if close(side.run.out, diagnosis.correct_stages(inp)["output"]):
+            return tuple(side.layout.roles[i] for i in perm)
+    return None
+
+
 def build_audit(target: Callable[..., Any], kind: str, path: Path) -> Audit:
     """Build, load, run and compare; learner failures surface as ``LearnerError``."""
     sizes = SIZES[kind]
@@ -185,11 +277,14 @@ def build_audit(target: Callable[..., Any], kind: str, path: Path) -> Audit:
     gen = torch.Generator().manual_seed(7)
     x_probe = torch.randn(*PROBE_SHAPE, sizes["probe"][0], generator=gen)  # [B, T, C]
     x_lesson = example.lesson_x(torch.float32)  # [2, 2, 4]
-    forward(lesson_mod, x_lesson, path)  # fails first on token IDs or a broken forward
-    lesson_layout, probe_layout = _layouts(lesson_mod, probe_mod, kind, x_probe, path)
-    lesson = _side(lesson_mod, kind, x_lesson, path, lesson_layout, lesson=True)
-    probe_side = _side(probe_mod, kind, x_probe, path, probe_layout, lesson=False)
+    with feeding(target, sizes["lesson"], tuple(x_lesson.shape)):
+        forward(lesson_mod, x_lesson, path)  # fails first on token IDs or a broken forward
+    with feeding(target, sizes["probe"], tuple(x_probe.shape)):
+        lesson_layout, probe_layout = _layouts(lesson_mod, probe_mod, kind, x_probe, path)
+        lesson = _side(lesson_mod, kind, x_lesson, path, lesson_layout, lesson=True)
+        probe_side = _side(probe_mod, kind, x_probe, path, probe_layout, lesson=False)
     audit = Audit(kind, path, lesson, probe_side)
+    _extra(audit, target, sizes["probe"])
     for side in audit.sides:
         _reproduce(side, kind)
     if not audit.matches_ref:
@@ -199,4 +294,5 @@ def build_audit(target: Callable[..., Any], kind: str, path: Path) -> Audit:
             if any(n in s.wrong for s in audit.sides)
             and all(close(s.run.out, s.wrong[n]["output"]) for s in audit.sides if n in s.wrong)
         ]  # fmt: skip
+        audit.roles_used = None if audit.reproduced_by else _roles_used(audit)
     return audit

@@ -12,6 +12,7 @@ from attnlab.debug import catalogue as mistakes
 from attnlab.debug.audit.context import Audit, Side
 from attnlab.debug.audit.items import ITEMS
 from attnlab.debug.audit.observe import as_heads, close, first_diff
+from attnlab.debug.audit.overall import first_non_finite
 from attnlab.debug.audit.verdict import FAIL, NOT_CHECKED, PASS, SECTION, Verdict, heads_idx
 from attnlab.show.fmt import compact_shape, fixed, shape_text, vec
 
@@ -143,12 +144,72 @@ def _decide(a: Audit, n: int, v: Verdict | None, by_item: dict[int, list[str]]) 
     )
 
 
+_SAME = {
+    "zh": "；但输出在所有输入上都与参考一致：换了一种写法，算的是同一个东西",
+    "en": "; but the output equals the reference on every input: another way to compute the same "
+    "thing",
+}
+_ROLES = {
+    "zh": "（这是第 2 项中投影层用错角色的后果）",
+    "en": " (a consequence of the projection roles in item 2)",
+}
+_RERUN = {5, 9}  # items judged by re-running the module on changed inputs
+
+
+def _adjust(a: Audit, n: int, v: Verdict, bad: tuple[int, str] | None) -> Verdict:
+    """What the code computes overrides how it looks: a step that looks wrong in a module whose
+    output equals the reference passes; re-runs of an unsteady module and steps after a NaN/Inf
+    decide nothing; the item where NaN/Inf first appears fails."""
+    if a.unsteady is not None and n in _RERUN:
+        return Verdict(
+            NOT_CHECKED,
+            {
+                "zh": "未检查：同一输入两次调用的输出不同（见输出检查）",
+                "en": "not checked: two calls on the same input differ (see the output check)",
+            },
+        )
+    if bad is not None and n == bad[0] and v.status != FAIL:
+        return Verdict(
+            FAIL,
+            {
+                "zh": f"{bad[1]}：这里第一次出现 NaN/Inf",
+                "en": f"{bad[1]}: NaN/Inf first appears here",
+            },
+        )
+    if bad is not None and n > bad[0] and v.status == PASS:
+        return Verdict(
+            NOT_CHECKED,
+            {
+                "zh": f"未判断：第 {bad[0]} 项出现的 NaN/Inf 流到了这一步",
+                "en": f"not judged: the NaN/Inf of item {bad[0]} flows into this step",
+            },
+        )
+    if v.status == FAIL and a.roles_used is not None and n > 2:
+        return Verdict(FAIL, {lang: v.evidence[lang] + _ROLES[lang] for lang in _ROLES})
+    if v.status == FAIL and a.matches_ref:
+        return Verdict(PASS, {lang: v.evidence[lang] + _SAME[lang] for lang in _SAME})
+    return v
+
+
+_SUM = {
+    "zh": "（权重行之和不是 1，每行都混入了别的位置和别的 Prompt：见第 6 项）",
+    "en": " (weight rows that do not sum to 1 mix in other positions and prompts: see item 6)",
+}
+
+
+def _unnormalised(results: list[dict[str, object]]) -> bool:
+    """Item 6 failed because the weight rows do not sum to 1."""
+    six = [r for r in results if r["item"] == 6 and r["status"] == FAIL]
+    return bool(six) and "sums to" in six[0]["evidence"]["en"]  # type: ignore[index]
+
+
 def judge(a: Audit) -> list[dict[str, object]]:
     """The ten items in checklist order, as JSON-ready dicts."""
     by_item = _by_item(a)
+    bad = first_non_finite(a)
     results: list[dict[str, object]] = []
     for n, check in ITEMS.items():
-        v = _decide(a, n, check(a), by_item)
+        v = _adjust(a, n, _decide(a, n, check(a), by_item), bad)
         section = mistakes.get(v.mistakes[0]).section if v.mistakes else SECTION[n]
         results.append(
             {
@@ -159,4 +220,8 @@ def judge(a: Audit) -> list[dict[str, object]]:
                 "section": section if v.status == FAIL else None,
             }
         )
+    if _unnormalised(results):
+        for r in results:
+            if r["item"] in _RERUN and r["status"] == FAIL and not r["mistakes"]:
+                r["evidence"] = {lang: r["evidence"][lang] + _SUM[lang] for lang in _SUM}  # type: ignore[index]
     return results

@@ -90,6 +90,27 @@ _STEP = {
 }
 
 
+@contextlib.contextmanager
+def feeding(
+    target: Callable[..., Any], sizes: tuple[int, ...], shape: tuple[int, ...]
+) -> Iterator[None]:
+    """A forward that fails on the auditor's input says which input it was and how to
+    reproduce the failure in two lines of Python."""
+    try:
+        yield
+    except LearnerError as err:
+        if err.where != "call":
+            raise
+        name = getattr(target, "__name__", "Module")
+        fed = "[" + ", ".join(map(str, shape)) + "]"
+        again = f"m = {name}{tuple(sizes)}.eval(); m(torch.randn{tuple(shape)})"
+        raise LearnerError(
+            f"{err.zh}（审计器输入的是形状为 {fed} 的 x；复现：{again}）",
+            f"{err.en} (the auditor fed x of shape {fed}; to reproduce: {again})",
+            "call",
+        ) from None
+
+
 def _learner_line(exc: BaseException, path: Path) -> str:
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == path]
     if not frames:
@@ -167,4 +188,11 @@ def guess_kind(target: Callable[..., Any]) -> str:
     except (TypeError, ValueError):
         return "head"
     second = params[1].lower() if len(params) > 1 else ""
-    return "multihead" if second in {"num_heads", "n_head", "n_heads", "heads", "nhead"} else "head"
+    return "multihead" if second in HEAD_COUNTS else "head"
+
+
+#: Second constructor arguments that name a head count (a multi-head module).
+HEAD_COUNTS = {
+    "num_heads", "num_head", "n_head", "n_heads", "heads", "nhead", "nheads", "h",
+    "head_num", "heads_num", "num_attention_heads", "n_heads_attn",
+}  # fmt: skip

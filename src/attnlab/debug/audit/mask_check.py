@@ -25,13 +25,14 @@ def _causality(a: Audit) -> Verdict | None:
         if not close(before, after, 1e-4):
             i = (b, *first_diff(after, before))
             delta = float((after[i[1:]] - before[i[1:]]).abs())
+            by = fixed(delta) if delta >= 5e-4 else f"{delta:.1e}"  # never "by 0.000"
             return Verdict(
                 FAIL,
                 {
                     "zh": f"只改变位置 ≥ {t0} 的输入，output{compact_shape(i)} 却变了 "
-                    f"{fixed(delta)}：位置 {i[1]} 读到了未来",
+                    f"{by}：位置 {i[1]} 读到了未来",
                     "en": f"changing only positions ≥ {t0} changed output{compact_shape(i)} by "
-                    f"{fixed(delta)}: position {i[1]} reads the future",
+                    f"{by}: position {i[1]} reads the future",
                 },
             )
     return Verdict(
@@ -64,16 +65,28 @@ def _future_weight(a: Audit) -> Verdict | None:
         if bool(w.isnan().any()):
             i = first_diff(w.nan_to_num(0.0), w)
             # Only query row 0 empty, softmax along the keys: the diagonal was blocked.
-            off_by_one = side.run.softmax_dims() <= {-1, None} and not bool(
-                w[..., 1:, :].isnan().any()
+            off_by_one = side.run.softmax_dims() <= {-1, None} and not any(
+                bool(seen[..., 1:, :].isnan().any())
+                for seen in (s.run.weights() for s in a.sides)
+                if seen is not None
             )
+            inp = side.run.softmax_inputs()
+            why = (
+                ("Softmax 的输入里已经有 nan（用 nan 填了掩码？应填 −∞）",
+                 "the softmax input already holds nan (a mask filled with nan? fill with −∞)")
+                if inp is not None and bool(inp.isnan().any())
+                else ("Softmax 归一化的所有分数都是 −∞",
+                      "every score the softmax normalised was −∞")
+            )  # fmt: skip
             return Verdict(
                 FAIL,
                 {
-                    "zh": f"weights{heads_idx(w, i)} 是 nan：Softmax 归一化的所有分数都是 −∞"
+                    "zh": f"weights{heads_idx(w, i)} 是 nan："
+                    + why[0]
                     + ("（对角线也被掩了）" if off_by_one else ""),
-                    "en": f"weights{heads_idx(w, i)} is nan: every score the softmax normalised "
-                    "was −∞" + (" (the diagonal was masked too)" if off_by_one else ""),
+                    "en": f"weights{heads_idx(w, i)} is nan: "
+                    + why[1]
+                    + (" (the diagonal was masked too)" if off_by_one else ""),
                 },
                 ["mask_off_by_one"] if off_by_one else [],
             )

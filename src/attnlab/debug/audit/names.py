@@ -54,6 +54,20 @@ ROLES = {
         "value_layer",
     },
 }
+#: Words that name a role anywhere in a leaf name split at "_" (``query_projection``).
+WORDS = {"q": {"query", "queries"}, "k": {"key", "keys"}, "v": {"value", "values"}}
+
+
+def role_of(leaf: str) -> str | None:
+    """``"q"``, ``"k"`` or ``"v"`` when the lower-case leaf name says so, else None."""
+    for role, names in ROLES.items():
+        if leaf in names or len(WORDS[role] & set(leaf.split("_"))) == 1 == len(
+            {r for r, w in WORDS.items() if w & set(leaf.split("_"))}
+        ):
+            return role
+    return None
+
+
 #: One fused layer ``nn.Linear(C, 3·width)``: rows Q, then K, then V.
 FUSED = {"c_attn", "qkv", "in_proj", "qkv_proj", "w_qkv", "to_qkv", "qkv_linear", "attn"}
 #: The output projection ``nn.Linear(C, C)`` of a multi-head module.

@@ -6,10 +6,12 @@ Recognised layouts (leaf names from :mod:`attnlab.debug.audit.names`, compared c
   ``W_query``/``W_key``/``W_value``, ``q_proj``/``k_proj``/``v_proj``, ``q``/``k``/``v``... either
   one per role or one per head (``heads[h].query``), head h owning features
   ``h*d_head:(h+1)*d_head``;
-* one fused ``nn.Linear(C, 3·width)`` (``c_attn``, ``qkv``...): rows Q, then K, then V;
+* one fused ``nn.Linear(C, 3·width)`` (``c_attn``, ``qkv``...): row blocks Q, K, V in the
+  order the module's own forward uses them (found by :mod:`~attnlab.debug.audit.context`);
 * an ``nn.MultiheadAttention`` (``in_proj_weight``, ``out_proj``);
 * bare ``nn.Parameter`` matrices with those names (``Wq``, ``W_query``...), used as ``x @ W``
-  (``[C, width]``) or, when stored ``[width, C]``, as ``nn.Linear`` stores its weight;
+  (``[C, width]``) or, when stored ``[width, C]``, as ``nn.Linear`` stores its weight; with
+  other names, their roles are read from what the forward computes (:func:`param_candidates`);
 * for a multi-head module, an output projection ``nn.Linear(C, C)`` (``output_projection``,
   ``out_proj``, ``c_proj``, ``proj``, ``W_O``...).
 
@@ -27,7 +29,7 @@ from typing import cast
 import torch
 from torch import nn
 
-from attnlab.debug.audit.names import FUSED, OUT, ROLES
+from attnlab.debug.audit.names import FUSED, OUT, ROLES, role_of
 
 Weights = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]
 
@@ -41,6 +43,9 @@ class Layout:
     write: Callable[[Weights], None]
     has_bias: bool = False
     names: tuple[str, str, str, str | None] | None = None  # set for layouts found by matching
+    order: tuple[int, ...] | None = None  # set for a fused layer: the row block of q, k, v
+    roles: tuple[str, ...] | None = None  # set for layers named by role: the q, k, v names
+    spec: dict[str, tuple[str, bool]] | None = None  # set for bare matrices read by matching
 
 
 def _leaf(name: str) -> str:
@@ -63,8 +68,10 @@ def _zero_bias(layers: list[nn.Linear]) -> None:
 
 def _role_layout(linears: list[tuple[str, nn.Linear]], C: int, width: int) -> Layout | None:
     groups = {
-        r: sorted((n for n, m in linears if _leaf(n) in names and m.in_features == C), key=_natural)
-        for r, names in ROLES.items()
+        r: sorted(
+            (n for n, m in linears if role_of(_leaf(n)) == r and m.in_features == C), key=_natural
+        )
+        for r in ROLES
     }
     by_name = dict(linears)
     counts = {len(g) for g in groups.values()}
@@ -89,10 +96,16 @@ def _role_layout(linears: list[tuple[str, nn.Linear]], C: int, width: int) -> La
 
     names = "/".join(groups[r][0] for r in "qkv")
     more = f" (×{len(groups['q'])} heads)" if len(groups["q"]) > 1 else ""
-    return Layout(f"{names}{more}", read, write, any(m.bias is not None for m in every))
+    layout = Layout(f"{names}{more}", read, write, any(m.bias is not None for m in every))
+    layout.roles = tuple(groups[r][0] for r in "qkv")
+    return layout
 
 
-def _fused_layout(linears: list[tuple[str, nn.Linear]], C: int, width: int) -> Layout | None:
+def _fused_layout(
+    linears: list[tuple[str, nn.Linear]], C: int, width: int, order: tuple[int, ...]
+) -> Layout | None:
+    """One fused ``nn.Linear(C, 3·width)``; ``order[r]`` is the block of rows role r (q, k, v)
+    takes: ``(1, 0, 2)`` reads ``k, q, v = c_attn(x).split(C, 2)``."""
     found = [(n, m) for n, m in linears if m.in_features == C and m.out_features == 3 * width]
     named = [(n, m) for n, m in found if _leaf(n) in FUSED]
     if len(named or found) != 1:
@@ -100,14 +113,21 @@ def _fused_layout(linears: list[tuple[str, nn.Linear]], C: int, width: int) -> L
     name, layer = (named or found)[0]
 
     def read() -> Weights:
-        q, k, v = layer.weight.split(width, dim=0)  # each [width, C]
-        return q.T, k.T, v.T, None
+        blocks = layer.weight.split(width, dim=0)  # each [width, C]
+        return blocks[order[0]].T, blocks[order[1]].T, blocks[order[2]].T, None
 
     def write(w: Weights) -> None:
-        layer.weight.copy_(torch.cat([t.T for t in w[:3]], dim=0))  # [3·width, C]
+        qkv = w[:3]
+        blocks = [qkv[order.index(b)].T for b in range(3)]
+        layer.weight.copy_(torch.cat(blocks, dim=0))  # [3·width, C]
         _zero_bias([layer])
 
-    return Layout(f"{name} (fused QKV)", read, write, layer.bias is not None)
+    rows = ", ".join("qkv"[order.index(b)] for b in range(3))
+    layout = Layout(
+        f"{name} (fused; your {name} rows are {rows})", read, write, layer.bias is not None
+    )
+    layout.order = order
+    return layout
 
 
 def _mha_layout(module: nn.Module, C: int) -> Layout | None:
@@ -133,16 +153,31 @@ def _mha_layout(module: nn.Module, C: int) -> Layout | None:
     )
 
 
+#: Bare matrices read as roles: role ("q", "k", "v", "o") → (parameter name, stored [width, C]).
+ParamSpec = dict[str, tuple[str, bool]]
+
+
 def _param_layout(module: nn.Module, C: int, width: int, kind: str) -> Layout | None:
     params = {n: p for n, p in module.named_parameters() if p.dim() == 2}
-    found: dict[str, tuple[str, bool]] = {}  # role → (name, stored transposed)
+    found: ParamSpec = {}
     for role, names in (*ROLES.items(), ("o", OUT)):
         hits = [n for n in params if _leaf(n) in names]
         if len(hits) == 1 and params[hits[0]].shape in ((C, width), (width, C)):
             found[role] = (hits[0], params[hits[0]].shape != (C, width))
     if not all(r in found for r in "qkv"):
         return None
-    roles = "qkvo" if kind == "multihead" and "o" in found else "qkv"
+    if kind != "multihead":
+        found.pop("o", None)
+    layout = by_params(module, found)
+    layout.spec = None
+    layout.roles = tuple(found[r][0] for r in "qkv")
+    return layout
+
+
+def by_params(module: nn.Module, found: ParamSpec) -> Layout:
+    """The layout that reads bare matrices as the roles in ``found``, used as ``x @ W``."""
+    params = dict(module.named_parameters())
+    roles = "qkvo" if "o" in found else "qkv"
 
     def get(role: str) -> torch.Tensor:
         name, transposed = found[role]
@@ -158,7 +193,26 @@ def _param_layout(module: nn.Module, C: int, width: int, kind: str) -> Layout | 
                 params[name].copy_(full.T if transposed else full)
 
     described = "/".join(found[r][0] for r in roles)
-    return Layout(f"{described} (nn.Parameter, x @ W)", read, write)
+    layout = Layout(f"{described} (nn.Parameter, x @ W)", read, write)
+    layout.spec = found
+    return layout
+
+
+def param_candidates(module: nn.Module, kind: str, C: int, width: int) -> list[ParamSpec]:
+    """Ways to read unknown-named bare matrices as (query, key, value, W_O), at most 48."""
+    linear = {id(p) for m in module.modules() if isinstance(m, nn.Linear) for p in m.parameters()}
+    params = {n: p for n, p in module.named_parameters() if p.dim() == 2 and id(p) not in linear}
+    ways = [(n, t) for n, p in params.items() for t in (False, True)
+            if p.shape == ((width, C) if t else (C, width))]  # fmt: skip
+    squares = [(n, t) for n, p in params.items() for t in (False, True) if p.shape == (C, C)]
+    found: list[ParamSpec] = []
+    for q, k, v in itertools.permutations(ways, 3):
+        if len({q[0], k[0], v[0]}) < 3:
+            continue
+        rest = [o for o in squares if o[0] not in (q[0], k[0], v[0])] if kind == "multihead" else []
+        outs: list[tuple[str, bool] | None] = [*rest] or [None]
+        found.extend({"q": q, "k": k, "v": v, **({"o": o} if o else {})} for o in outs)
+    return found[:48]
 
 
 def _with_output(
@@ -181,19 +235,25 @@ def _with_output(
             layer.weight.copy_(w[3].T)
         _zero_bias([layer])
 
-    return Layout(
-        f"{base.description}, W_O = {name}", read, write, base.has_bias or layer.bias is not None
-    )
+    desc = f"{base.description}, W_O = {name}"
+    return Layout(desc, read, write, base.has_bias or layer.bias is not None, order=base.order)
 
 
-def find_layout(module: nn.Module, kind: str, C: int, width: int) -> Layout | None:
-    """The projections of ``module`` (``width`` = d_head for a head, C for a multi-head)."""
+#: The row orders a fused q/k/v layer may use, the lesson's first.
+ORDERS = tuple(itertools.permutations(range(3)))
+
+
+def find_layout(
+    module: nn.Module, kind: str, C: int, width: int, order: tuple[int, ...] = (0, 1, 2)
+) -> Layout | None:
+    """The projections of ``module`` (``width`` = d_head for a head, C for a multi-head;
+    ``order``: the q, k, v row blocks of a fused layer)."""
     if kind == "multihead":
         mha = _mha_layout(module, C)
         if mha is not None:
             return mha
     linears = _linears(module)
-    base = _role_layout(linears, C, width) or _fused_layout(linears, C, width)
+    base = _role_layout(linears, C, width) or _fused_layout(linears, C, width, order)
     if base is None:
         return _param_layout(module, C, width, kind)
     if kind == "head":
@@ -201,7 +261,7 @@ def find_layout(module: nn.Module, kind: str, C: int, width: int) -> Layout | No
     used = {
         n
         for n, m in linears
-        if _leaf(n) in set().union(*ROLES.values(), FUSED) or m.out_features == 3 * width
+        if role_of(_leaf(n)) is not None or _leaf(n) in FUSED or m.out_features == 3 * width
     }
     return _with_output(base, linears, C, used)
 
@@ -238,6 +298,34 @@ def by_names(module: nn.Module, names: tuple[str, str, str, str | None]) -> Layo
 
     described = "/".join(n for n in names if n is not None)
     return Layout(f"{described} (roles found by matching)", read, write, False, names)
+
+
+def interleaved(C: int, heads: int) -> list[int]:
+    """Feature order of heads that own interleaved features (``view(B, T, d, H)``): head h,
+    dimension i is feature ``i·H + h``; listed in the lesson's order (head by head)."""
+    return [i * heads + h for h in range(heads) for i in range(C // heads)]
+
+
+def regroup(layout: Layout, perm: list[int]) -> Layout:
+    """``layout`` read with head h, dimension i at feature ``perm[h·d + i]`` (the columns of
+    W_Q, W_K, W_V and the rows of W_O)."""
+    idx = torch.tensor(perm)
+    inv = torch.argsort(idx)
+
+    def read() -> Weights:
+        q, k, v, o = layout.read()
+        return q[:, idx], k[:, idx], v[:, idx], None if o is None else o[idx, :]
+
+    def write(w: Weights) -> None:
+        q, k, v, o = w
+        layout.write((q[:, inv], k[:, inv], v[:, inv], None if o is None else o[inv, :]))
+
+    described = f"{layout.description}; its heads own interleaved features"
+    again = Layout(
+        described, read, write, layout.has_bias, layout.names, layout.order, layout.roles
+    )
+    again.spec = layout.spec
+    return again
 
 
 def load(layout: Layout, w: Weights) -> None:

@@ -1,4 +1,5 @@
-"""Watch a learner's forward pass: every softmax, matmul, masked_fill, cat and SDPA call.
+"""Watch a learner's forward pass: every softmax (also one made by hand, ``exp`` divided by a
+sum), matmul, masked_fill, cat and SDPA call.
 
 A :class:`torch.overrides.TorchFunctionMode` sees each overridable torch call with its
 arguments and result, whatever style the code is written in (``@``, ``torch.matmul``,
@@ -32,6 +33,11 @@ _KINDS: dict[Any, str] = {
     torch.concat: "cat",
     F.scaled_dot_product_attention: "sdpa",
     F.linear: "linear",
+    torch.exp: "exp",
+    torch.Tensor.exp: "exp",
+    torch.div: "div",
+    torch.Tensor.div: "div",
+    torch.Tensor.__truediv__: "div",
 }
 
 
@@ -50,6 +56,8 @@ class Recorder(TorchFunctionMode):
     """Record the calls listed in ``_KINDS`` while active (``with Recorder() as rec:``)."""
 
     calls: list[Call] = field(default_factory=list)
+    #: The last few ``exp`` calls as (result, input): a division of one is a hand-made softmax.
+    exps: list[tuple[Any, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         super().__init__()
@@ -58,6 +66,14 @@ class Recorder(TorchFunctionMode):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
         kind = _KINDS.get(func)
+        if kind == "exp":
+            self.exps = [*self.exps[-3:], (out, args[0] if args else None)]
+            return out
+        if kind == "div":
+            found = [inp for e, inp in self.exps if args and args[0] is e]
+            if not found or len(args) < 2 or not isinstance(out, torch.Tensor):
+                return out
+            kind, args, kwargs = "softmax", (found[0],), {"dim": _hand_dim(args[1], out)}
         if kind is not None and len(self.calls) < 10_000:
             self.calls.append(Call(kind, tuple(args), dict(kwargs), _detach(out)))
         return out
@@ -71,6 +87,16 @@ def _detach(out: Any) -> Any:
     if isinstance(out, torch.Tensor):
         return out.detach().clone()
     return out
+
+
+def _hand_dim(den: Any, out: torch.Tensor) -> int | str:
+    """The axis a hand-made softmax ``exp(s) / exp(s).sum(dim, keepdim=True)`` normalised:
+    the one axis the divisor kept at size 1; ``"all"`` when it divided by one number."""
+    if not isinstance(den, torch.Tensor) or den.numel() == 1:
+        return "all"
+    den = den.reshape((1,) * (out.dim() - den.dim()) + tuple(den.shape))
+    kept = [d - out.dim() for d in range(out.dim()) if den.size(d) == 1 < out.size(d)]
+    return kept[0] if len(kept) == 1 else "all"
 
 
 def softmax_dim(call: Call) -> int | None:

@@ -58,6 +58,13 @@ def render(result: dict[str, Any], lang: str) -> str:
                 + "→ "
                 + pick(lang, f"重读第 {it['section']} 节", f"reread section {it['section']}")
             )
+    whole = result.get("overall")
+    if whole:
+        name = pick(lang, "输出 = 参考", "output = reference")
+        status = _STATUS[lang][whole["status"]]
+        lines.append(f"{'':>3} {_pad(name, 26)}{_pad(status, 12)}{whole['evidence'][lang]}")
+        if whole["status"] == "FAIL":
+            counts["FAIL"] += 1
     secs = result.get("seconds", 0.0)
     lines += [
         "",

@@ -66,15 +66,43 @@ def _token_id_report(err: Any) -> list[dict[str, object]]:
     return items
 
 
+def _wrong_kind(name: str, kind: str, seen: str) -> dict[str, object]:
+    """``--kind`` contradicts the output width: say so and name the kind to use instead."""
+    from attnlab.debug.audit.context import KIND_SIZES, KIND_WIDTH
+
+    width = next(w for w, k in KIND_WIDTH.items() if k == seen)
+    call = f"{name}{KIND_SIZES}"
+    what = {
+        "head": ("单个 Head", "a single head (d_head)"),
+        "multihead": ("多头", "a multi-head (C)"),
+    }
+    return {
+        "status": "error",
+        "kind": kind,
+        "where": "kind",
+        "error": {
+            "zh": f"--kind {kind} 与模块不符：{call} 对形状 [3, 5, 12] 的 x 输出宽度 {width}，"
+            f"这是{what[seen][0]}的输出；请用 --kind {seen}（或不写 --kind）",
+            "en": f"--kind {kind} does not fit the module: {call} returns width {width} for x "
+            f"of shape [3, 5, 12], as {what[seen][1]} does; audit it with --kind {seen} "
+            "(or leave --kind out)",
+        },
+    }
+
+
 def audit(path: Path, name: str, kind: str) -> dict[str, object]:
     """Audit ``path:name``; learner failures become ``{"status": "error", ...}``."""
-    from attnlab.debug.audit.context import build_audit
+    from attnlab.debug.audit.context import build_audit, seen_kind
     from attnlab.debug.audit.judge import judge
     from attnlab.debug.audit.loader import LearnerError, guess_kind, load_target
+    from attnlab.debug.audit.overall import overall
 
     try:
         target = load_target(path, name)
-        kind = guess_kind(target) if kind == "auto" else kind
+        seen = seen_kind(target, path)
+        if kind != "auto" and seen is not None and seen != kind:
+            return _wrong_kind(name, kind, seen)
+        kind = kind if kind != "auto" else seen or guess_kind(target)
         try:
             a = build_audit(target, kind, path)
         except LearnerError as err:
@@ -84,15 +112,27 @@ def audit(path: Path, name: str, kind: str) -> dict[str, object]:
                     "kind": kind,
                     "layout": None,
                     "items": _token_id_report(err),
+                    "overall": {
+                        "status": "NOT CHECKED",
+                        "finding": "no_output",
+                        "evidence": {
+                            "zh": "模块无法处理 [B,T,C] 向量，没有输出可比较（见第 1 项）",
+                            "en": "the module cannot run on [B, T, C] vectors: no output "
+                            "to compare (see item 1)",
+                        },
+                        "mistakes": [],
+                    },
                 }
             raise
         layouts = [s.layout.description for s in a.sides if s.layout is not None]
+        items = judge(a)
         return {
             "status": "ok",
             "kind": kind,
-            "layout": layouts[0] if layouts else None,
+            "layout": layouts[-1] if layouts else None,
             "reproduced_by": a.reproduced_by,
-            "items": judge(a),
+            "items": items,
+            "overall": overall(a, items),
         }
     except LearnerError as err:
         return {

@@ -27,7 +27,51 @@ def item_1(a: Audit) -> Verdict:
     )
 
 
+def _shared_heads(a: Audit) -> Verdict | None:
+    """A multi-head needs 3·C² query/key/value weights of its own; fewer means its heads share
+    one set (``nn.ModuleList([head] * n)`` repeats one module)."""
+    C = a.probe.run.x.size(-1)
+    have = sum(p.numel() for p in a.probe.module.parameters() if p.dim() >= 2)
+    need = 3 * C * C
+    if a.kind != "multihead" or have >= need:
+        return None
+    return Verdict(
+        FAIL,
+        {
+            "zh": f"模块的权重矩阵共有 {have} 个数，{a.num_heads} 个 Head 的 Q/K/V 投影至少需要 "
+            f"3·{C}·{C} = {need} 个：各 Head 共用同一组权重（nn.ModuleList([head] * n) 重复的是同"
+            "一个模块；每个 Head 都要新建）",
+            "en": f"the module's weight matrices hold {have} numbers; the Q/K/V projections of "
+            f"{a.num_heads} heads need at least 3·{C}·{C} = {need}: its heads share one set of "
+            "weights (nn.ModuleList([head] * n) repeats one module; build a new head for each)",
+        },
+    )
+
+
+def _roles(a: Audit) -> Verdict | None:
+    """The forward uses a layer in another role than its name says."""
+    if a.roles_used is None or a.probe.layout is None or a.probe.layout.roles is None:
+        return None
+    named = a.probe.layout.roles
+    moved = [(used, role) for used, role, name in zip(a.roles_used, "qkv", named, strict=True)
+             if used != name]  # fmt: skip
+    words = {"q": ("query", "Query"), "k": ("key", "Key"), "v": ("value", "Value")}
+    en = ", ".join(f"{used} as the {words[role][0]}" for used, role in moved)
+    zh = "，".join(f"把 {used} 当作 {words[role][1]}" for used, role in moved)
+    return Verdict(
+        FAIL,
+        {
+            "zh": f"你的 forward {zh}：按 forward 实际的用法读权重，输出才与参考一致",
+            "en": f"your forward uses {en}: read with the roles your forward gives them, the "
+            "output equals the reference",
+        },
+    )
+
+
 def item_2(a: Audit) -> Verdict | None:
+    shared = _shared_heads(a) or _roles(a)
+    if shared is not None:
+        return shared
     if all(s.layout is None for s in a.sides):
         return Verdict(
             NOT_CHECKED,

@@ -1,0 +1,21 @@
+"""Broken on purpose: the values are taken from the key projection."""
+# expect: item=7 mistake=weights_times_keys
+import math
+
+import torch
+from torch import nn
+
+
+class AttentionHead(nn.Module):
+    def __init__(self, embed_dim, head_size, context_length):
+        super().__init__()
+        self.query = nn.Linear(embed_dim, head_size, bias=False)
+        self.key = nn.Linear(embed_dim, head_size, bias=False)
+        self.value = nn.Linear(embed_dim, head_size, bias=False)
+
+    def forward(self, x):
+        T = x.shape[1]
+        q, k = self.query(x), self.key(x)
+        s = q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1])
+        s = s.masked_fill(torch.ones(T, T).triu(1).bool(), float("-inf"))
+        return torch.softmax(s, dim=-1) @ k
