@@ -111,7 +111,7 @@ def test_infinity_only_where_a_masked_score_is_the_answer() -> None:
         "--json",
         "--values",
     ]
-    (entry,) = json.loads(runner.invoke(app, [*masked, "0.4 −∞"]).output)
+    (entry,) = json.loads(runner.invoke(app, [*masked, "0.40 −∞"]).output)  # 0.4 is too coarse
     assert entry["correct"] and entry["given"] == [0.4, "-inf"] and entry["head"] == 1
     result = runner.invoke(app, ["check", "--stage", "weights", "--row", "0", "--values", "1 -inf"])
     assert result.exit_code == 2

@@ -92,7 +92,7 @@ def test_answer_files_toml_and_json(tmp_path: Path) -> None:
     js = tmp_path / "a.json"
     js.write_text(
         json.dumps(
-            {"answer": [{"stage": "masked_scores", "prompt": "A", "row": 0, "values": "0.4 -inf"}]}
+            {"answer": [{"stage": "masked_scores", "prompt": "A", "row": 0, "values": "0.40 -inf"}]}
         ),
         encoding="utf-8",
     )

@@ -77,7 +77,7 @@ def test_unreadable_or_too_coarse_answers_are_asked_again_not_saved(tmp_path: Pa
     r = quiz(tmp_path, "--section", "4", lines=["", "u", "abc", "1.1", "1.131", "0.141"])
     assert r.exit_code == 0, r.output
     assert "Could not read that: expected a number like 0.599, got 'abc'" in r.output
-    assert "Please give at least 3 decimals." in r.output
+    assert "Right as far as it goes; give at least 3 decimals" in r.output
     with store(tmp_path) as st:
         assert [a["answer"] for a in st.attempts("4a")] == ["1.131"]
 

@@ -25,7 +25,7 @@ from attnlab.errors import InputError
 #: Longest number accepted as written (seventeen significant digits is all a float keeps).
 MAX_NUMBER_CHARS = 64
 _NUMBER = re.compile(r"[-+]?(?:inf|nan|\d+\.?\d*(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?)", re.I)
-_THOUSANDS = re.compile(r"^[-+]?\d{1,3}(,\d{3})+(\.\d+)?$")
+_THOUSANDS = re.compile(r"^[-+]?[1-9]\d{0,2}(,\d{3})+(\.\d+)?$")
 _TIMES = re.compile(r"(?i)(倍|times|x|×)$")
 _TRANSLATE = str.maketrans(
     {"，": ",", "、": ",", "；": ";", "−": "-", "–": "-", "∞": "inf",

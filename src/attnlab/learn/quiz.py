@@ -17,7 +17,7 @@ from collections.abc import Callable
 from attnlab.errors import InputError
 from attnlab.example import SECTION_COUNT
 from attnlab.i18n import pick
-from attnlab.learn import grading, knowledge
+from attnlab.learn import knowledge, reasons
 from attnlab.learn.store import ProgressStore, Summary
 from attnlab.show import fmt
 
@@ -136,14 +136,16 @@ class Quiz:
             except InputError as exc:
                 self.say(self.t("无法读取：", "Could not read that: ") + str(exc))
                 continue
-            if verdict.kind in ("imprecise", "count"):
-                self.say(self._not_gradable(verdict, ex))
+            why = reasons.explain(verdict, self.lang, ex.decimals, text)
+            if verdict.kind in ("imprecise", "count", "coarse"):
+                self.say(why or "")
                 continue
             tries += 1
-            why = grading.explain(verdict, self.lang)
             self.store.record_attempt(ex.id, text, verdict.correct, why)
             if verdict.correct:
-                self.say(self.t("✓ 正确：", "✓ Right: ") + self._value(ex))
+                self.say(
+                    self.t("✓ 正确：", "✓ Right: ") + self._value(ex) + (f" ({why})" if why else "")
+                )
                 return
             self.say(self.t("✗ 不对。", "✗ Not right. ") + (why or ""))
             if tries < MAX_TRIES:
@@ -152,10 +154,3 @@ class Quiz:
 
     def _value(self, ex: knowledge.Exercise) -> str:
         return fmt.answer(ex.expected, ex.decimals)
-
-    def _not_gradable(self, verdict: grading.Verdict, ex: knowledge.Exercise) -> str:
-        if verdict.kind == "count":
-            n, got = len(verdict.expected), len(verdict.given)
-            return self.t(f"需要 {n} 个数，你给了 {got} 个。", f"Expected {n} numbers, got {got}.")
-        d = ex.decimals
-        return self.t(f"请至少保留 {d} 位小数。", f"Please give at least {d} decimals.")
