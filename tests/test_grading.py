@@ -40,7 +40,7 @@ def _check(text: str) -> dict[str, Any]:
 
 def _quiz_attempt(tmp_path: Path, text: str) -> dict[str, Any]:
     first = knowledge.exercise("5a").expected
-    lines = ["", "u", f"{first:.3f}", text, "0.426 0.574"]
+    lines = ["", f"{first:.3f}", text, "0.426 0.574", "u"]
     argv = ["--lang", "en", "quiz", "--section", "5", "--data-dir", str(tmp_path)]
     result = runner.invoke(app, argv, input="".join(f"{line}\n" for line in lines))
     assert result.exit_code == 0, result.output

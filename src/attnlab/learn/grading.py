@@ -172,9 +172,11 @@ def grade(
     inp = diagnosis.lesson_input() if inp is None else inp
     tols = [tolerance(t, e) for t, e in zip(typed, expected, strict=True)]
     kinds, carried = _kinds(typed, expected, tols, decimals, at, inp)
-    if _all(kinds) == "right":
-        return _floor(Verdict(True, "right", expected, given, tols, at, carried=carried), inp)
-    if "imprecise" in kinds:
+    if "wrong" not in kinds:  # right as far as it goes: too coarse before too imprecise
+        right = Verdict(True, "right", expected, given, tols, at, carried=carried)
+        floored = _floor(right, inp, decimals)
+        if floored.kind == "coarse" or _all(kinds) == "right":
+            return floored
         return Verdict(False, "imprecise", expected, given, tols, at)
     found_slips = slips.find(typed, expected, tols)
     if at is None:
@@ -215,9 +217,10 @@ def _all(kinds: list[Kind]) -> Kind | None:
     return "right" if all(k == "right" for k in kinds) else None
 
 
-def _floor(verdict: Verdict, inp: MistakeInput) -> Verdict:
+def _floor(verdict: Verdict, inp: MistakeInput, decimals: int) -> Verdict:
     """``verdict`` (right) made ``"coarse"`` when its tolerances hold a catalogued mistake's
-    numbers at the same place too, with the decimals needed to tell them apart."""
+    numbers at the same place too, with the decimals needed to tell them apart (at least the
+    ``decimals`` asked for)."""
     at = verdict.at
     if at is None:
         return verdict
@@ -226,7 +229,7 @@ def _floor(verdict: Verdict, inp: MistakeInput) -> Verdict:
     others = [o for o in others if len(o) == len(verdict.given)]
     if not rounding.confusable(verdict.given, verdict.tolerance, others):
         return verdict
-    need = rounding.needed_decimals(verdict.expected, others)
+    need = max(rounding.needed_decimals(verdict.expected, others), decimals)
     return replace(verdict, correct=False, kind="coarse", needed=need, carried=False)
 
 

@@ -31,6 +31,11 @@ def comma_hint(text: str) -> str | None:
     return None
 
 
+def unreadable(message: str, lang: str) -> str:
+    """The reason an answer could not be graded (the parser's ``message``), in ``lang``."""
+    return pick(lang, f"无法读取这个答案：{message}", f"Could not read that answer: {message}")
+
+
 def explain(verdict: Verdict, lang: str, decimals: int = 0, text: str = "") -> str | None:
     """One line saying why ``verdict`` is not plainly right, or None when there is nothing to
     add (right, or wrong with no named cause).

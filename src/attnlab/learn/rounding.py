@@ -4,8 +4,8 @@ which an answer is too coarse to tell right from the catalogued mistakes.
 By hand a learner writes every intermediate to :data:`CARRIED` decimals (the lesson prints
 ``exp values = [1.105, 1.492]``, ``sum = 2.597``) and goes on from there, so B's weight
 ``1.105 / 2.597 = 0.4255`` is right work although the exact value is 0.42556. :func:`carried`
-recomputes a stage of the lesson's single head from the previous stage rounded that way; the
-grader accepts the hull of the exact and the carried value.
+recomputes a stage of the lesson's single head from the right previous stage rounded that way;
+the grader accepts the hull of the exact and the carried value.
 
 A tolerance that follows the digits typed (``1`` → ±0.5) can be so wide that it holds a
 mistake's numbers too: :func:`needed_decimals` is the fewest decimals whose rounding of the right
@@ -41,23 +41,24 @@ _SEEN: list[tuple[MistakeInput, dict[str, torch.Tensor]]] = []
 
 
 def carried_stages(inp: MistakeInput) -> dict[str, torch.Tensor]:
-    """Each stage of a single head computed from the previous one rounded to :data:`CARRIED`
-    decimals (the softmax's exps and their sum rounded too), as a learner does by hand."""
+    """Each stage of a single head computed from the right previous stage rounded to
+    :data:`CARRIED` decimals (the softmax's exps and their sum rounded too), as a learner does
+    by hand from the lesson's printed numbers."""
     for seen, stages in _SEEN:
         if seen is inp:
             return stages
     right = diagnosis.correct_stages(inp)
     q, k, v = right["q"], right["k"], right["v"]  # [B, T, d_head]: X·W, nothing to round before
     raw = _r(q) @ _r(k).transpose(-2, -1)  # [B, T, T]
-    scaled = _r(raw) / math.sqrt(q.size(-1))  # [B, T, T]
+    scaled = _r(right["raw_scores"]) / math.sqrt(q.size(-1))  # [B, T, T]
     future = right["masked_scores"].isinf()
-    masked = scaled.masked_fill(future, -math.inf)  # [B, T, T]
-    exps = _r(torch.exp(_r(masked)))  # [B, T, T]
+    masked = _r(right["scaled_scores"]).masked_fill(future, -math.inf)  # [B, T, T]
+    exps = _r(torch.exp(_r(right["masked_scores"])))  # [B, T, T]
     weights = exps / _r(exps.sum(-1, keepdim=True))  # [B, T, T]
-    output = _r(weights) @ _r(v)  # [B, T, d_head]
+    output = _r(right["weights"]) @ _r(v)  # [B, T, d_head]
     stages = {"raw_scores": raw, "scaled_scores": scaled, "masked_scores": masked,
               "weights": weights, "output": output}  # fmt: skip
-    logits = steps.lm_head(_r(output), inp.w_vocab)
+    logits = steps.lm_head(_r(right["output"]), inp.w_vocab)
     if logits is not None:
         stages["logits"] = logits  # [B, T, V_vocab]
     _SEEN[:] = [*_SEEN[-7:], (inp, stages)]

@@ -92,7 +92,9 @@ def exercise(request: Request, exercise_id: str, answer: Annotated[str, Form()])
     try:
         verdict = knowledge.check_answer(exercise_id, text, lang)
     except InputError as exc:  # kept, ungraded (correct None), with the reason on the section
-        store.record_attempt(exercise_id, text, None, error_message(exc, lang))
+        store.record_attempt(
+            exercise_id, text, None, reasons.unreadable(error_message(exc, lang), lang)
+        )
     else:
         why = reasons.explain(verdict, lang, ex.decimals, text)
         graded = verdict.kind in ("right", "wrong")
