@@ -169,7 +169,11 @@ def test_web_shows_the_reason_in_the_pages_language(tmp_path: Path) -> None:
     client = TestClient(create_app(tmp_path, figures_on=False), base_url=ORIGIN)
     assert client.get("/lesson").status_code == 200
     token = client.cookies["attnlab_csrf"]
-    for text, zh in (("0 1", "太粗略：请至少保留 3 位小数"), ("0.426", "需要 2 个数，你给了 1 个")):
+    for text, zh in (
+        ("0 1", "太粗略：请至少保留 3 位小数"),
+        ("0.426", "需要 2 个数，你给了 1 个"),
+        ("abc", "无法读取这个答案：需要像 0.599 这样的数，收到的是 'abc'"),
+    ):
         r = client.post("/exercise/5b?lang=zh", data={"csrf_token": token, "answer": text},
                         headers={"Origin": ORIGIN}, follow_redirects=False)  # fmt: skip
         page = html.unescape(client.get(r.headers["location"]).text)

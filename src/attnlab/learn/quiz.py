@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from attnlab.errors import InputError
 from attnlab.example import SECTION_COUNT
-from attnlab.i18n import pick
+from attnlab.i18n import error_message, pick
 from attnlab.learn import knowledge, reasons
 from attnlab.learn.store import ProgressStore, Summary
 from attnlab.show import fmt
@@ -138,7 +138,9 @@ class Quiz:
             try:
                 verdict = knowledge.check_answer(ex.id, text, self.lang)
             except InputError as exc:
-                self.say(self.t("无法读取：", "Could not read that: ") + str(exc))
+                self.say(
+                    self.t("无法读取：", "Could not read that: ") + error_message(exc, self.lang)
+                )
                 continue
             why = reasons.explain(verdict, self.lang, ex.decimals, text)
             if verdict.kind in ("imprecise", "count", "coarse"):
