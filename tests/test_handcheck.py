@@ -140,7 +140,7 @@ def test_input_file_is_used(tmp_path: Path) -> None:
     ],
 )
 def test_bad_input_one_line_exit_2(args: list[str], message: str) -> None:
-    result = invoke("check", *args)
+    result = invoke("--lang", "en", "check", *args)
     assert result.exit_code == 2
     assert message in result.output and "Traceback" not in result.output
     assert len(result.output.strip().splitlines()) == 1

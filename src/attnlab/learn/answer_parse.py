@@ -102,7 +102,7 @@ def read_number(token: str, where: str = "", infinity: bool = False) -> Typed:
         example = "0.599 (or -inf)" if infinity else "0.599"
         raise AnswerError(
             f"{at}expected a number like {example}, got {token!r}",
-            f"{at}需要像 {example} 这样的数，收到的是 {token!r}",
+            f"{at}需要像 0.599{'（或 -inf）' if infinity else ''} 这样的数，收到的是 {token!r}",
         )
     value = float(text)
     if math.isnan(value):
