@@ -40,7 +40,7 @@ def _check(text: str) -> dict[str, Any]:
 
 def _quiz_attempt(tmp_path: Path, text: str) -> dict[str, Any]:
     first = knowledge.exercise("5a").expected
-    lines = ["", "u", f"{first:.3f}", text, "0.426 0.574"]
+    lines = ["", f"{first:.3f}", text, "0.426 0.574", "u"]
     argv = ["--lang", "en", "quiz", "--section", "5", "--data-dir", str(tmp_path)]
     result = runner.invoke(app, argv, input="".join(f"{line}\n" for line in lines))
     assert result.exit_code == 0, result.output
@@ -111,7 +111,7 @@ def test_infinity_only_where_a_masked_score_is_the_answer() -> None:
         "--json",
         "--values",
     ]
-    (entry,) = json.loads(runner.invoke(app, [*masked, "0.4 −∞"]).output)
+    (entry,) = json.loads(runner.invoke(app, [*masked, "0.40 −∞"]).output)  # 0.4 is too coarse
     assert entry["correct"] and entry["given"] == [0.4, "-inf"] and entry["head"] == 1
     result = runner.invoke(app, ["check", "--stage", "weights", "--row", "0", "--values", "1 -inf"])
     assert result.exit_code == 2

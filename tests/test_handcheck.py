@@ -92,7 +92,7 @@ def test_answer_files_toml_and_json(tmp_path: Path) -> None:
     js = tmp_path / "a.json"
     js.write_text(
         json.dumps(
-            {"answer": [{"stage": "masked_scores", "prompt": "A", "row": 0, "values": "0.4 -inf"}]}
+            {"answer": [{"stage": "masked_scores", "prompt": "A", "row": 0, "values": "0.40 -inf"}]}
         ),
         encoding="utf-8",
     )
@@ -140,7 +140,7 @@ def test_input_file_is_used(tmp_path: Path) -> None:
     ],
 )
 def test_bad_input_one_line_exit_2(args: list[str], message: str) -> None:
-    result = invoke("check", *args)
+    result = invoke("--lang", "en", "check", *args)
     assert result.exit_code == 2
     assert message in result.output and "Traceback" not in result.output
     assert len(result.output.strip().splitlines()) == 1

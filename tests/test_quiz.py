@@ -31,12 +31,12 @@ def store(tmp_path: Path) -> ProgressStore:
 
 def test_one_section_question_reveal_assessment_and_exercises(tmp_path: Path) -> None:
     r = quiz(
-        tmp_path, "--section", "9", lines=["batch B, last query, key 0", "u", "0.426", "1 2 3 3"]
+        tmp_path, "--section", "9", lines=["batch B, last query, key 0", "0.426", "1 2 3 3", "u"]
     )
     assert r.exit_code == 0, r.output
     s9 = knowledge.section(9, "en")
-    order = [s9.title, s9.question, s9.answer, s9.mistake, "Self-assessment", "Exercise 9a",
-             "✓ Right: 0.426", "Exercise 9b", "✓ Right: [1, 2, 3, 3]",
+    order = [s9.title, s9.question, "Exercise 9a", "✓ Right: 0.426", "Exercise 9b",
+             "✓ Right: [1, 2, 3, 3]", s9.answer, s9.mistake, "Self-assessment", s9.summary,
              "Week progress: 1 of 20 sections (5%)"]  # fmt: skip
     positions = [r.output.find(text) for text in order]
     assert -1 not in positions, f"missing {order[positions.index(-1)]!r} in\n{r.output}"
@@ -54,7 +54,7 @@ def test_one_section_question_reveal_assessment_and_exercises(tmp_path: Path) ->
 
 def test_wrong_answer_gets_the_diagnosis_and_a_second_try(tmp_path: Path) -> None:
     unscaled = f"{diagnosis.mistake_stages('no_scale')['weights'][0, 1, 0]:.3f}"  # no ÷√d_k
-    r = quiz(tmp_path, "--section", "5", lines=["", "r", unscaled, "0.599", "0.426 0.574"])
+    r = quiz(tmp_path, "--section", "5", lines=["", unscaled, "0.599", "0.426 0.574", "r"])
     assert r.exit_code == 0, r.output
     assert "✗ Not right. That is the number this mistake gives: no scaling" in r.output
     assert "Try once more." in r.output and "✓ Right: 0.599" in r.output
@@ -67,17 +67,17 @@ def test_wrong_answer_gets_the_diagnosis_and_a_second_try(tmp_path: Path) -> Non
 
 
 def test_two_wrong_answers_reveal_the_computed_answer(tmp_path: Path) -> None:
-    r = quiz(tmp_path, "--section", "17", lines=["", "u", "2", "3", "8", "4"])
+    r = quiz(tmp_path, "--section", "17", lines=["", "2", "3", "8", "4", "u"])
     assert r.exit_code == 0, r.output
     assert "The answer: 4,000,000" in r.output
     assert "✓ Right: 4" in r.output
 
 
 def test_unreadable_or_too_coarse_answers_are_asked_again_not_saved(tmp_path: Path) -> None:
-    r = quiz(tmp_path, "--section", "4", lines=["", "u", "abc", "1.1", "1.131", "0.141"])
+    r = quiz(tmp_path, "--section", "4", lines=["", "abc", "1.1", "1.131", "0.141", "u"])
     assert r.exit_code == 0, r.output
     assert "Could not read that: expected a number like 0.599, got 'abc'" in r.output
-    assert "Please give at least 3 decimals." in r.output
+    assert "Right as far as it goes; give at least 3 decimals" in r.output
     with store(tmp_path) as st:
         assert [a["answer"] for a in st.attempts("4a")] == ["1.131"]
 
@@ -106,7 +106,7 @@ def test_resume_after_an_interruption(tmp_path: Path) -> None:
 
 def test_q_stops_and_later_runs_skip_completed_sections(tmp_path: Path) -> None:
     quiz(tmp_path, "--section", "0", lines=["", "u"])
-    quiz(tmp_path, "--section", "1", lines=["", "u", "0 0.5 0.5 0"])
+    quiz(tmp_path, "--section", "1", lines=["", "0 0.5 0.5 0", "u"])
     r = quiz(tmp_path, lines=["", "q"])
     assert knowledge.section(2, "en").title in r.output
     assert "Saved." in r.output and r.exit_code == 0
@@ -170,7 +170,7 @@ def test_killing_the_process_mid_quiz_keeps_every_finished_step(tmp_path: Path) 
             _read_until(proc, marker, seen, times)
             proc.stdin.write(f"{line}\n".encode())
             proc.stdin.flush()
-        _read_until(proc, b"Self-assessment", seen, 2)  # section 1 waits for its assessment
+        _read_until(proc, b"Exercise 1a", seen, 1)  # section 1 waits for its first exercise
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)

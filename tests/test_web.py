@@ -119,8 +119,6 @@ def test_post_refusals_change_nothing(client: TestClient, tmp_path: Path) -> Non
     assert post(client, "/section/3/answer").status_code == 422  # field missing
     assert post(client, "/section/3/assess", {"status": "maybe"}).status_code == 422
     assert post(client, "/exercise/99z", {"answer": "1"}).status_code == 404
-    r = post(client, "/exercise/4a", {"answer": "one point one"})
-    assert r.status_code == 422 and "expected a number" in r.text
     with ProgressStore.open(tmp_path) as store:
         s = store.summary()
         assert (s.completed, s.assessments, store.attempts()) == ((), {}, [])

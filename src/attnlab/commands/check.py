@@ -32,16 +32,21 @@ def _where(at: Address | None, lang: str, multihead: bool) -> str:
 
 
 def render(v: Verdict, lang: str, multihead: bool = False) -> str:
-    """One answer's verdict: ✓/✗, what was expected, and the matching mistakes."""
+    """One answer's verdict: ✓/✗, what was expected, the grader's reason and the matching
+    mistakes."""
+    from attnlab.learn.reasons import explain
+    from attnlab.learn.slips import TEXTS
+
     where = _where(v.at, lang, multihead)
     tol = "±" + "/".join(dict.fromkeys(f"{t:.2g}" for t in v.tolerance))
     entered, expected = vec(v.given, 4, typed), vec(v.expected, 4, typed)
-    if v.correct:
-        return pick(
-            lang,
-            f"✓ {where}：{entered} 正确（{tol}）",
-            f"✓ {where}: {entered} is right ({tol})",
-        )
+    if v.correct or v.kind == "coarse":
+        mark = "✓" if v.correct else "✗"
+        head = pick(lang, f"{mark} {where}：{entered}", f"{mark} {where}: {entered}")
+        if v.correct:
+            head += pick(lang, f" 正确（{tol}）", f" is right ({tol})")
+        why = explain(v, lang)
+        return head + (f"\n  {why}" if why else "")
     lines = [
         pick(
             lang,
@@ -57,7 +62,8 @@ def render(v: Verdict, lang: str, multihead: bool = False) -> str:
                 f"  {m.explain[lang]} ({m.name}). Redo from {m.redo}; reread section {m.section}.",
             )
         )
-    if not v.mistakes:
+    lines += [f"  {TEXTS[s][lang]}" for s in v.slips]
+    if not v.mistakes and not v.slips:
         lines.append(
             pick(
                 lang,
@@ -141,4 +147,4 @@ def _answers(
     if stage is None or values is None:
         raise InputError("expected --stage and --values (or an answer file), got neither")
     typed = tuple(parse_numbers(values, "--values", infinity=True))
-    return [handcheck.Answer(stage, prompt, typed, row, head)]
+    return [handcheck.Answer(stage, prompt, typed, row, head, values)]

@@ -101,9 +101,11 @@ def values_match(got: torch.Tensor, want: torch.Tensor, tol: float | list[float]
     return bool(close.all())
 
 
-def _slice(
+def value_at(
     t: torch.Tensor, prompt: int, head: int, row: int | None, column: int | None = None
 ) -> torch.Tensor | None:
+    """The part of stage table ``t`` at one prompt, head (from 1), row and column, or None
+    when ``t`` has no such place."""
     if t.dim() == 0 or prompt >= t.size(0):
         return None
     part: torch.Tensor | None = t[prompt]
@@ -174,21 +176,30 @@ def diagnose(
     inp = lesson_input() if inp is None else inp
     b = example.prompt_index(prompt, inp.x.size(0))
     want = torch.tensor([float(v) for v in values], dtype=torch.float64)
-    right_stages, wrong_stages = _tables(inp)
-    full = right_stages.get(stage, torch.empty(0))
-    right = _slice(full, b, head, row, column)
+    right = value_at(_tables(inp)[0].get(stage, torch.empty(0)), b, head, row, column)
     if right is not None and values_match(want, right, tol):
         return []
-    found = []
+    found = mistake_values(stage, b, head, row, column, inp)
+    return [get(name) for name, got in found.items() if values_match(want, got, tol)]
+
+
+def mistake_values(
+    stage: str, prompt: int, head: int, row: int | None, column: int | None, inp: MistakeInput
+) -> dict[str, torch.Tensor]:
+    """Every applicable catalogue mistake's numbers at one place of ``stage`` (prompt index,
+    head from 1), in catalogue order, leaving out mistakes whose numbers there are right."""
+    right_stages, wrong_stages = _tables(inp)
+    full = right_stages.get(stage, torch.empty(0))
+    right = value_at(full, prompt, head, row, column)
+    found: dict[str, torch.Tensor] = {}
     for m in CATALOGUE:
         if m.name not in wrong_stages:
             continue
         table = wrong_stages[m.name].get(stage, torch.empty(0))
         if column is not None and table.shape != full.shape:
             continue  # one number of a differently shaped table sits elsewhere (batch_mixed)
-        got = _slice(table, b, head, row, column)
+        got = value_at(table, prompt, head, row, column)
         if got is None or (right is not None and values_match(got, right, 1e-9)):
             continue
-        if values_match(want, got, tol):
-            found.append(m)
+        found[m.name] = got
     return found

@@ -25,12 +25,25 @@ from attnlab.errors import InputError
 #: Longest number accepted as written (seventeen significant digits is all a float keeps).
 MAX_NUMBER_CHARS = 64
 _NUMBER = re.compile(r"[-+]?(?:inf|nan|\d+\.?\d*(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?)", re.I)
-_THOUSANDS = re.compile(r"^[-+]?\d{1,3}(,\d{3})+(\.\d+)?$")
+_THOUSANDS = re.compile(r"^[-+]?[1-9]\d{0,2}(,\d{3})+(\.\d+)?$")
 _TIMES = re.compile(r"(?i)(倍|times|x|×)$")
 _TRANSLATE = str.maketrans(
     {"，": ",", "、": ",", "；": ";", "−": "-", "–": "-", "∞": "inf",
      "［": " ", "］": " ", "[": " ", "]": " ", "(": " ", ")": " ", "（": " ", "）": " "}
 )  # fmt: skip
+
+
+class AnswerError(InputError):
+    """A typed answer that is not a list of numbers, worded in both languages
+    (:func:`attnlab.i18n.error_message` picks one; ``str()`` is the English)."""
+
+    def __init__(self, en: str, zh: str) -> None:
+        super().__init__(en)
+        self.texts = {"en": en, "zh": zh}
+
+    def localized(self, lang: str) -> str:
+        """The message in ``lang`` (``"zh"`` or ``"en"``)."""
+        return self.texts.get(lang, self.texts["en"])
 
 
 @dataclass(frozen=True)
@@ -62,7 +75,10 @@ def parse_numbers(text: str, where: str = "", infinity: bool = False) -> list[Ty
         cleaned = cleaned.replace(",", "")
     tokens = [t for t in re.split(r"[,;\s]+", cleaned) if t]
     if not tokens:
-        raise InputError(f"{_prefix(where)}expected a number, got an empty answer")
+        at = _prefix(where)
+        raise AnswerError(
+            f"{at}expected a number, got an empty answer", f"{at}需要一个数，答案是空的"
+        )
     return [read_number(token, where, infinity) for token in tokens]
 
 
@@ -75,25 +91,38 @@ def read_number(token: str, where: str = "", infinity: bool = False) -> Typed:
     """
     at = _prefix(where)
     if len(token) > MAX_NUMBER_CHARS:
-        raise InputError(
+        raise AnswerError(
             f"{at}expected a number of at most {MAX_NUMBER_CHARS} characters, got one of "
-            f"{len(token):,} ({token[:12]!r}...)"
+            f"{len(token):,} ({token[:12]!r}...)",
+            f"{at}一个数最多 {MAX_NUMBER_CHARS} 个字符，这个有 {len(token):,} 个"
+            f"（{token[:12]!r}...）",
         )
     text = token.translate(_TRANSLATE).strip()
     if not _NUMBER.fullmatch(text):
         example = "0.599 (or -inf)" if infinity else "0.599"
-        raise InputError(f"{at}expected a number like {example}, got {token!r}")
+        raise AnswerError(
+            f"{at}expected a number like {example}, got {token!r}",
+            f"{at}需要像 0.599{'（或 -inf）' if infinity else ''} 这样的数，收到的是 {token!r}",
+        )
     value = float(text)
     if math.isnan(value):
-        raise InputError(f"{at}expected a number, got {token!r} (NaN is never an answer)")
+        raise AnswerError(
+            f"{at}expected a number, got {token!r} (NaN is never an answer)",
+            f"{at}需要一个数，收到的是 {token!r}（NaN 不会是答案）",
+        )
     if "inf" in text.lower():
         if not infinity:
-            raise InputError(f"{at}expected a finite number, got {token!r}")
+            raise AnswerError(
+                f"{at}expected a finite number, got {token!r}",
+                f"{at}需要一个有限的数，收到的是 {token!r}",
+            )
         return Typed(text, value, 0)
     if math.isinf(value):
         hint = "; write -inf for a masked score" if infinity else ""
-        raise InputError(
-            f"{at}expected a number a float can hold (|x| <= 1.8e308), got {token!r}{hint}"
+        raise AnswerError(
+            f"{at}expected a number a float can hold (|x| <= 1.8e308), got {token!r}{hint}",
+            f"{at}需要浮点数能表示的数（|x| <= 1.8e308），收到的是 {token!r}"
+            + ("；被掩码的分数写 -inf" if infinity else ""),
         )
     return Typed(text, value, _decimals(Decimal(text)))
 

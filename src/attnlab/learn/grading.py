@@ -21,21 +21,22 @@ Example::
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from attnlab import example
 from attnlab.debug import diagnosis
 from attnlab.debug.catalogue import CHECK_STAGES, Mistake
 from attnlab.errors import InputError
-from attnlab.i18n import pick
+from attnlab.learn import rounding, slips
 from attnlab.learn.answer_parse import Typed
 from attnlab.lesson import numbers
 from attnlab.lesson.steps import MistakeInput
 from attnlab.show.document import to_json
 
-#: right; wrong; right as far as it goes but too few decimals; not as many numbers as asked.
-Kind = Literal["right", "wrong", "imprecise", "count"]
+#: right; wrong; right as far as it goes but too few decimals; not as many numbers as asked;
+#: too coarse to tell right from a catalogued mistake.
+Kind = Literal["right", "wrong", "imprecise", "count", "coarse"]
 # Float slack on top of the learner's rounding, relative to the value.
 _REL_SLACK = 1e-9
 #: The one stage where −∞ is an answer (a masked score); elsewhere an infinity is refused.
@@ -74,9 +75,12 @@ class Verdict:
     """The verdict on one answer.
 
     ``kind`` is ``"right"``, ``"wrong"``, ``"imprecise"`` (right as far as it goes, too few
-    decimals) or ``"count"`` (not as many numbers as asked for). ``expected`` and ``given`` are
-    flattened; ``tolerance`` is each number's (the learner's rounding plus float slack);
-    ``mistakes`` are the catalogue mistakes that give the learner's numbers, and ``misread``
+    decimals), ``"count"`` (not as many numbers as asked for) or ``"coarse"`` (so few decimals
+    that a catalogued mistake fits too; ``needed`` says how many tell them apart). ``expected``
+    and ``given`` are flattened; ``tolerance`` is each number's (the learner's rounding plus
+    float slack); ``carried`` marks a right answer reached from intermediates rounded to
+    :data:`attnlab.learn.rounding.CARRIED` decimals; ``mistakes`` are the catalogue mistakes that
+    give the learner's numbers, ``slips`` the :mod:`attnlab.learn.slips` that do, and ``misread``
     another place of the same stage that holds them (an index read on the wrong axis).
     """
 
@@ -88,6 +92,9 @@ class Verdict:
     at: Address | None = None
     mistakes: tuple[Mistake, ...] = field(default=())
     misread: Address | None = None
+    needed: int | None = None
+    carried: bool = False
+    slips: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready: heads numbered from 1, −∞ written ``"-inf"``."""
@@ -103,6 +110,9 @@ class Verdict:
                 for m in self.mistakes
             ],
             "misread": self.misread.label() if self.misread is not None else None,
+            "needed_decimals": self.needed,
+            "carried": self.carried,
+            "slips": list(self.slips),
         }
 
 
@@ -118,10 +128,12 @@ def tolerance(typed: Typed, expected: float) -> float:
     return 0.5 * 10.0**-typed.decimals + slack
 
 
-def _judge_one(typed: Typed, expected: float, tol: float, decimals: int) -> Kind:
+def _judge_one(typed: Typed, expected: float, tol: float, other: float, decimals: int) -> Kind:
+    """One number against the hull of ``expected`` and ``other`` (the carried value)."""
     if math.isinf(typed.value) or math.isinf(expected):
         return "right" if typed.value == expected else "wrong"
-    if abs(typed.value - expected) > tol:
+    low, high = min(expected, other), max(expected, other)
+    if typed.value < low - tol or typed.value > high + tol:
         return "wrong"
     # Right as far as it goes; too coarse unless the digits left out are zeros (0.8 for 0.800).
     shown = typed.decimals
@@ -157,19 +169,68 @@ def grade(
     given = [t.value for t in typed]
     if len(typed) != len(expected):
         return Verdict(False, "count", expected, given, [], at)
-    tols = [tolerance(t, e) for t, e in zip(typed, expected, strict=True)]
-    kinds = [_judge_one(*args, decimals) for args in zip(typed, expected, tols, strict=True)]
-    if all(k == "right" for k in kinds):
-        return Verdict(True, "right", expected, given, tols, at)
-    if "imprecise" in kinds:
-        return Verdict(False, "imprecise", expected, given, tols, at)
-    if at is None:
-        return Verdict(False, "wrong", expected, given, tols)
     inp = diagnosis.lesson_input() if inp is None else inp
+    tols = [tolerance(t, e) for t, e in zip(typed, expected, strict=True)]
+    kinds, carried = _kinds(typed, expected, tols, decimals, at, inp)
+    if "wrong" not in kinds:  # right as far as it goes: too coarse before too imprecise
+        right = Verdict(True, "right", expected, given, tols, at, carried=carried)
+        floored = _floor(right, inp, decimals)
+        if floored.kind == "coarse" or _all(kinds) == "right":
+            return floored
+        return Verdict(False, "imprecise", expected, given, tols, at)
+    found_slips = slips.find(typed, expected, tols)
+    if at is None:
+        return Verdict(False, "wrong", expected, given, tols, slips=tuple(found_slips))
     found = diagnosis.diagnose(at.stage, given, prompt=at.prompt, row=at.row, head=at.head,
                                column=at.column, tol=tols, inp=inp)  # fmt: skip
-    misread = None if found else _misread(at, given, tols[0], inp)
-    return Verdict(False, "wrong", expected, given, tols, at, tuple(found), misread)
+    place = (at.prompt, at.head, at.row, at.column)
+    found_slips += slips.elsewhere(given, tols, at.stage, place, inp)
+    misread = None if found or found_slips else _misread(at, given, tols[0], inp)
+    return Verdict(False, "wrong", expected, given, tols, at, tuple(found), misread,
+                   slips=tuple(found_slips))  # fmt: skip
+
+
+def _kinds(
+    typed: list[Typed], expected: list[float], tols: list[float], decimals: int,
+    at: Address | None, inp: MistakeInput,
+) -> tuple[list[Kind], bool]:  # fmt: skip
+    """Each number's kind against the exact answer, else against the hull of the exact and the
+    carried one (:func:`attnlab.learn.rounding.carried`); True when only the hull made it right."""
+    kinds = _judge(typed, expected, tols, decimals, expected)
+    if _all(kinds) == "right" or at is None:
+        return kinds, False
+    carry = rounding.carried(at.stage, at.prompt, at.head, at.row, at.column, inp)
+    if carry is None or len(carry) != len(expected):
+        return kinds, False
+    again = _judge(typed, expected, tols, decimals, carry)
+    return (again, True) if _all(again) == "right" else (kinds, False)
+
+
+def _judge(
+    typed: list[Typed], expected: list[float], tols: list[float], decimals: int,
+    other: list[float],
+) -> list[Kind]:  # fmt: skip
+    return [_judge_one(*args, decimals) for args in zip(typed, expected, tols, other, strict=True)]
+
+
+def _all(kinds: list[Kind]) -> Kind | None:
+    return "right" if all(k == "right" for k in kinds) else None
+
+
+def _floor(verdict: Verdict, inp: MistakeInput, decimals: int) -> Verdict:
+    """``verdict`` (right) made ``"coarse"`` when its tolerances hold a catalogued mistake's
+    numbers at the same place too, with the decimals needed to tell them apart (at least the
+    ``decimals`` asked for)."""
+    at = verdict.at
+    if at is None:
+        return verdict
+    table = diagnosis.mistake_values(at.stage, at.prompt, at.head, at.row, at.column, inp)
+    others = [t.flatten().tolist() for t in table.values()]
+    others = [o for o in others if len(o) == len(verdict.given)]
+    if not rounding.confusable(verdict.given, verdict.tolerance, others):
+        return verdict
+    need = max(rounding.needed_decimals(verdict.expected, others), decimals)
+    return replace(verdict, correct=False, kind="coarse", needed=need, carried=False)
 
 
 def _misread(at: Address, given: list[float], tol: float, inp: MistakeInput) -> Address | None:
@@ -206,23 +267,3 @@ def address_of(key: str) -> Address | None:
     if prompt is None or (row is None and column is not None):
         return None
     return Address(stage, prompt, row=row, column=column)
-
-
-def explain(verdict: Verdict, lang: str) -> str | None:
-    """One line naming the mistake(s) behind a wrong answer, or None (quiz and web)."""
-    if verdict.mistakes:
-        names = "; ".join(m.title[lang] for m in verdict.mistakes)
-        section = verdict.mistakes[0].section
-        return pick(
-            lang,
-            f"这正是这个错误会算出的数：{names}（重读第 {section} 节）",
-            f"That is the number this mistake gives: {names} (reread section {section})",
-        )
-    if verdict.misread is not None:
-        where = verdict.misread.label()
-        return pick(
-            lang,
-            f"这是 {where} 的值：检查每个下标对应哪个轴（第 9 节）",
-            f"That is the value of {where}: check which axis each index picks (section 9)",
-        )
-    return None

@@ -23,6 +23,7 @@ from attnlab.example import head_index, prompt_index
 from attnlab.learn import grading
 from attnlab.learn.answer_parse import Typed, file_value, parse_numbers
 from attnlab.learn.grading import Address, Verdict
+from attnlab.learn.reasons import comma_hint
 from attnlab.lesson.steps import MistakeInput
 
 # Stages without a head axis in a multi-head input.
@@ -35,7 +36,8 @@ class Answer:
 
     ``prompt`` is read by :func:`attnlab.example.prompt_index` (``"A"``, ``"b"``, ``"1"``);
     ``row`` is the query position ``t`` (from 0, as the tables label rows); ``head`` is numbered
-    from 1, as ``trace`` and the lesson number heads (ignored for a single head).
+    from 1, as ``trace`` and the lesson number heads (ignored for a single head); ``text`` is
+    the answer as typed, when it was one string (a decimal comma in it is pointed out).
     """
 
     stage: str
@@ -43,6 +45,7 @@ class Answer:
     values: tuple[Typed, ...]
     row: int | None = None
     head: int = 1
+    text: str = ""
 
 
 def lab_input(path: Path | None) -> MistakeInput:
@@ -95,9 +98,11 @@ def check_answer(answer: Answer, inp: MistakeInput) -> Verdict:
     verdict = grading.grade(list(answer.values), want.tolist(), at=at, inp=inp)
     if verdict.kind == "count":
         where = f"row {answer.row}" if answer.row is not None else "the whole table"
+        hint = comma_hint(answer.text)
         raise InputError(
             f"{answer.stage} ({where}) of prompt {answer.prompt}: expected "
             f"{want.numel()} numbers, got {len(answer.values)}"
+            + (f" (decimal point: {hint})" if hint else "")
         )
     return verdict
 
@@ -110,19 +115,20 @@ def _answer(entry: Any, n: int) -> Answer:
     for key in ("stage", "values"):
         if key not in entry:
             raise InputError(f"answer {n}: missing {key!r} (keys found: {', '.join(entry) or '-'})")
-    raw = entry["values"]
+    raw, text = entry["values"], ""
     where = f"answer {n}: values"
     if isinstance(raw, list):
         values = tuple(file_value(v, where) for v in _flat(raw, where))
     else:
-        values = tuple(parse_numbers(str(raw), where, infinity=True))
+        text = str(raw)
+        values = tuple(parse_numbers(text, where, infinity=True))
     row = entry.get("row")
     if row is not None and (isinstance(row, bool) or not isinstance(row, int)):
         raise InputError(f"answer {n}: row must be an integer, got {row!r}")
     head = entry.get("head", 1)  # numbered from 1, as trace and the lesson number heads
     if isinstance(head, bool) or not isinstance(head, int) or head < 1:
         raise InputError(f"answer {n}: head must be an integer from 1, got {head!r}")
-    return Answer(str(entry["stage"]), str(entry.get("prompt", "A")), values, row, head)
+    return Answer(str(entry["stage"]), str(entry.get("prompt", "A")), values, row, head, text)
 
 
 def _flat(items: list[Any], where: str) -> list[Any]:

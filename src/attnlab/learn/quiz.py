@@ -1,9 +1,10 @@
 """The terminal quiz: one section's knowledge check and graded exercises, saved step by step.
 
-For each section: show the title, summary and question; take the learner's answer; reveal the
-model answer and the mistake it guards against; ask for a self-assessment ("understood" or
-"review again"); then ask the graded exercises, each right or wrong (with the mistakes
-catalogue's diagnosis). Every step is written to the :class:`~attnlab.learn.store.ProgressStore`
+For each section: show the title and question; take the learner's answer; ask the graded
+exercises, each right or wrong (with the grader's reason); then reveal the model answer and the
+mistake it guards against, ask for a self-assessment ("understood" or "review again") and recap
+the section's summary. The summary and model answer come last because they print the numbers
+the exercises ask for. Every step is written to the :class:`~attnlab.learn.store.ProgressStore`
 the moment it happens, so stopping the process loses at most the line being typed.
 
 The quiz reads and writes through two functions, so tests drive it with a script of lines and
@@ -16,8 +17,8 @@ from collections.abc import Callable
 
 from attnlab.errors import InputError
 from attnlab.example import SECTION_COUNT
-from attnlab.i18n import pick
-from attnlab.learn import grading, knowledge
+from attnlab.i18n import error_message, pick
+from attnlab.learn import knowledge, reasons
 from attnlab.learn.store import ProgressStore, Summary
 from attnlab.show import fmt
 
@@ -88,21 +89,24 @@ class Quiz:
         return finished
 
     def section(self, section_id: int) -> None:
-        """One section: question, reveal, self-assessment, graded exercises; then complete."""
+        """One section: question, graded exercises, reveal, self-assessment, recap; then
+        complete. The summary and model answer print the numbers the exercises ask for, so they
+        come after the exercises."""
         s = knowledge.section(section_id, self.lang)
         self.store.set_last_section(section_id)
-        self.say(f"\n== {section_label(section_id, self.lang)} · {s.title} ==\n{s.summary}\n")
+        self.say(f"\n== {section_label(section_id, self.lang)} · {s.title} ==")
         self.say(self.t("问题：", "Question: ") + s.question)
         answer = self.ask(
             self.t("你的回答（回车跳过，q 退出）> ", "Your answer (Enter skips, q quits)> ")
         )
         if answer:
             self.store.record_attempt(f"check-{section_id}", answer, None)
+        for ex in s.exercises:
+            self.exercise(ex)
         self.say(self.t("参考答案：", "Model answer: ") + s.answer)
         self.say(self.t("常见错误：", "Common mistake: ") + s.mistake)
         self.store.set_assessment(section_id, self.assess())
-        for ex in s.exercises:
-            self.exercise(ex)
+        self.say(self.t("回顾：", "Recap: ") + s.summary)
         self.store.mark_complete(section_id)
         self.say(self.t("已保存。", "Saved. ") + progress_line(self.store.summary(), self.lang))
 
@@ -134,16 +138,20 @@ class Quiz:
             try:
                 verdict = knowledge.check_answer(ex.id, text, self.lang)
             except InputError as exc:
-                self.say(self.t("无法读取：", "Could not read that: ") + str(exc))
+                self.say(
+                    self.t("无法读取：", "Could not read that: ") + error_message(exc, self.lang)
+                )
                 continue
-            if verdict.kind in ("imprecise", "count"):
-                self.say(self._not_gradable(verdict, ex))
+            why = reasons.explain(verdict, self.lang, ex.decimals, text)
+            if verdict.kind in ("imprecise", "count", "coarse"):
+                self.say(why or "")
                 continue
             tries += 1
-            why = grading.explain(verdict, self.lang)
             self.store.record_attempt(ex.id, text, verdict.correct, why)
             if verdict.correct:
-                self.say(self.t("✓ 正确：", "✓ Right: ") + self._value(ex))
+                self.say(
+                    self.t("✓ 正确：", "✓ Right: ") + self._value(ex) + (f" ({why})" if why else "")
+                )
                 return
             self.say(self.t("✗ 不对。", "✗ Not right. ") + (why or ""))
             if tries < MAX_TRIES:
@@ -152,10 +160,3 @@ class Quiz:
 
     def _value(self, ex: knowledge.Exercise) -> str:
         return fmt.answer(ex.expected, ex.decimals)
-
-    def _not_gradable(self, verdict: grading.Verdict, ex: knowledge.Exercise) -> str:
-        if verdict.kind == "count":
-            n, got = len(verdict.expected), len(verdict.given)
-            return self.t(f"需要 {n} 个数，你给了 {got} 个。", f"Expected {n} numbers, got {got}.")
-        d = ex.decimals
-        return self.t(f"请至少保留 {d} 位小数。", f"Please give at least {d} decimals.")

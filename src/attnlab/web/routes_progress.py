@@ -12,7 +12,8 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import Response
 
 from attnlab.errors import InputError
-from attnlab.learn import grading, knowledge
+from attnlab.i18n import error_message
+from attnlab.learn import knowledge, reasons
 from attnlab.learn.store_file import ASSESSMENTS, MAX_TEXT
 from attnlab.web import content
 from attnlab.web.common import csrf_protect, lang_of, section_url, see_other, settings
@@ -86,11 +87,16 @@ def exercise(request: Request, exercise_id: str, answer: Annotated[str, Form()])
         raise RequestRefused(404, f"no exercise called {exercise_id[:20]!r}")
     lang = lang_of(request)
     text = _text(answer, "answer", MAX_EXERCISE_TEXT)
+    ex = knowledge.exercise(exercise_id, lang)
+    store = settings(request).store()
     try:
         verdict = knowledge.check_answer(exercise_id, text, lang)
-    except InputError as exc:
-        raise RequestRefused(422, f"answer: {exc}") from None
-    ex = knowledge.exercise(exercise_id, lang)
-    why = grading.explain(verdict, lang)
-    settings(request).store().record_attempt(exercise_id, text, verdict.correct, why)
+    except InputError as exc:  # kept, ungraded (correct None), with the reason on the section
+        store.record_attempt(
+            exercise_id, text, None, reasons.unreadable(error_message(exc, lang), lang)
+        )
+    else:
+        why = reasons.explain(verdict, lang, ex.decimals, text)
+        graded = verdict.kind in ("right", "wrong")
+        store.record_attempt(exercise_id, text, verdict.correct if graded else None, why)
     return see_other(section_url(ex.section, lang, anchor=f"ex-{exercise_id}"))

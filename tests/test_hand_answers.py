@@ -1,0 +1,245 @@
+"""Hand answers, as learners type them, through the one grader: ``attnlab check``, and where the
+same numbers are an exercise, the quiz's grader and the web form too (the same verdict).
+
+Each row: stage, prompt, row, what was typed, the verdict kind, and what is named (a catalogue
+mistake, a slip of :mod:`attnlab.learn.slips`, ``"carried"`` for work from rounded
+intermediates, or the decimals a too-coarse answer needs).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+from attnlab.cli import app
+from attnlab.learn import knowledge, reasons
+from attnlab.learn.quiz import Quiz
+from attnlab.learn.store import ProgressStore
+from attnlab.show import fmt
+from attnlab.web.app import create_app
+
+runner = CliRunner()
+ORIGIN = "http://127.0.0.1"
+# The exercises that ask for a whole row check can address: (stage, prompt, row) → exercise.
+ROW_EXERCISES = {("weights", "B", 1): "5b", ("output", "B", 1): "6a",
+                 ("scaled_scores", "A", 1): "8a"}  # fmt: skip
+
+TABLE: list[tuple[str, str, int, str, str, str | int | None]] = [
+    # right
+    ("weights", "A", 1, "0.599 0.401", "right", None),
+    ("weights", "B", 1, "0.426 0.574", "right", None),
+    ("weights", "B", 1, "0.4256 0.5744", "right", None),
+    ("weights", "A", 0, "1.0 0.0", "right", None),
+    ("scaled_scores", "A", 1, "0.8 0.4", "right", None),
+    ("raw_scores", "A", 1, "1.131 0.566", "right", None),
+    ("output", "B", 1, "-0.426 0.574", "right", None),
+    ("output", "A", 1, "[0.599, 0.401]", "right", None),
+    ("masked_scores", "A", 0, "0.40 −∞", "right", None),
+    ("logits", "A", 1, "0 0.599 1.197 -0.197 0", "right", None),
+    # rounded: right work carried from 3-decimal intermediates
+    ("weights", "B", 1, "0.4255 0.5745", "right", "carried"),  # 1.105 / 2.597
+    ("logits", "A", 1, "0 0.599 1.198 -0.198 0", "right", "carried"),  # 2 × 0.599
+    ("output", "B", 1, "-0.4260 0.5740", "right", "carried"),  # 0.426 × −1, 0.574 × 1
+    # coarse: a catalogued mistake fits the typed rounding too
+    ("weights", "A", 1, "1 0", "coarse", 2),
+    ("weights", "B", 1, "0 1", "coarse", 2),
+    ("scaled_scores", "A", 1, "1 0", "coarse", 1),
+    ("weights", "A", 1, "0.6 0.4", "coarse", 2),  # ÷d_k gives 0.570 0.430
+    ("weights", "A", 0, "1 0", "coarse", 1),  # a 0 fill gives 0.599 0.401
+    ("masked_scores", "A", 0, "0.4 -inf", "coarse", 2),  # key from W_Q gives 0.354
+    # mistaken
+    ("weights", "A", 1, "0.638 0.362", "wrong", "no_scale"),
+    ("weights", "A", 1, "0.570 0.430", "wrong", "scale_by_d_k"),
+    ("weights", "A", 0, "0.550 0.450", "wrong", "no_mask"),
+    ("masked_scores", "A", 0, "0.4 0", "wrong", "mask_zero_fill"),
+    ("output", "B", 1, "0.426 0.574", "wrong", "lm_head_on_weights"),
+    ("output", "B", 1, "0.426 0.574", "wrong", "minus_dropped"),  # both are named
+    ("scaled_scores", "A", 1, "1.131 0.566", "wrong", "raw_vs_scaled"),
+    ("raw_scores", "B", 1, "0.1 0.4", "wrong", "raw_vs_scaled"),
+    ("weights", "B", 1, "0.599 0.401", "wrong", "prompt_swapped"),
+    ("weights", "B", 1, "0.4257 0.5743", "wrong", "last_digit"),
+    ("weights", "A", 1, "0.123 0.877", "wrong", None),
+]
+
+MALFORMED: list[tuple[str, str, int, str, str]] = [
+    ("weights", "A", 1, "0,599 0,401", "decimal point: 0,599 → use 0.599"),
+    ("weights", "A", 1, "nan 1", "NaN is never an answer"),
+    ("weights", "A", 1, "inf 0", "expected a finite number, got 'inf'"),
+    ("weights", "A", 1, "0.599", "expected 2 numbers, got 1"),
+    ("weights", "A", 1, "zero", "expected a number like 0.599"),
+    ("output", "B", 1, "-inf 0.574", "only masked_scores holds -inf"),
+]
+
+
+def _check(stage: str, prompt: str, row: int, text: str) -> Any:
+    argv = ["--lang", "en", "check", "--stage", stage, "--prompt", prompt, "--row", str(row),
+            "--values", text]  # fmt: skip
+    return runner.invoke(app, [*argv, "--json"]), runner.invoke(app, argv)
+
+
+def _named(entry: dict[str, Any]) -> set[Any]:
+    names: set[Any] = {m["name"] for m in entry["mistakes"]} | set(entry["slips"])
+    if entry["carried"]:
+        names.add("carried")
+    if entry["needed_decimals"] is not None:
+        names.add(entry["needed_decimals"])
+    return names
+
+
+def test_the_table_has_every_kind_of_hand_answer() -> None:
+    kinds = {row[4] for row in TABLE} | {"malformed"} if MALFORMED else set()
+    assert len(TABLE) + len(MALFORMED) >= 30
+    assert {"right", "coarse", "wrong", "malformed"} <= kinds
+    assert any(row[5] == "carried" for row in TABLE)
+
+
+@pytest.mark.parametrize(("stage", "prompt", "row", "text", "kind", "named"), TABLE)
+def test_check_grades_the_hand_answer(
+    stage: str, prompt: str, row: int, text: str, kind: str, named: str | int | None
+) -> None:
+    as_json, as_text = _check(stage, prompt, row, text)
+    (entry,) = json.loads(as_json.output)
+    assert entry["kind"] == kind, entry
+    assert as_json.exit_code == (0 if kind == "right" else 1)
+    if named is None:
+        assert _named(entry) == set(), entry
+    else:
+        assert named in _named(entry), entry
+    if kind == "coarse":
+        assert f"Too coarse: give at least {named} decimals" in as_text.output
+        assert "is right" not in as_text.output
+    if named == "carried":
+        assert "Right, given intermediates rounded to 3 decimals; carry 4" in as_text.output
+    if named is None and kind == "wrong":
+        assert "No catalogued mistake gives these numbers" in as_text.output
+
+
+@pytest.mark.parametrize(("stage", "prompt", "row", "text", "message"), MALFORMED)
+def test_check_refuses_malformed_answers(
+    stage: str, prompt: str, row: int, text: str, message: str
+) -> None:
+    result, _ = _check(stage, prompt, row, text)
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+
+
+SAME_AS_EXERCISE = [r for r in TABLE if r[:3] in ROW_EXERCISES]
+
+
+@pytest.mark.parametrize(("stage", "prompt", "row", "text", "kind", "named"), SAME_AS_EXERCISE)
+def test_quiz_and_web_give_the_check_verdict(
+    tmp_path: Path, stage: str, prompt: str, row: int, text: str, kind: str,
+    named: str | int | None,
+) -> None:  # fmt: skip
+    exercise = ROW_EXERCISES[(stage, prompt, row)]
+    (entry,) = json.loads(_check(stage, prompt, row, text)[0].output)
+    verdict = knowledge.check_answer(exercise, text, "en")
+    decimals = knowledge.exercise(exercise).decimals
+    assert verdict.kind == entry["kind"] == kind
+    words = {n for n in _named(entry) if isinstance(n, str)}
+    assert {n for n in _named(verdict.to_json()) if isinstance(n, str)} == words
+    if kind == "coarse":  # the exercise may ask for more decimals than tell the mistakes apart
+        assert isinstance(named, int) and verdict.needed == max(named, decimals)
+    why = reasons.explain(verdict, "en", decimals, text)
+    client = TestClient(create_app(tmp_path, figures_on=False), base_url=ORIGIN)
+    assert client.get("/lesson").status_code == 200  # sets the session cookie
+    form = {"csrf_token": client.cookies["attnlab_csrf"], "answer": text}
+    r = client.post(f"/exercise/{exercise}?lang=en", data=form, headers={"Origin": ORIGIN},
+                    follow_redirects=False)  # fmt: skip
+    assert r.status_code == 303, r.text
+    with ProgressStore.open(tmp_path) as store:
+        (attempt,) = store.attempts(exercise)
+    graded = kind in ("right", "wrong")
+    assert attempt["correct"] == (verdict.correct if graded else None)
+    assert attempt["diagnosis"] == why
+    page = html.unescape(client.get(r.headers["location"]).text)
+    assert f'value="{text}"' in page  # the form keeps the learner's text
+    if why is not None:
+        assert why in page
+
+
+def test_web_shows_the_reason_in_the_pages_language(tmp_path: Path) -> None:
+    client = TestClient(create_app(tmp_path, figures_on=False), base_url=ORIGIN)
+    assert client.get("/lesson").status_code == 200
+    token = client.cookies["attnlab_csrf"]
+    for text, zh in (
+        ("0 1", "太粗略：请至少保留 3 位小数"),
+        ("0.426", "需要 2 个数，你给了 1 个"),
+        ("abc", "无法读取这个答案：需要像 0.599 这样的数，收到的是 'abc'"),
+    ):
+        r = client.post("/exercise/5b?lang=zh", data={"csrf_token": token, "answer": text},
+                        headers={"Origin": ORIGIN}, follow_redirects=False)  # fmt: skip
+        page = html.unescape(client.get(r.headers["location"]).text)
+        assert zh in page and "✗" not in page.split('id="ex-5b"')[1].split("</form>")[0]
+    with ProgressStore.open(tmp_path) as store:
+        assert store.summary().attempts == 0, "an ungradable answer counted as an attempt"
+
+
+@pytest.mark.parametrize(
+    ("exercise", "text", "kind", "named"),
+    [
+        ("16c", "0.076", "wrong", "sign_flipped"),  # the gradient's sign
+        ("4a", "0.800", "wrong", "raw_vs_scaled"),  # the scaled score for the raw one
+        ("4b", "1.131", "wrong", "prompt_swapped"),  # prompt A's score for prompt B's
+        ("9a", "0.4255", "right", "carried"),
+        ("9a", "0.4257", "wrong", "last_digit"),
+        ("6a", "0.426 0.574", "wrong", "minus_dropped"),
+    ],
+)
+def test_quiz_names_the_slip(exercise: str, text: str, kind: str, named: str) -> None:
+    verdict = knowledge.check_answer(exercise, text, "en")
+    assert verdict.kind == kind
+    assert named in _named(verdict.to_json()), verdict
+
+
+def test_a_decimal_comma_gets_a_hint_in_the_quiz() -> None:
+    verdict = knowledge.check_answer("9a", "0,426", "en")
+    why = reasons.explain(verdict, "en", 3, "0,426")
+    assert verdict.kind == "count" and why is not None and "0,426 → use 0.426" in why
+
+
+def _quiz_leaks(lang: str, data: Path) -> tuple[list[str], list[str]]:
+    """Drive the quiz through all 20 sections, answering each exercise right; return what it
+    said and each exercise answer already printed in its section before the exercise."""
+    said: list[str] = []
+    leaks: list[str] = []
+    exercises = [e for s in knowledge.sections(lang) for e in s.exercises]
+
+    def ask(prompt: str) -> str:
+        if prompt != "> ":
+            return "u" if "[u]" in prompt else ""
+        ex = next(e for e in reversed(exercises) if any(e.prompt in s for s in said))
+        start = max(i for i, s in enumerate(said) if s.lstrip().startswith("== "))
+        before = "\n".join(said[start:])  # this section's text so far
+        value = ex.expected
+        shown = [fmt.answer(value, ex.decimals)]
+        if isinstance(value, list) and len(value) > 1:
+            shown.append(", ".join(fmt.answer(v, ex.decimals) for v in value))
+        for text in shown:  # as a number of its own, not a digit of 4,000,000
+            if re.search(rf"(?<![\d.,]){re.escape(text)}(?![\d.,]?\d)", before):
+                leaks.append(f"{lang} {ex.id}: {text!r}")
+        return fmt.answer(value, ex.decimals).strip("[]")
+
+    with ProgressStore.open(data) as store:
+        Quiz(store, lang, ask, said.append).run(list(range(20)))
+    asked = [s for s in said if s.startswith(("练习", "Exercise"))]
+    assert len(asked) == len(exercises), asked
+    return said, leaks
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_no_section_prints_an_exercise_answer_before_the_exercise(
+    tmp_path: Path, lang: str
+) -> None:
+    """Every section, every exercise: the computed answer (as the quiz writes it, and as its
+    numbers) is not in the section's text said before the exercise."""
+    said, leaks = _quiz_leaks(lang, tmp_path)
+    assert leaks == [], leaks
+    assert any("[0.0, 0.5, 0.5, 0.0]" in s for s in said)  # section 1's recap, after 1a
