@@ -15,6 +15,13 @@ from typing import Any
 
 from markupsafe import Markup
 
+# Imported from their own modules, once, when the app is built: ``pygments.formatters`` and
+# ``pygments.lexers`` resolve names lazily in a way that is not thread-safe, and the first pages
+# of a fresh server render in parallel threads (30 first requests gave 8 ImportErrors).
+from pygments import highlight
+from pygments.formatters.html import HtmlFormatter
+from pygments.lexers.python import PythonLexer
+
 
 @dataclass(frozen=True)
 class Block:
@@ -87,10 +94,6 @@ def highlighted(obj_path: str) -> tuple[Markup, str]:
     """The source of ``module:qualname`` with pygments highlighting, and the plain text."""
     import importlib
 
-    from pygments import highlight
-    from pygments.formatters import HtmlFormatter
-    from pygments.lexers import PythonLexer
-
     module_name, _, qualname = obj_path.partition(":")
     obj: Any = importlib.import_module(module_name)
     for part in qualname.split(".") if qualname else ():
@@ -115,6 +118,4 @@ def figure(name: str, lang: str, caption: str) -> Block:
 
 def code_css() -> str:
     """The stylesheet for highlighted code (pygments' default style, scoped to ``.hl``)."""
-    from pygments.formatters import HtmlFormatter
-
     return str(HtmlFormatter(style="friendly").get_style_defs(".hl"))
