@@ -1,4 +1,8 @@
-"""Week 7: walk the attention lesson stage by stage (``python week07_attention.py --help``)."""
+"""Week 7: walk the attention lesson stage by stage (``python week07_attention.py --help``).
+
+Imported (``from week07_attention import fixed_example, attend``, as Week 8 does), it prints
+nothing and runs nothing: it hands on the fixed example and one causal head.
+"""
 
 import sys
 from pathlib import Path
@@ -9,6 +13,9 @@ except ImportError:  # running from a clone without `make run`: use the source t
     sys.path.insert(0, str(Path(__file__).resolve().parent / "src"))
 
 from attnlab.commands._scripts import run
+from attnlab.lesson.course_api import attend, fixed_example
+
+__all__ = ["attend", "fixed_example"]
 
 if __name__ == "__main__":
     sys.exit(run("lesson"))
