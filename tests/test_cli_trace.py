@@ -346,3 +346,19 @@ def test_lesson_trace_reads_the_one_numbers_source(fmt: str, monkeypatch) -> Non
         assert weights[-1][0] == final
     else:
         assert f"{final:.4f}" in result.output
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_trace_text_keeps_the_brackets_of_its_formulas(lang: str) -> None:
+    """rich must not read ``P[t,j]`` in the explanation as markup."""
+    result = runner.invoke(app, ["--lang", lang, "trace", "--stage", "output", "--prompt", "A"])
+    assert result.exit_code == 0, result.output
+    assert "P[t,j]·v_j" in result.output
+
+
+def test_trace_shows_the_causal_mask_as_ones_and_zeros() -> None:
+    result = runner.invoke(app, ["--lang", "en", "trace", "--stage", "causal_mask"])
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.output.splitlines() if line.startswith("│ t=")]
+    cells = [[c.strip() for c in row.strip("│ ").split("│")][1:] for row in rows]
+    assert cells == [["1", "0"], ["1", "1"]], cells

@@ -32,13 +32,14 @@ def print_views(views: list[StageView], lang: str, step: bool) -> None:
     with ``step``."""
     console = Console(highlight=False)
     for n, view in enumerate(views):
-        console.rule(f"[bold]{view.title}[/bold]  {shape_text(view.shape)}", align="left")
-        console.print(view.explanation)
+        # Our prose holds brackets (o_t = Σ_j P[t,j]·v_j) that rich would read as markup.
+        console.rule(f"[bold]{escape(view.title)}[/bold]  {shape_text(view.shape)}", align="left")
+        console.print(escape(view.explanation))
         for t in view.tables:
             label = None if view.key == "causal_mask" else f"Prompt {t.prompt}"
             console.print(_table(label, t.headers, t.rows))
         if view.note:
-            console.print(f"[dim]{view.note}[/dim]")
+            console.print(f"[dim]{escape(view.note)}[/dim]")
         if step and n < len(views) - 1:
             _wait(console, lang)
 

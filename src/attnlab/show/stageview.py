@@ -60,7 +60,8 @@ def stage_rows(
     for t in range(T):
         cells = []
         for j, v in enumerate(values[t].tolist()):
-            text = num(v, precision)
+            # The mask is a yes/no table: 1 = may read, 0 = future (never 1.0000 / 0.0000).
+            text = str(int(v)) if stage == "causal_mask" else num(v, precision)
             if stage in ("weights", "masked_scores") and j > t:
                 text += MASKED_MARK
             cells.append(text)
