@@ -44,3 +44,29 @@ def test_answers_group_thousands_and_nest_lists() -> None:
 
 def test_cell_keeps_the_zeros_of_a_rounded_value() -> None:
     assert fmt.cell(0.57) == "0.57" and fmt.cell(0.5701) == "0.570" and fmt.cell(1.0) == "1"
+
+
+def test_change_adds_decimals_until_the_difference_shows() -> None:
+    from attnlab.show.fmt import change
+
+    assert change(0.416424, 0.416476, 3) == ("0.4164", "0.4165")
+    assert change(0.172455, 0.172453, 3) == ("0.172455", "0.172453")
+    assert change(1.5, 2.5, 3) == ("1.500", "2.500")  # already different at p
+    assert change(0.25, 0.25, 2) == ("0.25", "0.25")  # equal stays at p
+
+
+@pytest.mark.parametrize("precision", ["1", "2", "3", "4"])
+def test_grad_script_shows_every_change_at_any_precision(precision: str) -> None:
+    """Section 16's point (p(AI|A) rises, p(我|B) falls) must be visible at every precision."""
+    import contextlib
+    import io
+    import re
+
+    from attnlab.commands._scripts import run
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert run("grad", ["--lang", "en", "--precision", precision]) == 0
+    pairs = re.findall(r"(-?\d+\.\d+) → (-?\d+\.\d+)", out.getvalue())
+    assert len(pairs) == 5, out.getvalue()[-600:]
+    assert all(a != b for a, b in pairs), pairs

@@ -101,6 +101,16 @@ def num(value: Number, p: int = 3) -> str:
     return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
+def change(before: Number, after: Number, p: int = 3, most: int = 12) -> tuple[str, str]:
+    """``before → after`` as :func:`num` texts with at least ``p`` decimals and as many more as it
+    takes (up to ``most``) to show that they differ: ``0.416424 → 0.416445`` at ``p=3`` reads
+    ``0.41642`` and ``0.41645``, never ``0.416 → 0.416``."""
+    d = p
+    while d < most and float(before) != float(after) and num(before, d) == num(after, d):
+        d += 1
+    return num(before, d), num(after, d)
+
+
 def _trim(text: str) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 

@@ -19,7 +19,7 @@ from attnlab.lesson import numbers
 from attnlab.pipeline import AttentionStages
 from attnlab.show import document
 from attnlab.show.explain import explain, title
-from attnlab.show.fmt import num, shape_text, text_table, trimmed, vec
+from attnlab.show.fmt import change, num, shape_text, text_table, trimmed, vec
 from attnlab.show.stageview import masked_note, stage_rows
 from attnlab.show.walk_text import AXIS_MEANINGS, SHAPE_STAGE_NAMES, TEXT
 
@@ -230,18 +230,15 @@ def render_experiment(lang: str = "zh", precision: int = EXPERIMENT_PRECISION) -
     for b, n in enumerate(names):
         pb, pa = float(r.before.target_probs[b]), float(r.after.target_probs[b])
         lb, la = float(r.before.losses[b]), float(r.after.losses[b])
+        # A step this small changes the 4th-6th decimal: print enough digits to see it.
+        (before, after), (loss_b, loss_a) = change(pb, pa, p), change(lb, la, p)
         out.append(
             t["exp_row"].format(
-                p=n,
-                target=target_words[b],
-                before=num(pb, p),
-                after=num(pa, p),
-                lb=num(lb, p),
-                la=num(la, p),
+                p=n, target=target_words[b], before=before, after=after, lb=loss_b, la=loss_a
             )
         )
-    mean_b, mean_a = float(r.before.loss_mean), float(r.after.loss_mean)
-    out.append(t["exp_mean_after"].format(before=num(mean_b, p), after=num(mean_a, p)))
+    mean_b, mean_a = change(float(r.before.loss_mean), float(r.after.loss_mean), p)
+    out.append(t["exp_mean_after"].format(before=mean_b, after=mean_a))
     return "\n".join(
         [*out, "", t["exp_honest"].format(target_a=target_words[0], target_b=target_words[1])]
     )
