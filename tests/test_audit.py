@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from attnlab import modules
 from attnlab.cli import app
-from attnlab.debug import catalogue as mistakes
+from attnlab.debug import catalogue
 from attnlab.debug.audit import run_audit
 from attnlab.debug.audit.context import build_audit
 from attnlab.debug.audit.judge import judge
@@ -69,7 +69,7 @@ def _failures(result: dict[str, Any]) -> dict[int, list[str]]:
 def test_zoo_covers_every_catalogue_mistake() -> None:
     assert len(BAD) >= 40 and len(GOOD) >= 20
     covered = {_expect(p)[1] for p in BAD} - {"-"}
-    assert covered == {m.name for m in mistakes.CATALOGUE}
+    assert covered == {m.name for m in catalogue.CATALOGUE}
 
 
 @pytest.mark.parametrize("path", BAD, ids=lambda p: p.stem)

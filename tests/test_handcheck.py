@@ -10,8 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from attnlab.cli import app
-from attnlab.debug import catalogue as mistakes
-from attnlab.debug import diagnosis
+from attnlab.debug import catalogue, diagnosis
 from attnlab.learn.answer_parse import parse_numbers
 from attnlab.learn.handcheck import Answer, check_answer, lab_input
 
@@ -56,10 +55,10 @@ def test_wrong_answer_names_the_mistake_in_both_languages() -> None:
 
 
 @pytest.mark.parametrize(
-    "m", [m for m in mistakes.CATALOGUE if not m.multihead_only], ids=lambda m: m.name
+    "m", [m for m in catalogue.CATALOGUE if not m.multihead_only], ids=lambda m: m.name
 )
 def test_every_single_head_mistake_is_named_from_its_own_weights_or_output(
-    m: mistakes.Mistake,
+    m: catalogue.Mistake,
 ) -> None:
     inp = diagnosis.lesson_input()
     wrong, right = diagnosis.mistake_stages(m, inp), diagnosis.correct_stages(inp)

@@ -10,8 +10,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attnlab.debug import catalogue as mistakes
-from attnlab.debug import diagnosis
+from attnlab.debug import catalogue, diagnosis
 from attnlab.errors import InputError
 from attnlab.lesson import numbers
 from attnlab.lesson.steps import MistakeInput, Recipe, run
@@ -29,17 +28,17 @@ ISSUE_MISTAKES = {
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
-def _input_for(m: mistakes.Mistake) -> MistakeInput:
+def _input_for(m: catalogue.Mistake) -> MistakeInput:
     return diagnosis.multihead_example() if m.multihead_only else diagnosis.lesson_input()
 
 
 def test_catalogue_covers_the_issue_and_every_checklist_item() -> None:
-    names = {m.name for m in mistakes.CATALOGUE}
+    names = {m.name for m in catalogue.CATALOGUE}
     assert ISSUE_MISTAKES <= names, ISSUE_MISTAKES - names
-    assert {m.item for m in mistakes.CATALOGUE} == set(range(1, 11))
-    assert len(names) == len(mistakes.CATALOGUE)
-    for m in mistakes.CATALOGUE:
-        assert 1 <= m.section <= 19 and m.redo in (*mistakes.CHECK_STAGES, "concat"), m.name
+    assert {m.item for m in catalogue.CATALOGUE} == set(range(1, 11))
+    assert len(names) == len(catalogue.CATALOGUE)
+    for m in catalogue.CATALOGUE:
+        assert 1 <= m.section <= 19 and m.redo in (*catalogue.CHECK_STAGES, "concat"), m.name
         assert all(m.title) and all(m.explain) and m.code != m.fix, m.name
 
 
@@ -69,7 +68,7 @@ def test_correct_stages_give_the_published_numbers() -> None:
     lesson = diagnosis.correct_stages(diagnosis.lesson_input())  # read from lesson/numbers
     assert lesson["weights"] is numbers.tensor("weights")
     again = diagnosis.correct_stages(replace(diagnosis.lesson_input()))  # through the pipeline
-    assert list(lesson) == list(again) == list(mistakes.CHECK_STAGES)
+    assert list(lesson) == list(again) == list(catalogue.CHECK_STAGES)
     for name in lesson:
         assert torch.equal(lesson[name], again[name]), name
     for key, got in (
@@ -82,8 +81,8 @@ def test_correct_stages_give_the_published_numbers() -> None:
         assert diff <= published.row(key).tolerance, f"{key}: max |diff| = {diff}"
 
 
-@pytest.mark.parametrize("m", mistakes.CATALOGUE, ids=lambda m: m.name)
-def test_every_mistake_changes_the_numbers_and_is_recognised(m: mistakes.Mistake) -> None:
+@pytest.mark.parametrize("m", catalogue.CATALOGUE, ids=lambda m: m.name)
+def test_every_mistake_changes_the_numbers_and_is_recognised(m: catalogue.Mistake) -> None:
     inp = _input_for(m)
     right, wrong = diagnosis.correct_stages(inp), diagnosis.mistake_stages(m, inp)
     recognised = []
@@ -129,7 +128,7 @@ def test_zero_fill_reproduces_section_11_demo_row() -> None:
     # Section 11: a row [0.2, future] filled with 0 gives softmax([0.2, 0]) = [0.550, 0.450].
     zero_fill, neg_inf = published.row("mask_demo.zero_fill"), published.row("mask_demo.neg_inf")
     demo = torch.tensor([[published.row("mask_demo.row").value, [0.0, 0.0]]], dtype=torch.float64)
-    zero = mistakes.get("mask_zero_fill").recipe
+    zero = catalogue.get("mask_zero_fill").recipe
     w = zero.softmax(zero.mask(demo))[0, 0]
     diff = (w - torch.tensor(zero_fill.value, dtype=torch.float64)).abs().max().item()
     assert diff <= zero_fill.tolerance, f"{w}: max |diff| = {diff}"
@@ -147,7 +146,7 @@ def test_values_match_handles_infinities_and_nan() -> None:
 
 def test_errors_name_what_was_expected() -> None:
     with pytest.raises(KeyError, match="no mistake called 'nope'; known: token_ids_as_x"):
-        mistakes.get("nope")
+        catalogue.get("nope")
     with pytest.raises(
         ValueError, match="mistake 'no_output_projection' needs num_heads >= 2, got 1"
     ):

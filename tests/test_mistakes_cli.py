@@ -9,8 +9,7 @@ import torch
 from typer.testing import CliRunner
 
 from attnlab.cli import app
-from attnlab.debug import catalogue as mistakes
-from attnlab.debug import diagnosis
+from attnlab.debug import catalogue, diagnosis
 from attnlab.lesson import numbers
 
 runner = CliRunner()
@@ -20,15 +19,15 @@ def test_list_names_every_mistake_in_both_languages() -> None:
     zh = runner.invoke(app, ["mistakes"])
     en = runner.invoke(app, ["--lang", "en", "mistakes"])
     assert zh.exit_code == en.exit_code == 0
-    for m in mistakes.CATALOGUE:
+    for m in catalogue.CATALOGUE:
         assert m.name in zh.output and m.title["zh"] in zh.output
         assert m.title["en"] in en.output
     data = json.loads(runner.invoke(app, ["mistakes", "--json"]).output)
-    assert [d["name"] for d in data] == [m.name for m in mistakes.CATALOGUE]
+    assert [d["name"] for d in data] == [m.name for m in catalogue.CATALOGUE]
 
 
-@pytest.mark.parametrize("m", mistakes.CATALOGUE, ids=lambda m: m.name)
-def test_one_mistake_shows_its_own_numbers(m: mistakes.Mistake) -> None:
+@pytest.mark.parametrize("m", catalogue.CATALOGUE, ids=lambda m: m.name)
+def test_one_mistake_shows_its_own_numbers(m: catalogue.Mistake) -> None:
     result = runner.invoke(app, ["--lang", "en", "mistakes", m.name])
     assert result.exit_code == 0, result.output
     assert f"wrong: {m.code}" in result.output and f"right: {m.fix}" in result.output

@@ -45,7 +45,7 @@ def _parser(prog: str, description: str) -> _Parser:
 
 def run(kind: str, argv: list[str] | None = None) -> int:
     """Run the lesson walk (``kind="lesson"``) or section 16's experiment (``"grad"``)."""
-    from attnlab.show import walk as lesson
+    from attnlab.show import walk
 
     prog = "week07_attention.py"
     description = {
@@ -59,11 +59,11 @@ def run(kind: str, argv: list[str] | None = None) -> int:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        text = dumps(lesson.lesson_document(lang))
+        text = dumps(walk.lesson_document(lang))
     elif kind == "lesson":
-        text = lesson.render_lesson(lang, _or(args.precision, lesson.DEFAULT_PRECISION))
+        text = walk.render_lesson(lang, _or(args.precision, walk.DEFAULT_PRECISION))
     else:
-        text = lesson.render_experiment(lang, _or(args.precision, lesson.EXPERIMENT_PRECISION))
+        text = walk.render_experiment(lang, _or(args.precision, walk.EXPERIMENT_PRECISION))
     try:
         print(text)
     except BrokenPipeError:  # e.g. piped into `head`: the reader has all it wanted

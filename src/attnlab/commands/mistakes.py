@@ -49,12 +49,11 @@ def render_list(lang: str) -> str:
 
 def render_one(m: Mistake, lang: str) -> str:
     """One mistake: the wrong and right lines, and its stages next to the right ones."""
-    from attnlab.debug import catalogue as mistakes
-    from attnlab.debug import diagnosis
+    from attnlab.debug import catalogue, diagnosis
 
     inp = diagnosis.multihead_example() if m.multihead_only else diagnosis.lesson_input()
     right, wrong = diagnosis.correct_stages(inp), diagnosis.mistake_stages(m, inp)
-    item = mistakes.CHECKLIST[lang][m.item]
+    item = catalogue.CHECKLIST[lang][m.item]
     lines = [
         f"{m.name}: {m.title[lang]}",
         pick(lang, f"  清单第 {m.item} 项（{item}），重读第 {m.section} 节",
@@ -106,20 +105,20 @@ def register(app: typer.Typer) -> None:
         ] = False,
         lang: LangOption = None,
     ) -> None:
-        from attnlab.debug import catalogue as mistakes
+        from attnlab.debug import catalogue
 
         chosen = lang_of(ctx, lang)
         if as_json:
             rows = [{"name": m.name, "item": m.item, "section": m.section, "redo": m.redo,
                      "title": m.title[chosen], "code": m.code, "fix": m.fix}
-                    for m in mistakes.CATALOGUE]  # fmt: skip
+                    for m in catalogue.CATALOGUE]  # fmt: skip
             typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
             return
         if name is None:
             typer.echo(render_list(chosen), nl=False)
             return
         try:
-            m = mistakes.get(name)
+            m = catalogue.get(name)
         except KeyError as exc:
             fail(str(exc.args[0]))
         typer.echo(render_one(m, chosen), nl=False)

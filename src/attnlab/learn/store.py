@@ -33,7 +33,7 @@ from typing import Any
 from attnlab.example import SECTION_COUNT
 from attnlab.learn import store_access as progress_access
 from attnlab.learn import store_db as progress_db
-from attnlab.learn import store_file as progress_file
+from attnlab.learn import store_file
 from attnlab.learn.store_db import APPLICATION_ID, SCHEMA_VERSION, migrate, utc_now
 from attnlab.learn.store_errors import StoreBusy, StoreError, StoreReadOnly, translate
 from attnlab.learn.store_file import ASSESSMENTS, check_profile, check_section
@@ -239,7 +239,7 @@ class ProgressStore:
     ) -> None:
         """Save one answer: a graded exercise (``correct`` True/False) or a free-text check
         (``exercise`` = ``"check-N"``, ``correct`` None)."""
-        progress_file.check_exercise(exercise)
+        store_file.check_exercise(exercise)
         with self._write() as db:
             db.execute(
                 "INSERT OR IGNORE INTO attempts (profile, exercise, answer, correct, created_at, "
@@ -285,7 +285,7 @@ class ProgressStore:
                 "WHERE profile = ? AND (? IS NULL OR exercise = ?) ORDER BY created_at, id",
                 (self.profile, exercise, exercise),
             ).fetchall()
-        return [progress_file.attempt_dict(*row) for row in rows]
+        return [store_file.attempt_dict(*row) for row in rows]
 
     def migrations(self) -> list[tuple[int, str]]:
         """The migrations applied to this file, in order."""
@@ -296,7 +296,7 @@ class ProgressStore:
         """This profile's progress in the export format (:mod:`attnlab.learn.store_file`)."""
         q = self._rows
         with self._read():
-            return progress_file.build_export(
+            return store_file.build_export(
                 self.profile,
                 self._clock(),
                 completed=q("SELECT section, completed_at FROM completions WHERE profile = ?"),
@@ -314,9 +314,9 @@ class ProgressStore:
         invalid export raises ``InputError`` and changes nothing. Returns how many entries of
         each kind the file held.
         """
-        clean = progress_file.validate_export(data)
+        clean = store_file.validate_export(data)
         with self._write() as db:
-            progress_file.merge_into(db, self.profile, clean)
+            store_file.merge_into(db, self.profile, clean)
         return {k: len(clean[k]) for k in ("completed", "assessments", "attempts")}
 
     def reset(self) -> None:

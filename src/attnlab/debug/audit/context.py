@@ -17,8 +17,7 @@ import torch
 from torch import nn
 
 from attnlab import example
-from attnlab.debug import catalogue as mistakes
-from attnlab.debug import diagnosis
+from attnlab.debug import catalogue, diagnosis
 from attnlab.debug.audit import probe
 from attnlab.debug.audit.loader import LearnerError, build, feeding
 from attnlab.debug.audit.observe import Run, as_heads, close, first_diff, forward
@@ -226,7 +225,7 @@ def _side(
 def _reproduce(side: Side, kind: str) -> None:
     if side.inp is None:
         return
-    for m in mistakes.CATALOGUE:
+    for m in catalogue.CATALOGUE:
         if m.name == "token_ids_as_x" or (m.multihead_only and kind == "head"):
             continue
         try:
@@ -288,7 +287,7 @@ def build_audit(target: Callable[..., Any], kind: str, path: Path) -> Audit:
     for side in audit.sides:
         _reproduce(side, kind)
     if not audit.matches_ref:
-        names = [m.name for m in mistakes.CATALOGUE]
+        names = [m.name for m in catalogue.CATALOGUE]
         audit.reproduced_by = [
             n for n in names
             if any(n in s.wrong for s in audit.sides)

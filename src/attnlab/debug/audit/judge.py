@@ -8,7 +8,7 @@ from :mod:`attnlab.pipeline` decides, or the item stays NOT CHECKED.
 
 from __future__ import annotations
 
-from attnlab.debug import catalogue as mistakes
+from attnlab.debug import catalogue
 from attnlab.debug.audit.context import Audit, Side
 from attnlab.debug.audit.items import ITEMS
 from attnlab.debug.audit.observe import as_heads, close, first_diff
@@ -98,7 +98,7 @@ def _by_item(a: Audit) -> dict[int, list[str]]:
     """Reproducing mistakes grouped by their checklist item."""
     by_item: dict[int, list[str]] = {}
     for name in a.reproduced_by:
-        by_item.setdefault(mistakes.get(name).item, []).append(name)
+        by_item.setdefault(catalogue.get(name).item, []).append(name)
     if "scores_transposed" in a.reproduced_by and "swapped_qk" in by_item.get(2, []):
         # Swapping W_Q and W_K gives exactly Sᵀ: the score table is where it shows (item 3).
         by_item[2].remove("swapped_qk")
@@ -210,7 +210,7 @@ def judge(a: Audit) -> list[dict[str, object]]:
     results: list[dict[str, object]] = []
     for n, check in ITEMS.items():
         v = _adjust(a, n, _decide(a, n, check(a), by_item), bad)
-        section = mistakes.get(v.mistakes[0]).section if v.mistakes else SECTION[n]
+        section = catalogue.get(v.mistakes[0]).section if v.mistakes else SECTION[n]
         results.append(
             {
                 "item": n,
