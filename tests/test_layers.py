@@ -1,7 +1,8 @@
 """The house rules: no module imports from a layer above its own, no import cycle, a small flat
 core, small modules, and one home for the section count.
 
-Bottom to top: the flat core < lesson < show < debug < learn < bench < plots < web < commands
+Bottom to top: the flat core < lesson < show < debug < learn < course < bench < plots < web <
+commands
 (the ``attnlab`` entry point, ``cli`` and ``__main__``, belongs to commands). Function-level
 imports count too. In particular nothing in ``lesson/`` imports show/, debug/, learn/, plots/,
 web/ or commands/: the lesson's numbers know nothing of how they are shown or graded.
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "attnlab"
-LAYERS = ("core", "lesson", "show", "debug", "learn", "bench", "plots", "web", "commands")
+LAYERS = ("core", "lesson", "show", "debug", "learn", "course", "bench", "plots", "web", "commands")
 ENTRY_POINTS = ("cli", "__main__")
 
 
@@ -79,8 +80,8 @@ def test_the_rule_sees_an_upward_import(tmp_path: Path) -> None:
 def test_the_section_count_has_one_home() -> None:
     """The page's 20 sections are ``example.SECTION_IDS``; the checks and the web follow it."""
     from attnlab import example
+    from attnlab.course import content
     from attnlab.learn import knowledge
-    from attnlab.web import content
 
     assert [s.id for s in knowledge.sections("en")] == list(example.SECTION_IDS)
     assert sorted(content.BUILDERS) == list(example.SECTION_IDS)

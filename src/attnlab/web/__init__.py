@@ -8,9 +8,8 @@ Modules:
 
 * :mod:`attnlab.web.app`: :func:`create_app`, the FastAPI application factory.
 * :mod:`attnlab.web.security`: body-size cap, trusted hosts, cross-site request protection.
-* :mod:`attnlab.web.numbers`: the lesson's numbers gathered for the page, and their format.
-* :mod:`attnlab.web.blocks`: content blocks (prose, MathML formulas, tables, code, figures).
-* :mod:`attnlab.web.sections_*`: the 20 sections' explanations in Chinese and English.
+* :mod:`attnlab.web.blocks`: HTML for the content blocks of :mod:`attnlab.course` (MathML
+  formulas, highlighted code); the sections themselves are built in :mod:`attnlab.course`.
 * :mod:`attnlab.web.explorer`: the explorer's presets, size caps and computation.
 * :mod:`attnlab.web.routes_*`: the HTTP routes.
 """

@@ -22,9 +22,10 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
+from attnlab.course import content
 from attnlab.i18n import resolve_lang
 from attnlab.learn.store_file import check_profile
-from attnlab.web import content, figures
+from attnlab.web import blocks, figures
 from attnlab.web.common import Settings
 from attnlab.web.errors import add_error_handlers
 from attnlab.web.security import (
@@ -49,6 +50,8 @@ def _environment(figures_on: bool) -> Environment:
         lstrip_blocks=True,
     )
     env.globals["figure_svg"] = figures.svg
+    env.globals["mathml"] = blocks.mathml
+    env.globals["highlighted"] = blocks.highlighted
 
     # A section's explanation depends only on its language, so it is rendered once; the
     # learner's check and progress around it are rendered on every request.

@@ -11,9 +11,9 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import RedirectResponse
 
+from attnlab.course import content
 from attnlab.example import LANGS, SECTION_COUNT
 from attnlab.learn.store import ProgressStore, StoreError, StoreReadOnly, Summary
-from attnlab.web import content
 from attnlab.web.security import (
     CSRF_COOKIE,
     CSRF_FIELD,

@@ -9,9 +9,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 
 from attnlab import example
+from attnlab.course import content
 from attnlab.learn import knowledge
 from attnlab.learn.store import StoreBusy
-from attnlab.web import content
 from attnlab.web.blocks import code_css
 from attnlab.web.common import (
     lang_of,

@@ -11,11 +11,11 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import Response
 
+from attnlab.course import content
 from attnlab.errors import InputError
 from attnlab.i18n import error_message
 from attnlab.learn import knowledge, reasons
 from attnlab.learn.store_file import ASSESSMENTS, MAX_TEXT
-from attnlab.web import content
 from attnlab.web.common import csrf_protect, lang_of, section_url, see_other, settings
 from attnlab.web.security import RequestRefused
 

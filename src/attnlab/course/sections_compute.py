@@ -1,17 +1,17 @@
 """Sections 4-9 of the web lesson: from Q/K/V to weights and outputs, and reading the axes.
 
 Every number is taken from :mod:`attnlab.lesson.numbers` (most through
-:class:`attnlab.web.numbers.LessonNumbers`); the prose is ours.
+:class:`attnlab.course.numbers.LessonNumbers`); the prose is ours.
 """
 
 from __future__ import annotations
 
 from attnlab import example
+from attnlab.course.blocks import Block, figure, flow, math, note, p, pre, table
+from attnlab.course.numbers import LessonNumbers
 from attnlab.i18n import pick
 from attnlab.lesson import numbers
 from attnlab.show.fmt import compact_shape, num, tex, tex_matrix, vec
-from attnlab.web.blocks import Block, figure, flow, math, note, p, pre, table
-from attnlab.web.numbers import LessonNumbers
 
 
 def projections(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from functools import cache
 
 from attnlab import example
+from attnlab.course import sections_compute, sections_learn, sections_mask, sections_read
+from attnlab.course.blocks import Block
+from attnlab.course.numbers import LessonNumbers, lesson_numbers
 from attnlab.i18n import pick
 from attnlab.learn import knowledge
-from attnlab.web import sections_compute, sections_learn, sections_mask, sections_read
-from attnlab.web.blocks import Block
-from attnlab.web.numbers import LessonNumbers, lesson_numbers
 
 Builder = Callable[[LessonNumbers, str, list[list[str]]], list[Block]]
 

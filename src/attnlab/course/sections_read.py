@@ -1,15 +1,15 @@
 """Sections 0-3 of the web lesson: what attention must read, and the three roles Q, K, V.
 
-Every number is taken from :class:`attnlab.web.numbers.LessonNumbers`; the prose is ours.
+Every number is taken from :class:`attnlab.course.numbers.LessonNumbers`; the prose is ours.
 """
 
 from __future__ import annotations
 
 from attnlab import example
+from attnlab.course.blocks import Block, flow, math, note, p, table
+from attnlab.course.numbers import LessonNumbers
 from attnlab.i18n import pick
 from attnlab.show.fmt import compact_shape, tex_matrix, vec
-from attnlab.web.blocks import Block, flow, math, note, p, table
-from attnlab.web.numbers import LessonNumbers
 
 
 def core_goal(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:

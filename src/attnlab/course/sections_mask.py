@@ -1,6 +1,6 @@
 """Sections 10-13 of the web lesson: the causal mask, −∞, and the code that reproduces it all.
 
-Every number is taken from :class:`attnlab.web.numbers.LessonNumbers`; the code shown is the
+Every number is taken from :class:`attnlab.course.numbers.LessonNumbers`; the code shown is the
 project's own, read with :func:`inspect.getsource`.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 import torch
 
 from attnlab import example
+from attnlab.course.blocks import Block, code, figure, math, note, p, pre, table
+from attnlab.course.numbers import LessonNumbers
 from attnlab.i18n import pick
 from attnlab.show.fmt import compact_shape, num, tex_matrix, vec
-from attnlab.web.blocks import Block, code, figure, math, note, p, pre, table
-from attnlab.web.numbers import LessonNumbers
 
 
 def why_mask(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:

@@ -2,18 +2,18 @@
 and the road to Week 8.
 
 Every number is taken from :mod:`attnlab.lesson.numbers` (most through
-:class:`attnlab.web.numbers.LessonNumbers`); the prose is ours.
+:class:`attnlab.course.numbers.LessonNumbers`); the prose is ours.
 """
 
 from __future__ import annotations
 
 from attnlab import example
+from attnlab.course.blocks import Block, code, figure, flow, math, note, p, pre, table
+from attnlab.course.numbers import LessonNumbers
 from attnlab.i18n import pick
 from attnlab.lesson import numbers
 from attnlab.lesson.experiment import ExperimentResult
 from attnlab.show.fmt import compact_shape, num, tex, tex_matrix, vec
-from attnlab.web.blocks import Block, code, figure, flow, math, note, p, pre, table
-from attnlab.web.numbers import LessonNumbers
 
 P6 = 6  # section 16 shows six decimals, as the experiment's script does
 
