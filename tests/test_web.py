@@ -227,10 +227,11 @@ def test_explorer_api_refusals(client: TestClient) -> None:
     bad["x"][0][1][2] = "abc"  # type: ignore[index]
     r = api(client, bad)
     assert r.status_code == 422
-    assert r.json()["cell"] == "x[0][1][2]" and "expected a number" in r.json()["error"]
+    # The page's language (zh by default): the explorer's messages are in it.
+    assert r.json()["cell"] == "x[0][1][2]" and "x[0][1][2]：应为数字" in r.json()["error"]
     big = {**lesson_payload(), "x": [[[0.0] * 4] * 9] * 2}
     r = api(client, big)
-    assert r.status_code == 422 and "T <= 8" in r.json()["error"]
+    assert r.status_code == 422 and "1 ≤ T ≤ 8" in r.json()["error"]
     r = client.post("/api/explorer", content=b"{", headers={
         "Origin": ORIGIN, "X-CSRF-Token": client.cookies["attnlab_csrf"],
         "Content-Type": "application/json"})  # fmt: skip

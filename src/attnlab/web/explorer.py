@@ -1,115 +1,179 @@
-"""The explorer: the learner edits X, W_Q, W_K, W_V and every stage is recomputed.
+"""The explorer: the learner edits X, W_Q, W_K, W_V (and W_O with several heads), the token
+labels and n_head, and every stage is recomputed.
 
-Input is validated by :func:`attnlab.inputs.parse_input` (one-line :class:`InputError` messages
-naming the field, e.g. ``x[0][1][2]: expected a number but found a string ('abc')``), then sizes
-are capped so a page stays readable. The stages come from :func:`attnlab.pipeline.attention_stages`
-through :meth:`attnlab.inputs.LabInput.stages`, which refuses finite numbers that overflow a stage
-(:class:`attnlab.finite.NonFiniteStageError`, with a message in both languages).
+Input is checked by :func:`attnlab.web.explorer_input.check_payload` (one line in the page's
+language); the stages come from the one pipeline through :meth:`attnlab.inputs.LabInput.stages`:
+:func:`~attnlab.pipeline.attention_stages` for one head (``W_Q [C, d]``), and
+:func:`~attnlab.pipeline.multi_head_stages` for ``n_head >= 2`` (``W_Q [C, C]`` split into heads
+in column order, ``W_O [C, C]``), which refuses stages that overflow float64.
+
+The page's state (preset, sizes, n_head, every cell and label) travels in the URL as ``state``
+(JSON), so the language switch and the size form keep the learner's edits.
 """
 
 from __future__ import annotations
 
-import re
+import json
 from typing import Any
+from urllib.parse import urlencode
 
 import torch
 
 from attnlab import example
 from attnlab.errors import InputError
-from attnlab.inputs import parse_input
-from attnlab.pipeline import STAGE_NAMES, AttentionStages
+from attnlab.inputs import LabInput
+from attnlab.pipeline import STAGE_NAMES, AttentionStages, MultiHeadStages
 from attnlab.show.document import to_json
 from attnlab.show.fmt import compact_shape
 from attnlab.show.stageview import POSITION_STAGES, StageTable, StageView, stage_view
+from attnlab.web.explorer_input import LABEL_MAX, LIMITS, MATRICES, ExplorerError, check_payload
 
-#: Largest sizes the explorer accepts (B is the two prompts of the lesson).
-LIMITS: dict[str, int] = {"B": 2, "T": 8, "C": 8, "d": 8}
-MATRICES: tuple[str, ...] = ("x", "w_q", "w_k", "w_v")
 PRESETS: tuple[str, ...] = ("lesson", "uniform")
 # The weights heatmap first: it is what the learner watches while typing.
 SHOWN_STAGES = ("weights", *(s for s in STAGE_NAMES if s not in ("causal_mask", "weights")))
+HEAD_STAGES = tuple(s for s in SHOWN_STAGES if s != "x")
 PRECISION = 3
-_FIELD = re.compile(r"^(x|w_q|w_k|w_v)((?:\[\d+\])*)")
+#: The lesson's sizes, the explorer's defaults.
+DEFAULT_SIZES: dict[str, int] = {
+    "T": example.lesson_x().size(1), "C": example.lesson_x().size(2),
+    "d": example.lesson_w_q().size(1), "n_head": 1,
+}  # fmt: skip
+Stages = AttentionStages | MultiHeadStages
 
 
-def preset(name: str) -> dict[str, Any]:
-    """The numbers of preset ``name``: ``lesson`` or ``uniform`` (W_Q = 0: every visible
-    position gets the same weight, section 1's mean)."""
+def check_preset(name: str) -> str:
+    """``name`` if it is one of :data:`PRESETS`."""
     if name not in PRESETS:
-        raise InputError(f"preset: expected one of {', '.join(PRESETS)} but found {name[:20]!r}")
-    w_q = example.lesson_w_q()
-    if name == "uniform":
+        raise ExplorerError("preset", "preset", name, names=", ".join(PRESETS))
+    return name
+
+
+def _fit(rows: list[Any], shape: tuple[int, ...]) -> Any:
+    """``rows`` cut or zero-padded to ``shape``."""
+    if not shape:
+        return rows
+    return [_fit(rows[i] if i < len(rows) else [], shape[1:]) if len(shape) > 1
+            else (rows[i] if i < len(rows) else 0.0) for i in range(shape[0])]  # fmt: skip
+
+
+def _head_blocks(w: list[Any], C: int, n_head: int, zero_odd: bool) -> list[list[float]]:
+    """``[C, C]``: every head's columns hold the lesson's ``[C, d]`` head (cut or padded to the
+    head width), with odd heads zeroed when ``zero_odd`` (W_Q = 0: the uniform mean)."""
+    d_head = max(C // n_head, 1)
+    single = _fit(w, (C, d_head))
+    return [[0.0 if zero_odd and min(c // d_head, n_head - 1) % 2 else single[r][c % d_head]
+             for c in range(C)] for r in range(C)]  # fmt: skip
+
+
+def preset_data(name: str, T: int, C: int, d: int, n_head: int, lang: str) -> dict[str, Any]:
+    """The numbers of preset ``name`` at these sizes: ``lesson``, or ``uniform`` (W_Q = 0: every
+    visible position gets the same weight, section 1's mean).
+
+    With ``n_head >= 2`` the projections are ``[C, C]``: every head starts from the lesson's
+    head, the even-numbered heads (2, 4, ...) with W_Q = 0, and W_O is the identity.
+    """
+    w_q, w_k, w_v = (example.lesson_w_q(), example.lesson_w_k(), example.lesson_w_v())
+    if check_preset(name) == "uniform":
         w_q = torch.zeros_like(w_q)
-    tensors = (example.lesson_x(), w_q, example.lesson_w_k(), example.lesson_w_v())
-    return {k: t.tolist() for k, t in zip(MATRICES, tensors, strict=True)}
+    data: dict[str, Any] = {"preset": name, "n_head": n_head,
+                            "x": _fit(example.lesson_x().tolist(), (LIMITS["B"], T, C))}  # fmt: skip
+    if n_head == 1:
+        ws = [_fit(w.tolist(), (C, d)) for w in (w_q, w_k, w_v)]
+        data["w_o"] = None
+    else:
+        ws = [_head_blocks(w.tolist(), C, n_head, i == 0) for i, w in enumerate((w_q, w_k, w_v))]
+        data["w_o"] = torch.eye(C, dtype=torch.float64).tolist()
+    data |= dict(zip(MATRICES[1:], ws, strict=True))
+    data["tokens"] = tokens_for(T, LIMITS["B"], lang)
+    return data
 
 
-def _resized(rows: list[Any], n: int, fill: Any) -> list[Any]:
-    return [*rows[:n], *([fill() for _ in range(n - len(rows))])]
+def tokens_for(T: int, B: int, lang: str) -> list[list[str]]:
+    """Default position labels: the lesson's tokens when T matches, else ``p0, p1, ...``."""
+    lesson = example.prompt_tokens(lang)
+    if T == len(lesson[0]):
+        return lesson[:B]
+    return [[f"p{t}" for t in range(T)] for _ in range(B)]
 
 
-def resize(data: dict[str, Any], T: int, C: int, d: int) -> dict[str, Any]:
-    """``data`` cut or zero-padded to T positions, width C and head width d."""
-    check_sizes(T=T, C=C, d=d)
-    x = [
-        _resized([_resized(r, C, float) for r in prompt], T, lambda: [0.0] * C)
-        for prompt in data["x"]
-    ]
-    ws = {
-        k: _resized([_resized(r, d, float) for r in data[k]], C, lambda: [0.0] * d)
-        for k in MATRICES[1:]
-    }
-    return {"x": x, **ws}
+def _overlay(base: Any, edit: Any) -> Any:
+    """``base`` with the cells of ``edit`` laid over it where they exist (numbers, or text the
+    learner typed, kept so its message shows again); ``base`` keeps its shape."""
+    if isinstance(base, list):
+        edits = edit if isinstance(edit, list) else []
+        return [_overlay(b, edits[i] if i < len(edits) else None) for i, b in enumerate(base)]
+    if isinstance(edit, str):
+        return edit[:24]
+    if isinstance(edit, (int, float)) and not isinstance(edit, bool):
+        return float(edit) if abs(edit) < 1e308 else str(edit)[:24]
+    return base
 
 
-def check_sizes(**sizes: int) -> None:
-    """Raise :class:`InputError` for a size above :data:`LIMITS` (or below 1)."""
-    for axis, size in sizes.items():
-        if not 1 <= size <= LIMITS[axis]:
-            raise InputError(
-                f"{axis}: expected 1 <= {axis} <= {LIMITS[axis]} in the explorer but found {size}"
-            )
+def _labels(base: list[list[str]], edit: Any) -> list[list[str]]:
+    """Edited labels over the defaults; a label left at its position's default in either
+    language follows the page's language."""
+    B, T = len(base), len(base[0])
+    defaults = [tokens_for(T, B, lang) for lang in example.LANGS]
+    merged = _overlay(base, edit)
+    return [[base[b][t] if any(new == d[b][t] for d in defaults) else str(new)[:LABEL_MAX]
+             for t, new in enumerate(row)] for b, row in enumerate(merged)]  # fmt: skip
 
 
-def compute(payload: object) -> AttentionStages:
-    """Validate the explorer's numbers and run the pipeline on them.
+def with_state(data: dict[str, Any], state: Any) -> dict[str, Any]:
+    """``data`` (a preset at the asked sizes) with the learner's edits from ``state``.
+
+    Edits are kept when ``state`` started from the same preset; X and the labels are cut or
+    padded to the new sizes; the projections are kept while the head split is unchanged (one
+    head, or the same n_head and C).
+    """
+    if not isinstance(state, dict) or state.get("preset") != data["preset"]:
+        return data
+    out = dict(data, x=_overlay(data["x"], state.get("x")))
+    out["tokens"] = _labels(data["tokens"], state.get("tokens"))
+    same_split = state.get("n_head") == data["n_head"] and (
+        data["n_head"] == 1 or state.get("C") == len(data["x"][0][0])
+    )
+    if same_split:
+        for key in (*MATRICES[1:], "w_o"):
+            if data[key] is not None:
+                out[key] = _overlay(data[key], state.get(key))
+    return out
+
+
+def state_json(data: dict[str, Any]) -> str:
+    """The page's state as compact JSON (what the ``state`` query parameter carries)."""
+    state = {k: data[k] for k in ("preset", "n_head", *MATRICES, "w_o", "tokens")}
+    return json.dumps(state | {"C": len(data["x"][0][0])}, ensure_ascii=False,
+                      separators=(",", ":"))  # fmt: skip
+
+
+def page_query(data: dict[str, Any], lang: str) -> str:
+    """``lang=en&preset=lesson&T=3&C=4&d=2&n_head=1&state=...``: this page in ``lang``."""
+    x, w_q = data["x"], data["w_q"]
+    sizes = {"T": len(x[0]), "C": len(x[0][0]), "d": len(w_q[0]), "n_head": data["n_head"]}
+    return urlencode({"lang": lang, "preset": data["preset"], **sizes, "state": state_json(data)})
+
+
+def compute(payload: object, lang: str) -> tuple[Stages, list[list[str]]]:
+    """Check the explorer's numbers and run the pipeline on them; the stages and the position
+    labels (the learner's, else the defaults in ``lang``).
 
     Raises:
-        InputError: one line naming the field (``x[0][1][2]: ...``), the size over the cap or
-            the stage that overflowed float64.
+        ExplorerError: the size, matrix or cell that is wrong (one line, both languages).
+        attnlab.finite.NonFiniteStageError: a stage overflowed float64.
     """
-    if not isinstance(payload, dict):
-        raise InputError(f"input: expected an object with keys {', '.join(MATRICES)}")
-    lab = parse_input({k: payload[k] for k in MATRICES if k in payload}, source="explorer")
-    B, T, C = lab.x.shape
-    check_sizes(B=B, T=T, C=C, d=lab.w_q.size(1))
-    if lab.w_v.size(1) > LIMITS["d"]:
-        raise InputError(f"w_v: expected at most {LIMITS['d']} columns but found {lab.w_v.size(1)}")
-    stages = lab.stages()
-    if not isinstance(stages, AttentionStages):  # parse_input got no num_heads: one head
-        raise TypeError(f"expected one head's stages, got {type(stages).__name__}")
-    return stages
+    c = check_payload(payload)
+    x, w_q, w_k, w_v = (torch.tensor(m, dtype=torch.float64) for m in (c.x, c.w_q, c.w_k, c.w_v))
+    multi = c.n_head > 1
+    w_o = torch.tensor(c.w_o, dtype=torch.float64) if multi and c.w_o is not None else None
+    tokens = c.tokens or tokens_for(x.size(1), x.size(0), lang)
+    lab = LabInput(x, w_q, w_k, w_v, tokens, c.n_head if multi else None, w_o, "explorer")
+    return lab.stages(), tokens
 
 
 def error_stage(exc: InputError) -> str:
     """The stage that overflowed (``"raw_scores"``), or ``""`` when the input itself is wrong."""
     return str(getattr(exc, "stage", ""))
-
-
-def error_field(message: str) -> tuple[str, str]:
-    """``("x", "x[0][1][2]")`` from an :class:`InputError` message: the matrix and the cell."""
-    match = _FIELD.match(message)
-    if not match:
-        return "", ""
-    return match[1], match[0]
-
-
-def tokens_for(T: int, B: int, lang: str) -> list[list[str]]:
-    """Position labels: the lesson's tokens when T matches, else ``p0, p1, ...``."""
-    lesson = example.prompt_tokens(lang)
-    if T == len(lesson[0]):
-        return lesson[:B]
-    return [[f"p{t}" for t in range(T)] for _ in range(B)]
 
 
 def heat(value: float) -> str:
@@ -121,14 +185,25 @@ def heat(value: float) -> str:
     return f"background:rgb({r},{g},{b});color:{ink}"
 
 
-def stage_views(stages: AttentionStages, lang: str) -> list[StageView]:
-    """Every stage of ``stages`` as labelled tables, the weights first."""
-    B, T, _ = stages.x.shape
-    tokens = tokens_for(T, B, lang)
-    return [
-        stage_view(name, getattr(stages, name), tokens, range(B), lang, PRECISION)
-        for name in SHOWN_STAGES
-    ]
+def stage_groups(stages: Stages, tokens: list[list[str]], lang: str) -> list[dict[str, Any]]:
+    """The stages as titled groups of views: one group for a single head; with several heads
+    X and the mask, then each head (weights first), then the W_O mix (concat → W_O → output)."""
+    B = stages.x.size(0)
+
+    def view(key: str, tensor: torch.Tensor, head: int | None = None) -> StageView:
+        return stage_view(key, tensor, tokens, range(B), lang, PRECISION, head)
+
+    if isinstance(stages, AttentionStages):
+        return [{"id": "head", "views": [view(n, getattr(stages, n)) for n in SHOWN_STAGES]}]
+    n_head = stages.q.size(1)
+    groups = [{"id": "input", "views": [view("x", stages.x),
+                                        view("causal_mask", stages.causal_mask)]}]  # fmt: skip
+    for h in range(n_head):
+        one = stages.head(h)
+        groups.append({"id": f"head-{h + 1}", "head": h + 1,
+                       "views": [view(n, getattr(one, n), h) for n in HEAD_STAGES]})  # fmt: skip
+    mix = [view("concat", stages.concat), view("projected", stages.output)]
+    return [*groups, {"id": "mix", "views": mix}]
 
 
 def heat_cells(view: StageView, table: StageTable) -> list[list[tuple[str, str]]]:
@@ -142,14 +217,19 @@ def heat_cells(view: StageView, table: StageTable) -> list[list[tuple[str, str]]
     return cells
 
 
-def views_context(stages: AttentionStages | None, lang: str) -> dict[str, Any]:
-    """What ``_stages.html`` reads: the views (none without stages) and how it writes them."""
-    views = stage_views(stages, lang) if stages is not None else []
-    return {"views": views, "heat_cells": heat_cells, "compact_shape": compact_shape}
+def views_context(stages: Stages | None, tokens: list[list[str]], lang: str) -> dict[str, Any]:
+    """What ``_stages.html`` reads: the groups of views (none without stages) and how it
+    writes them."""
+    groups = stage_groups(stages, tokens, lang) if stages is not None else []
+    return {"groups": groups, "heat_cells": heat_cells, "compact_shape": compact_shape}
 
 
-def result_json(stages: AttentionStages) -> dict[str, Any]:
-    """The numbers of the result for the JSON API (−∞ as the string ``"-inf"``, 6 decimals)."""
-    return {name: to_json(getattr(stages, name), decimals=6) for name in SHOWN_STAGES} | {
-        "position_stages": sorted(POSITION_STAGES & set(SHOWN_STAGES))
+def result_json(stages: Stages) -> dict[str, Any]:
+    """The numbers of the result for the JSON API (−∞ as the string ``"-inf"``, 6 decimals);
+    with several heads the per-head stages carry the ``n_head`` axis."""
+    names = SHOWN_STAGES
+    if isinstance(stages, MultiHeadStages):
+        names = (*SHOWN_STAGES[:-1], "head_outputs", "concat", "output")
+    return {name: to_json(getattr(stages, name), decimals=6) for name in names} | {
+        "position_stages": sorted(POSITION_STAGES & set(names))
     }

@@ -1,5 +1,6 @@
 """The explorer: a page with editable matrices, a form fallback and a JSON endpoint for live
-updates. Nothing is saved; the routes still require the same-origin check and session token."""
+updates. Nothing is saved; the routes still require the same-origin check and session token.
+Every refusal of the learner's input is one line in the page's language."""
 
 from __future__ import annotations
 
@@ -13,49 +14,41 @@ from attnlab.errors import InputError
 from attnlab.i18n import error_message
 from attnlab.web import explorer
 from attnlab.web.common import csrf_protect, lang_of, page_context, remember_lang, settings
+from attnlab.web.explorer_input import LABEL_MAX, LIMITS, MATRICES, ExplorerError, whole
 from attnlab.web.security import RequestRefused
 from attnlab.web.ui_text import UI
 
 router = APIRouter()
+SIZES = ("T", "C", "d", "n_head")
 
 
-def _size(request: Request, name: str, default: int) -> int:
-    raw = request.query_params.get(name)
-    if raw is None:
-        return default
-    # isascii: "²" is a digit to isdigit but not to int; a few digits: int() refuses 4300.
-    if not (raw.isascii() and raw.isdigit() and len(raw) <= 6):
-        raise RequestRefused(400, f"{name}: expected a whole number but found {raw[:20]!r}")
-    return int(raw)
-
-
-def _page(
-    request: Request, data: dict[str, Any], lang: str, preset: str = "", error: str = ""
-) -> HTMLResponse:
-    status = 200
-    stages = None
-    if not error:
-        try:
-            stages = explorer.compute(data)
-        except InputError as exc:
-            error, status = error_message(exc, lang), 422
-    field, cell = explorer.error_field(error) if error else ("", "")
-    x = data["x"]
+def _page(request: Request, data: dict[str, Any], lang: str) -> HTMLResponse:
+    status, stages, error, field, cell = 200, None, "", "", ""
+    try:
+        stages, _ = explorer.compute(data, lang)
+    except InputError as exc:
+        error, status = error_message(exc, lang), 422
+        field, cell = getattr(exc, "field", ""), getattr(exc, "cell", "")
+    x, other = data["x"], "en" if lang == "zh" else "zh"
+    sizes = {"T": len(x[0]), "C": len(x[0][0]), "d": len(data["w_q"][0]), "n_head": data["n_head"]}
     ctx = page_context(
         request,
         lang,
         settings(request).store().summary(),
         page="explorer",
         data=data,
-        sizes={"T": len(x[0]), "C": len(x[0][0]), "d": len(data["w_q"][0])},
-        limits=explorer.LIMITS,
-        tokens=explorer.tokens_for(len(x[0]), len(x), lang),
-        **explorer.views_context(stages, lang),
+        sizes=sizes,
+        limits=LIMITS,
+        label_max=LABEL_MAX,
+        tokens=data["tokens"],
+        **explorer.views_context(stages, data["tokens"], lang),
         error=error,
         error_matrix=field,
         error_cell=cell,
         presets=explorer.PRESETS,
-        preset=preset,
+        preset=data["preset"],
+        state=explorer.state_json(data),
+        switch_query=explorer.page_query(data, other),
     )
     html = request.app.state.templates.get_template("explorer.html").render(**ctx)
     response = HTMLResponse(html, status_code=status)
@@ -63,32 +56,47 @@ def _page(
     return response
 
 
+def _state(raw: str | None) -> Any:
+    """The ``state`` query parameter as JSON, or ``None`` when absent or unreadable (the page
+    then starts from the preset)."""
+    if not raw:
+        return None
+    try:
+        return safe_load.loads(raw, ".json", "state")
+    except InputError:
+        return None
+
+
 @router.get("/explorer", response_class=HTMLResponse)
 def explorer_page(request: Request) -> HTMLResponse:
-    """The explorer with a preset (``?preset=lesson``) at the sizes asked (``?T=3&C=4&d=2``)."""
+    """The explorer with a preset (``?preset=lesson``) at the sizes asked (``?T=3&C=4&d=2`` and
+    ``n_head``), with the learner's edits from ``?state=`` (see :func:`explorer.with_state`)."""
     lang = lang_of(request)
-    name = request.query_params.get("preset", "lesson")
+    query = request.query_params
     try:
-        data = explorer.preset(name)
-        T = _size(request, "T", len(data["x"][0]))
-        C = _size(request, "C", len(data["x"][0][0]))
-        d = _size(request, "d", len(data["w_q"][0]))
-        data = explorer.resize(data, T, C, d)
-    except InputError as exc:
-        raise RequestRefused(400, str(exc)) from None
-    return _page(request, data, lang, preset=name)
+        name = explorer.check_preset(query.get("preset", "lesson"))
+        sizes = {k: whole(query[k], k) if k in query else explorer.DEFAULT_SIZES[k] for k in SIZES}
+    except ExplorerError as exc:
+        raise RequestRefused(400, exc.localized(lang)) from None
+    data = explorer.preset_data(name, **sizes, lang=lang)
+    return _page(request, explorer.with_state(data, _state(query.get("state"))), lang)
 
 
 def _cells(form: Any, name: str, shape: tuple[int, ...]) -> Any:
     """Rebuild a nested list from form fields ``name[i][j]...``; text that is not a number stays
-    text, so :func:`attnlab.inputs.parse_input` names the cell in its message."""
+    text, so the check names the cell in its message."""
     if not shape:
         raw = str(form.get(name, "")).strip()
         try:
             return float(raw)
         except ValueError:
-            return raw
+            return raw[:24]
     return [_cells(form, f"{name}[{i}]", shape[1:]) for i in range(shape[0])]
+
+
+def _form_labels(form: Any, default: list[list[str]]) -> list[list[str]]:
+    return [[str(form.get(f"tok[{b}][{t}]", label)).strip()[:LABEL_MAX]
+             for t, label in enumerate(row)] for b, row in enumerate(default)]  # fmt: skip
 
 
 @router.post("/explorer", response_class=HTMLResponse, dependencies=[Depends(csrf_protect)])
@@ -97,15 +105,17 @@ async def explorer_form(request: Request) -> HTMLResponse:
     lang = lang_of(request)
     form = await request.form()
     try:
-        T, C, d = (int(str(form.get(k, ""))) for k in ("T", "C", "d"))
-        explorer.check_sizes(T=T, C=C, d=d)
-    except ValueError:
-        raise RequestRefused(422, "T, C, d: expected whole numbers") from None
-    except InputError as exc:
-        raise RequestRefused(422, str(exc)) from None
-    B = explorer.LIMITS["B"]
-    data = {"x": _cells(form, "x", (B, T, C))}
-    data |= {k: _cells(form, k, (C, d)) for k in explorer.MATRICES[1:]}
+        name = explorer.check_preset(str(form.get("preset", "lesson")))
+        T, C, d, n_head = (whole(form.get(k, "1" if k == "n_head" else ""), k) for k in SIZES)
+    except ExplorerError as exc:
+        raise RequestRefused(422, exc.localized(lang)) from None
+    data = explorer.preset_data(name, T, C, d, n_head, lang)
+    width = C if n_head > 1 else d
+    data |= {"x": _cells(form, "x", (LIMITS["B"], T, C))}
+    data |= {k: _cells(form, k, (C, width)) for k in MATRICES[1:]}
+    if n_head > 1:
+        data["w_o"] = _cells(form, "w_o", (C, C))
+    data["tokens"] = _form_labels(form, data["tokens"])
     return _page(request, data, lang)
 
 
@@ -122,13 +132,13 @@ async def explorer_api(request: Request) -> Response:
     try:
         # The body is at most 64 KiB (security.BodyLimit); safe_load still refuses nesting the
         # parser cannot follow and integers Python will not convert, as 422 rather than a 500.
-        stages = explorer.compute(safe_load.loads(text, ".json", "body"))
+        stages, tokens = explorer.compute(safe_load.loads(text, ".json", "body"), lang)
     except safe_load.InvalidSyntax as exc:
         raise RequestRefused(400, str(exc)) from None
     except InputError as exc:
-        field, cell = explorer.error_field(str(exc))
-        body = {"error": error_message(exc, lang), "field": field, "cell": cell}
-        return JSONResponse(body | {"stage": explorer.error_stage(exc)}, status_code=422)
+        body = {"error": error_message(exc, lang), "field": getattr(exc, "field", "")}
+        body |= {"cell": getattr(exc, "cell", ""), "stage": explorer.error_stage(exc)}
+        return JSONResponse(body, status_code=422)
     template = request.app.state.templates.get_template("_stages.html")
-    html = template.render(**explorer.views_context(stages, lang), lang=lang, ui=UI[lang])
+    html = template.render(**explorer.views_context(stages, tokens, lang), lang=lang, ui=UI[lang])
     return JSONResponse({"stages": explorer.result_json(stages), "html": html})

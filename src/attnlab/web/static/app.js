@@ -66,10 +66,31 @@
     return out;
   }
   function payload() {
-    var T = +form.T.value, C = +form.C.value, d = +form.d.value;
-    var x = [];
-    for (var b = 0; b < 2; b++) x.push(matrix("x", T, C, "x[" + b + "]"));
-    return { x: x, w_q: matrix("w_q", C, d, "w_q"), w_k: matrix("w_k", C, d, "w_k"), w_v: matrix("w_v", C, d, "w_v") };
+    var T = +form.T.value, C = +form.C.value, n = +form.n_head.value;
+    var width = n > 1 ? C : +form.d.value;
+    var x = [], tokens = [];
+    for (var b = 0; b < 2; b++) {
+      x.push(matrix("x", T, C, "x[" + b + "]"));
+      var row = [];
+      for (var t = 0; t < T; t++) row.push(form.querySelector('[data-token="tok[' + b + "][" + t + ']"]').value);
+      tokens.push(row);
+    }
+    var out = { n_head: n, x: x, tokens: tokens };
+    ["w_q", "w_k", "w_v"].forEach(function (k) { out[k] = matrix(k, C, width, k); });
+    if (n > 1) out.w_o = matrix("w_o", C, C, "w_o");
+    return out;
+  }
+  // The language switch and the size form carry the edits (the page's state) in the URL.
+  var stateField = document.getElementById("state-field");
+  function keepState(body) {
+    var state = Object.assign({ preset: form.preset.value, C: +form.C.value, w_o: null }, body);
+    stateField.value = JSON.stringify(state);
+    if (!switcher) return;
+    var query = new URLSearchParams({
+      lang: switcher.getAttribute("lang"), preset: form.preset.value, T: form.T.value,
+      C: form.C.value, d: form.d.value, n_head: form.n_head.value, state: stateField.value
+    });
+    switcher.href = "/explorer?" + query.toString();
   }
   var errorBox = document.getElementById("explorer-error");
   var stages = document.getElementById("stages");
@@ -80,11 +101,13 @@
   }
   function update() {
     var mine = ++seq;
+    var body = payload();
+    keepState(body);
     var lang = document.documentElement.lang === "en" ? "en" : "zh";
     fetch("/api/explorer?lang=" + lang, {
       method: "POST", credentials: "same-origin",
       headers: { "Content-Type": "application/json", "X-CSRF-Token": token },
-      body: JSON.stringify(payload())
+      body: JSON.stringify(body)
     }).then(function (r) { return r.json().then(function (body) { return { ok: r.ok, body: body }; }); })
       .then(function (res) {
         if (mine !== seq) return;  // a newer edit is on its way
