@@ -75,7 +75,7 @@ def preset_data(name: str, T: int, C: int, d: int, n_head: int, lang: str) -> di
     w_q, w_k, w_v = (example.lesson_w_q(), example.lesson_w_k(), example.lesson_w_v())
     if check_preset(name) == "uniform":
         w_q = torch.zeros_like(w_q)
-    data: dict[str, Any] = {"preset": name, "n_head": n_head,
+    data: dict[str, Any] = {"preset": name, "n_head": n_head, "d": d,
                             "x": _fit(example.lesson_x().tolist(), (LIMITS["B"], T, C))}  # fmt: skip
     if n_head == 1:
         ws = [_fit(w.tolist(), (C, d)) for w in (w_q, w_k, w_v)]
@@ -149,9 +149,14 @@ def state_json(data: dict[str, Any]) -> str:
 
 def page_query(data: dict[str, Any], lang: str) -> str:
     """``lang=en&preset=lesson&T=3&C=4&d=2&n_head=1&state=...``: this page in ``lang``."""
-    x, w_q = data["x"], data["w_q"]
-    sizes = {"T": len(x[0]), "C": len(x[0][0]), "d": len(w_q[0]), "n_head": data["n_head"]}
-    return urlencode({"lang": lang, "preset": data["preset"], **sizes, "state": state_json(data)})
+    return urlencode({"lang": lang, "preset": data["preset"], **sizes_of(data),
+                      "state": state_json(data)})  # fmt: skip
+
+
+def sizes_of(data: dict[str, Any]) -> dict[str, int]:
+    """T, C, d (the single head's width, kept while n_head >= 2) and n_head of ``data``."""
+    x = data["x"]
+    return {"T": len(x[0]), "C": len(x[0][0]), "d": data["d"], "n_head": data["n_head"]}
 
 
 def compute(payload: object, lang: str) -> tuple[Stages, list[list[str]]]:

@@ -24,7 +24,7 @@ MATRICES: tuple[str, ...] = ("x", "w_q", "w_k", "w_v")
 
 MESSAGES: dict[str, dict[str, str]] = {
     "zh": {
-        "object": "输入：应为含 x、w_q、w_k、w_v 的对象，收到的是 {found}",
+        "object": "input：应为含 x、w_q、w_k、w_v 的对象，收到的是 {found}",
         "missing": "{field}：缺少这一项",
         "size": "{field}：探索器中应满足 1 ≤ {field} ≤ {limit}，收到的是 {found}",
         "whole": "{field}：应为整数，收到的是 {found}",

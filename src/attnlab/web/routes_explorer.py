@@ -29,15 +29,14 @@ def _page(request: Request, data: dict[str, Any], lang: str) -> HTMLResponse:
     except InputError as exc:
         error, status = error_message(exc, lang), 422
         field, cell = getattr(exc, "field", ""), getattr(exc, "cell", "")
-    x, other = data["x"], "en" if lang == "zh" else "zh"
-    sizes = {"T": len(x[0]), "C": len(x[0][0]), "d": len(data["w_q"][0]), "n_head": data["n_head"]}
+    other = "en" if lang == "zh" else "zh"
     ctx = page_context(
         request,
         lang,
         settings(request).store().summary(),
         page="explorer",
         data=data,
-        sizes=sizes,
+        sizes=explorer.sizes_of(data),
         limits=LIMITS,
         label_max=LABEL_MAX,
         tokens=data["tokens"],
