@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import torch
 
 from attnlab import example
 from attnlab.pipeline import attention_stages, lesson_stages
@@ -127,7 +128,47 @@ def test_explorer_updates_as_you_type(page) -> None:  # type: ignore[no-untyped-
     page.screenshot(path=str(SHOTS / "attnlab-explorer.png"), full_page=True)
     page.fill('[data-cell="x[0][1][2]"]', "abc")
     page.wait_for_selector('[data-cell="x[0][1][2]"].invalid')
-    assert "x[0][1][2]: expected a number" in page.locator("#explorer-error").inner_text()
+    assert (
+        "x[0][1][2]：应为数字" in page.locator("#explorer-error").inner_text()
+    )  # the page's language
+
+
+def _cell_text(page, selector: str, expected: str) -> None:  # type: ignore[no-untyped-def]
+    page.wait_for_function(
+        "([s, t]) => { const c = document.querySelector(s); return c && c.textContent === t; }",
+        arg=[selector, expected],
+    )
+
+
+def test_explorer_heads_labels_and_language_switch(page) -> None:  # type: ignore[no-untyped-def]
+    from playwright.sync_api import expect
+
+    from attnlab.pipeline import multi_head_stages
+    from attnlab.web.explorer import preset_data
+
+    page.goto("/explorer?n_head=2&lang=zh")
+    data = preset_data("lesson", 2, 4, 2, 2, "zh")
+    data["w_o"][0][0], data["w_q"][1][2] = 2.0, 3.0
+    t = {k: torch.tensor(data[k], dtype=torch.float64) for k in ("x", "w_q", "w_k", "w_v", "w_o")}
+    ref = multi_head_stages(t["x"], t["w_q"], t["w_k"], t["w_v"], 2, t["w_o"])
+    page.fill('[data-cell="w_o[0][0]"]', "2")  # the W_O mix follows at once
+    out = '[data-stage="projected"] table[data-prompt="0"] tbody tr:nth-child(1) td'
+    _cell_text(page, out, num(ref.output[0, 0, 0]))
+    page.fill('[data-cell="w_q[1][2]"]', "3")  # head 2's own heatmap changes
+    head2 = f'[data-head="2"]{FIRST_WEIGHT}'
+    _cell_text(page, head2, num(ref.weights[0, 1, 1, 0]))
+    page.fill('[data-token="tok[0][1]"]', "<狗>")  # a label, escaped on every table
+    expect(
+        page.locator('[data-head="1"][data-stage="weights"] table[data-prompt="0"] tbody th').nth(1)
+    ).to_have_text("t=1 <狗>")
+    assert page.locator(".legend").first.inner_text().startswith("* 未来位置")
+    page.screenshot(path=str(SHOTS / "attnlab-explorer-heads.png"), full_page=True)
+    click_and_load(page, "#lang-switch")  # English, with every edit kept
+    expect(page.locator('[data-cell="w_o[0][0]"]')).to_have_value("2")
+    expect(page.locator('[data-token="tok[0][1]"]')).to_have_value("<狗>")
+    expect(page.locator('#size-form select[name="n_head"]')).to_have_value("2")
+    _cell_text(page, head2, num(ref.weights[0, 1, 1, 0]))
+    assert page.locator(".legend").first.inner_text().startswith("* future position")
 
 
 def click_and_load(page, selector: str) -> None:  # type: ignore[no-untyped-def]
@@ -166,4 +207,7 @@ def test_phone_width_has_no_sideways_page_scroll(browser, server) -> None:  # ty
     pg.goto("/section/9")
     assert pg.evaluate("document.scrollingElement.scrollWidth") <= 390
     pg.screenshot(path=str(SHOTS / "attnlab-phone.png"), full_page=True)
+    pg.goto("/explorer?n_head=2&lang=en")
+    assert pg.evaluate("document.scrollingElement.scrollWidth") <= 390
+    pg.screenshot(path=str(SHOTS / "attnlab-explorer-heads-phone.png"), full_page=True)
     context.close()

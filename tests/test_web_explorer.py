@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import html as html_lib
 import re
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -43,7 +42,9 @@ def two_heads(seed: int = 0) -> dict[str, Any]:
     """Random numbers for x [2, 3, 4], W_Q/W_K/W_V/W_O [4, 4] and two heads."""
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(2, 3, 4, generator=g, dtype=torch.float64)
-    ws = {k: torch.randn(4, 4, generator=g, dtype=torch.float64) for k in ("w_q", "w_k", "w_v", "w_o")}
+    ws = {
+        k: torch.randn(4, 4, generator=g, dtype=torch.float64) for k in ("w_q", "w_k", "w_v", "w_o")
+    }
     return {"n_head": 2, "x": x.tolist(), **{k: w.tolist() for k, w in ws.items()}}
 
 
@@ -136,7 +137,13 @@ def test_language_switch_keeps_preset_sizes_heads_labels_and_edits(client: TestC
     href = switch_href(zh)
     query = parse_qs(urlsplit(href).query)
     assert {k: query[k][0] for k in ("lang", "preset", "T", "C", "d", "n_head")} == {
-        "lang": "en", "preset": "uniform", "T": "2", "C": "4", "d": "2", "n_head": "2"}
+        "lang": "en",
+        "preset": "uniform",
+        "T": "2",
+        "C": "4",
+        "d": "2",
+        "n_head": "2",
+    }
     en = client.get(href).text
     assert 'data-cell="w_o[1][2]" value="0.75"' in en and 'value="狗"' in en
     assert '<option value="uniform" selected>' in en and "t=1 狗" in en
@@ -181,7 +188,9 @@ BAD_INPUTS = [
 def test_every_refusal_is_in_the_pages_language(client, change, where) -> None:
     payload = change
     if isinstance(change, dict):  # the lesson's numbers with these changes (None: left out)
-        payload = {k: getattr(example, f"lesson_{k}")().tolist() for k in ("x", "w_q", "w_k", "w_v")}
+        payload = {
+            k: getattr(example, f"lesson_{k}")().tolist() for k in ("x", "w_q", "w_k", "w_v")
+        }
         payload = {k: v for k, v in (payload | change).items() if v is not None}
     zh, en = (api(client, payload, lang) for lang in ("zh", "en"))
     assert zh.status_code == en.status_code == 422

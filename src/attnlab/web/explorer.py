@@ -75,8 +75,8 @@ def preset_data(name: str, T: int, C: int, d: int, n_head: int, lang: str) -> di
     w_q, w_k, w_v = (example.lesson_w_q(), example.lesson_w_k(), example.lesson_w_v())
     if check_preset(name) == "uniform":
         w_q = torch.zeros_like(w_q)
-    data: dict[str, Any] = {"preset": name, "n_head": n_head, "d": d,
-                            "x": _fit(example.lesson_x().tolist(), (LIMITS["B"], T, C))}  # fmt: skip
+    x = _fit(example.lesson_x().tolist(), (LIMITS["B"], T, C))
+    data: dict[str, Any] = {"preset": name, "n_head": n_head, "d": d, "x": x}
     if n_head == 1:
         ws = [_fit(w.tolist(), (C, d)) for w in (w_q, w_k, w_v)]
         data["w_o"] = None
@@ -201,8 +201,8 @@ def stage_groups(stages: Stages, tokens: list[list[str]], lang: str) -> list[dic
     if isinstance(stages, AttentionStages):
         return [{"id": "head", "views": [view(n, getattr(stages, n)) for n in SHOWN_STAGES]}]
     n_head = stages.q.size(1)
-    groups = [{"id": "input", "views": [view("x", stages.x),
-                                        view("causal_mask", stages.causal_mask)]}]  # fmt: skip
+    shared = [view("x", stages.x), view("causal_mask", stages.causal_mask)]
+    groups: list[dict[str, Any]] = [{"id": "input", "views": shared}]
     for h in range(n_head):
         one = stages.head(h)
         groups.append({"id": f"head-{h + 1}", "head": h + 1,

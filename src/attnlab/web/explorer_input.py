@@ -197,7 +197,11 @@ def check_payload(payload: Any) -> Checked:
     check_heads(C, n_head)
     x = grid(payload["x"], "x", (B, T, C))
     w_q = payload["w_q"]
-    d = C if n_head > 1 else _length(w_q[0] if isinstance(w_q, list) and w_q else w_q, "w_q[0]", "d")
-    ws = [grid(payload[k], k, (C, d)) for k in MATRICES[1:]]
+    d = (
+        C
+        if n_head > 1
+        else _length(w_q[0] if isinstance(w_q, list) and w_q else w_q, "w_q[0]", "d")
+    )
+    w_q, w_k, w_v = (grid(payload[k], k, (C, d)) for k in MATRICES[1:])
     w_o = grid(payload.get("w_o"), "w_o", (C, C)) if n_head > 1 else None
-    return Checked(x, *ws, w_o, n_head, labels(payload.get("tokens"), B, T))
+    return Checked(x, w_q, w_k, w_v, w_o, n_head, labels(payload.get("tokens"), B, T))
