@@ -5,6 +5,7 @@ every refusal in the page's language."""
 from __future__ import annotations
 
 import html as html_lib
+import json
 import re
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -12,6 +13,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import torch
 from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from attnlab import example
 from attnlab.convert import mha_from_formula
@@ -205,3 +208,26 @@ def test_size_refusals_are_in_the_pages_language(client: TestClient, query: str)
     assert zh.status_code == en.status_code == 400
     found = [re.search(r'id="error-message">([^<]*)<', r.text)[1] for r in (zh, en)]
     assert CJK.search(found[0]) and not CJK.search(found[1]), found
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+STATE = st.fixed_dictionaries(
+    {"preset": st.just("lesson"), "n_head": st.sampled_from([1, 2, "2"]), "C": JSON},
+    optional={k: JSON for k in ("x", "w_q", "w_k", "w_v", "w_o", "tokens")},
+)
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(state=st.one_of(STATE, JSON), n_head=st.sampled_from(["1", "2", "3"]))
+def test_any_state_in_the_url_gives_a_page_never_a_crash(client, state, n_head) -> None:
+    text = json.dumps(state, allow_nan=True)
+    r = client.get("/explorer", params={"n_head": n_head, "state": text, "lang": "en"})
+    assert r.status_code in (200, 422) and 'id="explorer-form"' in r.text
