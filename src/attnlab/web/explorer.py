@@ -49,16 +49,15 @@ def check_preset(name: str) -> str:
 
 
 def _fit(rows: list[Any], shape: tuple[int, ...]) -> Any:
-    """``rows`` cut or zero-padded to ``shape``."""
-    if not shape:
-        return rows
+    """``rows`` cut or zero-padded to ``shape`` (at least one axis)."""
     return [_fit(rows[i] if i < len(rows) else [], shape[1:]) if len(shape) > 1
             else (rows[i] if i < len(rows) else 0.0) for i in range(shape[0])]  # fmt: skip
 
 
 def _head_blocks(w: list[Any], C: int, n_head: int, zero_odd: bool) -> list[list[float]]:
     """``[C, C]``: every head's columns hold the lesson's ``[C, d]`` head (cut or padded to the
-    head width), with odd heads zeroed when ``zero_odd`` (W_Q = 0: the uniform mean)."""
+    head width); with ``zero_odd`` heads 2, 4, ... (counted from 1) are zero (W_Q = 0: the
+    uniform mean)."""
     d_head = max(C // n_head, 1)
     single = _fit(w, (C, d_head))
     return [[0.0 if zero_odd and min(c // d_head, n_head - 1) % 2 else single[r][c % d_head]
