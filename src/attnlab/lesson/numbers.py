@@ -27,7 +27,7 @@ Sources and their names (axis letters as in :mod:`attnlab.pipeline`):
 * ``uniform`` (section 1): ``mean`` ``[B, T, C]`` and its ``weights`` ``[B, T, T]``.
 * ``mask_demo`` (section 11): ``row``, ``future``, ``neg_inf``, ``zero_fill``, each ``[T_key]``.
 * ``shift`` (section 8): prompt A's final scaled row plus each constant: ``constants`` ``[n]``,
-  ``rows`` and ``weights`` ``[n, T_key]``, ``base`` (the unshifted weights) and ``max_diff`` ``[n]``.
+  ``rows`` and ``weights`` ``[n, T_key]``, ``base`` (the unshifted weights), ``max_diff`` ``[n]``.
 * ``shapes`` (section 9's extra check, ``B=1, T=3, C=4, n_head=2``): each stage's shape as a list
   of integers (``x``, ``q``, ``k``, ``v``, ``raw_scores``, ``weights``, ``head_outputs``,
   ``concat``, ``output``); ``shapes.raw_scores`` is ``[1, 2, 3, 3]``.
