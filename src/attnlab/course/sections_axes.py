@@ -12,7 +12,7 @@ from attnlab.course.intro import CHAIN_SECTION, EXPERIMENT_SECTION
 from attnlab.course.numbers import LessonNumbers
 from attnlab.i18n import pick
 from attnlab.lesson import numbers
-from attnlab.show.fmt import compact_shape, num, vec
+from attnlab.show.fmt import compact_shape, num, tiny, vec
 
 
 def scaling(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
@@ -50,7 +50,7 @@ def _shift(lang: str) -> list[Block]:
     """Section 8: a constant added to a whole row leaves the softmax where it was (computed)."""
     base = vec(numbers.tensor("shift.base"), 6)
     rows = [
-        (f"c = {num(c, 0)}", vec(r), vec(w, 6), _tiny(float(d)))
+        (f"c = {num(c, 0)}", vec(r), vec(w, 6), tiny(d))
         for c, r, w, d in zip(
             *(numbers.tensor(f"shift.{k}") for k in ("constants", "rows", "weights", "max_diff")),
             strict=True,
@@ -164,8 +164,3 @@ def axes(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
             "这组尺寸各不相同，把 Head 轴误当成时间轴会立刻暴露。",
             "With every size different, mistaking the head axis for the time axis shows up at once.")),
     ]  # fmt: skip
-
-
-def _tiny(value: float) -> str:
-    """A rounding-sized difference: ``0`` or ``1.1e-16``."""
-    return "0" if value == 0 else f"{value:.1e}"
