@@ -63,9 +63,9 @@ def _shift(lang: str) -> list[Block]:
             f"Check “a constant added to the row changes nothing” yourself: A's final scaled row {row} "
             f"has softmax {base}; now add different constants c to the whole row:")),
         table(["c", pick(lang, "行 + c", "row + c"), "softmax", pick(lang, "与 c=0 的最大差", "max |diff| from c=0")], rows,
-              pick(lang, "exp(s+c) = exp(s)·exp(c)：分子分母同乘 exp(c)，约掉了。剩下的差只是 float64 的舍入。",
+              pick(lang, "exp(s+c) = exp(s)·exp(c)：分子分母同乘 exp(c)，约掉了。剩下的差只是双精度浮点的舍入。",
                    "exp(s+c) = exp(s)·exp(c): numerator and denominator gain the same factor, which cancels. "
-                   "What difference is left is float64 rounding."),
+                   "What difference is left is double-precision rounding."),
               key="shift"),
         note(pick(lang,
             "别把这里 Softmax 的局部斜率直接当成每个最终参数的梯度。Softmax 对分数的导数只是链条中的一环；某个 W_Q 或 W_V "
