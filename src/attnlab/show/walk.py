@@ -148,7 +148,7 @@ def _weighted_values(st: AttentionStages, lang: str, p: int) -> list[str]:
 
 def _scaling(st: AttentionStages, lang: str, p: int) -> list[str]:
     t, d = TEXT[lang], st.q.size(-1)
-    out = ["== " + t["sec8"], f"sqrt(d_k) = sqrt({d}) = {num(numbers.get('sqrt_d_k'), p)}"]
+    out = ["== " + t["sec8"], f"sqrt(d_k) = sqrt({d}) = {num(numbers.tensor('sqrt_d_k'), p)}"]
     for b, name in enumerate(example.prompt_names(2)):
         raw, scaled = (
             vec(st.raw_scores[b, -1].tolist(), p),
