@@ -24,7 +24,8 @@ def invoke(*args: str, input: str | None = None):
 
 
 def test_lesson_and_grad_match_the_scripts() -> None:
-    from attnlab.show.walk import render_experiment, render_lesson
+    from attnlab.show.walk import render_lesson
+    from attnlab.show.walk_grad import render_experiment
 
     result = invoke("lesson", "--lang", "en")
     assert result.exit_code == 0, result.output

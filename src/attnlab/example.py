@@ -134,6 +134,11 @@ _W_VOCAB = (
 EXPERIMENT_PARAM: tuple[int, int] = (1, 0)
 #: Learning rate of section 16's one-step update.
 EXPERIMENT_LR = 0.01
+#: Section 7's content-path example: W_V[0, 0], the first value component of 我 (feature 0 is
+#: 我's alone), which A's final query reads and W_vocab's row 0 scores, so the loss depends on it.
+VALUE_GRAD_PARAM: tuple[int, int] = (0, 0)
+#: Section 8 adds each constant to a whole score row to show the softmax does not move.
+SHIFT_CONSTANTS: tuple[float, ...] = (1.0, 10.0, -5.0)
 #: Section 10 draws the causal mask for this longer sequence too (T=4).
 MASK_CHECK_TOKENS = 4
 #: The row [0.2, future] that section 11 uses to compare a 0 fill with a −∞ fill.

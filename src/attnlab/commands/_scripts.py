@@ -45,12 +45,13 @@ def _parser(prog: str, description: str) -> _Parser:
 
 def run(kind: str, argv: list[str] | None = None) -> int:
     """Run the lesson walk (``kind="lesson"``) or section 16's experiment (``"grad"``)."""
-    from attnlab.show import walk
+    from attnlab.show import walk, walk_grad
 
     prog = "week07_attention.py"
     description = {
         "lesson": "Walk Week 7's attention lesson stage by stage and print every number.",
-        "grad": "Section 16: the gradient of the mean loss with respect to W_Q[1,0], one step.",
+        "grad": "Section 16: the gradient of the mean loss with respect to W_Q[1,0], one step; "
+        "section 7: the gradient of W_V[0,0] on the content path.",
     }[kind]
     args = _parser(prog, description).parse_args(argv)
     try:
@@ -63,7 +64,9 @@ def run(kind: str, argv: list[str] | None = None) -> int:
     elif kind == "lesson":
         text = walk.render_lesson(lang, _or(args.precision, walk.DEFAULT_PRECISION))
     else:
-        text = walk.render_experiment(lang, _or(args.precision, walk.EXPERIMENT_PRECISION))
+        text = walk_grad.render_experiment(
+            lang, _or(args.precision, walk_grad.EXPERIMENT_PRECISION)
+        )
     try:
         print(text)
     except BrokenPipeError:  # e.g. piped into `head`: the reader has all it wanted

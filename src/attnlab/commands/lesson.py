@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOption = False,
         lang: LangOption = None,
     ) -> None:
-        """Walk the lesson stage by stage (same as python week07_attention.py)."""
+        """Walk the computed sections in the page's order (= python week07_attention.py)."""
         _walk(ctx, "lesson", precision, as_json, lang)
 
     @app.command("grad")
@@ -36,7 +36,7 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOption = False,
         lang: LangOption = None,
     ) -> None:
-        """Section 16: gradient of the loss w.r.t. W_Q[1,0] and one update step."""
+        """Section 16: gradient of the loss w.r.t. W_Q[1,0], one update; section 7: W_V[0,0]."""
         _walk(ctx, "grad", precision, as_json, lang)
 
 

@@ -25,12 +25,17 @@ class Block:
     and ``lines``, a figure's ``name`` and ``lang``.
     """
 
-    kind: str  # p | note | math | table | code | figure | pre | flow
+    kind: str  # h | p | note | math | table | code | figure | pre | flow
     text: str = ""
     headers: tuple[str, ...] = ()
     rows: tuple[tuple[str, ...], ...] = ()
     items: tuple[str, ...] = ()
     data: dict[str, Any] = field(default_factory=dict)
+
+
+def heading(text: str) -> Block:
+    """A sub-heading inside a section (a titled list, a part of the introduction)."""
+    return Block("h", text=text)
 
 
 def p(text: str) -> Block:

@@ -12,7 +12,14 @@ from dataclasses import dataclass
 from functools import cache
 
 from attnlab import example
-from attnlab.course import sections_compute, sections_learn, sections_mask, sections_read
+from attnlab.course import (
+    sections_axes,
+    sections_close,
+    sections_compute,
+    sections_learn,
+    sections_mask,
+    sections_read,
+)
 from attnlab.course.blocks import Block
 from attnlab.course.numbers import LessonNumbers, lesson_numbers
 from attnlab.i18n import pick
@@ -32,8 +39,8 @@ BUILDERS: dict[int, Builder] = dict(
             sections_compute.softmax_rows,
             sections_compute.weighted_values,
             sections_compute.full_chain,
-            sections_compute.scaling,
-            sections_compute.axes,
+            sections_axes.scaling,
+            sections_axes.axes,
             sections_mask.why_mask,
             sections_mask.neg_inf,
             sections_mask.reproduce,
@@ -41,9 +48,9 @@ BUILDERS: dict[int, Builder] = dict(
             sections_learn.self_attention,
             sections_learn.multi_head,
             sections_learn.logits,
-            sections_learn.cost,
-            sections_learn.checklist,
-            sections_learn.week8,
+            sections_close.cost,
+            sections_close.checklist,
+            sections_close.week8,
         ]
     )
 )

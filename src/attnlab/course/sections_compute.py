@@ -1,4 +1,4 @@
-"""Sections 4-9 of the web lesson: from Q/K/V to weights and outputs, and reading the axes.
+"""Sections 4-7 of the web lesson: from Q/K/V to weights and outputs, and the whole chain.
 
 Every number is taken from :mod:`attnlab.lesson.numbers` (most through
 :class:`attnlab.course.numbers.LessonNumbers`); the prose is ours.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from attnlab import example
 from attnlab.course.blocks import Block, figure, flow, math, note, p, pre, table
+from attnlab.course.intro import EXPERIMENT_SECTION
 from attnlab.course.numbers import LessonNumbers
 from attnlab.i18n import pick
 from attnlab.lesson import numbers
@@ -170,113 +171,47 @@ def full_chain(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]
               pick(lang, "W_Q、W_K 和输入 X", "W_Q, W_K and the input X"))],
             pick(lang, "两条路在 X 处汇合，梯度相加。", "The two paths meet at X, where their gradients add."),
             key="grad-paths"),
+        *_two_gradients(n, lang, tok),
     ]  # fmt: skip
 
 
-def scaling(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
-    """Section 8: why divide by √d_k."""
-    st, d = n.stages, n.sizes["d"]
-    sqrt_d = num(numbers.tensor("sqrt_d_k"))
-    text = [f"sqrt(d_k) = sqrt({d}) ≈ {sqrt_d}"]
-    for b, name in enumerate(example.prompt_names(2)):
-        text.append(
-            f"{name}: raw {vec(st.raw_scores[b, -1])}  →  scaled {vec(st.scaled_scores[b, -1])}"
-        )
+def _two_gradients(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
+    """One entry down each path, with section 16's loss: W_V[i,c] and W_Q[1,0], three ways each."""
+    (i, c), (qi, qj), P6 = example.VALUE_GRAD_PARAM, n.experiment.param, 6
+    reads, dh = numbers.tensor("experiment.wv_reads"), numbers.tensor("experiment.dloss_dh")
+    wv, wq = f"W_V[{i},{c}]", f"W_Q[{qi},{qj}]"
+    g = {
+        k: num(numbers.tensor(f"experiment.{k}"), P6)
+        for k in ("grad_wv", "grad_wv_fd", "grad_wv_closed", "grad", "grad_fd", "grad_closed")
+    }
+    names = example.prompt_names(2)
+    terms = " + ".join(f"{num(reads[b], P6)}×({num(dh[b, c], P6)})" for b in range(len(names)))
+    work = [
+        f"{name}: Σ_j P[{name}][T−1,j]·x[j,{i}] = {num(reads[b], P6)},   ∂L_{name}/∂h_{name}[{c}] = {num(dh[b, c], P6)}"
+        for b, name in enumerate(names)
+    ]
+    work.append(f"∂L/∂{wv} = (1/{len(names)})·[{terms}] = {g['grad_wv_closed']}")
     return [
         p(pick(lang,
-            "点积是 d_k 个乘积之和。如果各分量大致零均值、单位方差、彼此不太相关，和的方差大约随 d_k 增长，"
-            "标准差随 √d_k 增长。除以 √d_k，把典型分数拉回稳定的尺度。",
-            "A dot product adds d_k products. If the components are roughly zero-mean, unit-variance "
-            "and not strongly correlated, the variance of the sum grows like d_k and its spread like "
-            "√d_k. Dividing by √d_k brings typical scores back to a steady scale.")),
-        math(r"q\cdot k=\sum_{i=1}^{d_k}q_ik_i,\qquad \operatorname{Var}(q\cdot k)\approx d_k,\qquad \operatorname{Std}(q\cdot k)\approx\sqrt{d_k}"),
-        pre("\n".join(text)),
-        figure("scale", lang, pick(lang, "随 d_k 变宽的分数，以及缩放前后 Softmax 的尖锐程度（测量值）",
-                    "Score spread against d_k, and how peaked the softmax gets with and without scaling (measured)")),
+            f"用第 {EXPERIMENT_SECTION} 节的损失，沿每条路各追一个参数：内容这条路取 {wv}，读取比例这条路取 {wq}。选 {wv} 的理由："
+            f"X 的第 {i} 个特征只属于“{tok[0][0]}”，A 最后的“{tok[0][1]}”以 {num(n.stages.weights[0, -1, 0])} 的权重读它，"
+            f"而 W_vocab 的第 {c} 行给 h 的第 {c} 个分量打分，所以损失确实依赖它；B 里没有词带这个特征，只有 A 贡献梯度。",
+            f"With section {EXPERIMENT_SECTION}'s loss, follow one entry down each path: {wv} on the content path, {wq} "
+            f"on the reading-ratio path. Why {wv}: feature {i} of X belongs to “{tok[0][0]}” alone, A's "
+            f"final “{tok[0][1]}” reads it with weight {num(n.stages.weights[0, -1, 0])}, and row {c} of "
+            f"W_vocab scores h's component {c}, so the loss does depend on it; no token of B carries "
+            "that feature, so only A contributes.")),
+        math(r"\frac{\partial L}{\partial W_V[i,c]}=\frac{1}{B}\sum_b\sum_j P_b[T{-}1,j]\,x_b[j,i]\,"
+             r"\frac{\partial L_b}{\partial h_b[c]},\qquad \frac{\partial L_b}{\partial h_b}=(p_b-y_b)\,W_{\mathrm{vocab}}^\top"),
+        pre("\n".join(work)),
+        table([pick(lang, "参数", "Parameter"), pick(lang, "路径", "Path"), pick(lang, "自动求导", "Autograd"),
+               pick(lang, "中心差分", "Central difference"), pick(lang, "链式法则闭式", "Closed form (chain rule)")],
+              [(wv, "O → V → W_V", g["grad_wv"], g["grad_wv_fd"], g["grad_wv_closed"]),
+               (wq, "O → P → S → Q → W_Q", g["grad"], g["grad_fd"], g["grad_closed"])],
+              pick(lang, "d(平均损失)/d参数，三种算法一致（6 位小数）", "d(mean loss)/d parameter, three ways that agree (6 decimals)"),
+              key="grad-three-ways"),
         note(pick(lang,
-            "缩放不改变同一行的大小顺序，只改变 Softmax 收到的尺度。分数差距过大时 Softmax 几乎变成独热，"
-            "对分数的微小变化不再敏感。给整行加同一个常数则完全不改变 Softmax。",
-            "Scaling keeps the order within a row and changes only the scale the softmax receives. "
-            "When scores spread too far the softmax turns almost one-hot and stops responding to small "
-            "changes. Adding one constant to a whole row changes nothing at all.")),
-        math(rf"\widetilde{{S}}=S/\sqrt{{d_k}},\qquad S,\widetilde{{S}}:{compact_shape(st.raw_scores.shape)}"),
-    ]  # fmt: skip
-
-
-def axes(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
-    """Section 9: every axis of every shape, and the extra shape check."""
-    st = n.stages
-    axes_rows = [
-        (
-            "X",
-            compact_shape(st.x.shape),
-            pick(lang, "批、Token 位置、模型特征", "batch, token position, model feature"),
-        ),
-        (
-            "Q / K / V",
-            compact_shape(st.q.shape),
-            pick(lang, "批、Token 位置、Head 特征", "batch, token position, head feature"),
-        ),
-        (
-            "Scores / Weights",
-            compact_shape(st.weights.shape),
-            pick(
-                lang, "批、Query 位置、Key/Value 位置", "batch, query position, key/value position"
-            ),
-        ),
-        (
-            "Head output",
-            compact_shape(st.output.shape),
-            pick(lang, "批、Query 位置、Head 特征", "batch, query position, head feature"),
-        ),
-    ]
-    index_rows = [
-        (
-            "weights[0,1,0]",
-            num(st.weights[0, 1, 0]),
-            pick(
-                lang,
-                f"A 最后的“{tok[0][1]}”分给“{tok[0][0]}”的权重",
-                f"weight the final “{tok[0][1]}” of A gives “{tok[0][0]}”",
-            ),
-        ),
-        (
-            "weights[1,1,0]",
-            num(st.weights[1, 1, 0]),
-            pick(
-                lang,
-                f"B 最后的“{tok[1][1]}”分给“{tok[1][0]}”的权重",
-                f"weight the final “{tok[1][1]}” of B gives “{tok[1][0]}”",
-            ),
-        ),
-        (
-            "output[1,1,:]",
-            vec(st.output[1, 1]),
-            pick(
-                lang,
-                f"B 最后的“{tok[1][1]}”的 Head 输出向量",
-                f"head output vector of B's final “{tok[1][1]}”",
-            ),
-        ),
-    ]
-    cfg = example.SHAPE_CHECK
-    extra = [(r.stage, compact_shape(r.shape), ", ".join(r.axes)) for r in n.shapes]
-    return [
-        table(["Tensor", "Shape", pick(lang, "各轴含义", "Meaning of each axis")], axes_rows,
-              pick(lang, "形状的数字相同，不代表轴的含义相同。", "Equal sizes do not mean equal meanings."), key="axes"),
-        math(r"Q:[B,T,d_k]\ @\ K^\top:[B,d_k,T]\rightarrow S:[B,T,T],\qquad P:[B,T,T]\ @\ V:[B,T,d_v]\rightarrow O:[B,T,d_v]"),
-        p(pick(lang,
-            "每张 [T,T] 表里，行 t 是发起读取的 Query 位置，列 j 是被比较的 Key 位置（也是随后取 Value 的位置）。"
-            "两个轴都是位置轴，不是特征轴。",
-            "In every [T,T] table, row t is the query position doing the reading and column j the key "
-            "position being compared (and later the value position read). Both are position axes, "
-            "not feature axes.")),
-        table([pick(lang, "下标", "Index"), pick(lang, "值", "Value"), pick(lang, "含义", "Meaning")], index_rows, key="index"),
-        table([pick(lang, "阶段", "Stage"), "Shape", pick(lang, "轴", "Axes")], extra,
-              pick(lang, f"另取 B={cfg['batch']}, T={cfg['tokens']}, C={cfg['embed']}, n_head={cfg['heads']} 的形状检查（实测）",
-                   f"Extra shape check with B={cfg['batch']}, T={cfg['tokens']}, C={cfg['embed']}, n_head={cfg['heads']} (measured)"),
-              key="shape-check"),
-        note(pick(lang,
-            "这组尺寸各不相同，把 Head 轴误当成时间轴会立刻暴露。",
-            "With every size different, mistaking the head axis for the time axis shows up at once.")),
+            "V 不参与 QKᵀ，所以内容这条路不经过分数和 Softmax 的导数；W_Q 的梯度则必须穿过 Softmax 的雅可比矩阵。",
+            "V takes no part in QKᵀ, so the content path skips the derivative of the scores and the "
+            "softmax; W_Q's gradient has to pass through the softmax's Jacobian.")),
     ]  # fmt: skip

@@ -1,5 +1,5 @@
-"""Sections 14-19 of the web lesson: self-attention, many heads, the loss, the cost, the checklist
-and the road to Week 8.
+"""Sections 14-16 of the web lesson: self-attention, many heads, and how the output reaches the
+loss.
 
 Every number is taken from :mod:`attnlab.lesson.numbers` (most through
 :class:`attnlab.course.numbers.LessonNumbers`); the prose is ours.
@@ -8,7 +8,8 @@ Every number is taken from :mod:`attnlab.lesson.numbers` (most through
 from __future__ import annotations
 
 from attnlab import example
-from attnlab.course.blocks import Block, code, figure, flow, math, note, p, pre, table
+from attnlab.course.blocks import Block, code, flow, math, note, p, pre, table
+from attnlab.course.intro import CHAIN_SECTION, GRAD_COMMAND
 from attnlab.course.numbers import LessonNumbers
 from attnlab.i18n import pick
 from attnlab.lesson import numbers
@@ -31,6 +32,13 @@ def self_attention(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Bl
               [("Self-Attention", pick(lang, "序列 X", "sequence X"), pick(lang, "同一序列 X", "the same X")),
                ("Cross-Attention", pick(lang, "目标序列或当前状态", "target sequence or current state"),
                 pick(lang, "另一条源序列", "another source sequence"))], key="self-cross"),
+        math(r"Q=XW_Q,\qquad K=XW_K,\qquad V=XW_V"),
+        math(rf"X:{compact_shape(st.x.shape)}\ @\ W_Q:{compact_shape(example.lesson_w_q().shape)}\rightarrow Q:{compact_shape(st.q.shape)}"),
+        p(pick(lang,
+            "一次矩阵乘法处理整批：同一个 W_Q 乘到每条提示的每个位置上，批轴原样保留。管线算出的两条提示的 Q：",
+            "One matrix product serves the whole batch: the same W_Q multiplies every position of every "
+            "prompt, and the batch axis passes through untouched. The two prompts' Q from the pipeline:")),
+        math(rf"Q_A=X_AW_Q={tex_matrix(st.q[0])},\qquad Q_B=X_BW_Q={tex_matrix(st.q[1])}"),
         math(rf"S:{compact_shape(st.raw_scores.shape)}=[B,T,T]\neq[B,T,B,T]"),
         p(pick(lang,
             f"分数张量里没有“跨批”的轴：A 的那张表只含“{tok[0][0]}、{tok[0][1]}”，B 的只含“{tok[1][0]}、{tok[1][1]}”。"
@@ -76,6 +84,7 @@ def logits(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     r, z, words = n.experiment, n.sizes, example.vocab(lang)
     bt = compact_shape((z["B"], z["T"]))[:-1]
     targets = [words[int(i)] for i in example.lesson_targets()]
+    wv = "W_V[{},{}]".format(*example.VALUE_GRAD_PARAM)
     rows = [
         (
             f"{''.join(tok[b])}",
@@ -92,6 +101,7 @@ def logits(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
             "Attention 不直接输出哪个词。它产生上下文特征；两条提示的特征不同，LM Head 才能给出不同的 Logits。",
             "Attention does not output a token. It produces context features; because the two prompts' "
             "features differ, the LM head can give them different logits.")),
+        _typical_shapes(n, lang),
         p(pick(lang,
             f"一个最小实验：在单头输出 h 后面接一个固定的评分矩阵 W_vocab（{compact_shape(example.lesson_w_vocab().shape)}），"
             f"目标仍是 A→{targets[0]}、B→{targets[1]}。A 的 h={vec(r.before.h[0], P6)}，B 的 h={vec(r.before.h[1], P6)}。",
@@ -103,7 +113,61 @@ def logits(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
               pick(lang, f"平均损失 ≈ {num(r.before.loss_mean, P6)}", f"Mean loss ≈ {num(r.before.loss_mean, P6)}"), key="logits"),
         *_gradient_step(r, lang, targets),
         code("attnlab.lesson.experiment:forward", pick(lang, "实验的前向计算（注意力仍走同一条路径）", "The experiment's forward pass (attention still takes the one path)")),
+        pre(GRAD_COMMAND),
+        p(pick(lang,
+            f"运行上面这条命令（或 attnlab grad），看自动求导给出的梯度、与中心差分和闭式的对照，以及更新前后的概率；"
+            f"第 {CHAIN_SECTION} 节内容路径上的 {wv} 梯度也在其中。",
+            f"Run the command above (or attnlab grad) to see autograd's gradient beside the central "
+            f"difference and the closed form, and the probabilities before and after the update; the "
+            f"gradient of {wv} on section {CHAIN_SECTION}'s content path is there too.")),
     ]  # fmt: skip
+
+
+def _typical_shapes(n: LessonNumbers, lang: str) -> Block:
+    """The shapes a full model passes on, in symbols and at the lesson's sizes."""
+    z = n.sizes
+    heads = z["C"] // z["d"]
+    rows = [
+        (
+            pick(lang, "注意力权重", "Attention weights"),
+            "[B,n_head,T,T]",
+            compact_shape((z["B"], heads, z["T"], z["T"])),
+            pick(
+                lang,
+                "每个 Query 读哪些 Key/Value 位置",
+                "which key/value positions each query reads",
+            ),
+        ),
+        (
+            pick(lang, "上下文特征 H", "Context features H"),
+            "[B,T,C]",
+            compact_shape((z["B"], z["T"], z["C"])),
+            pick(
+                lang,
+                "每个位置经过上下文处理后的表示",
+                "each position's vector after reading its context",
+            ),
+        ),
+        (
+            pick(lang, "词表 Logits", "Vocabulary logits"),
+            "[B,T,V_vocab]",
+            compact_shape((z["B"], z["T"], z["V"])),
+            pick(lang, "每个候选词的原始分数", "the raw score of every candidate token"),
+        ),
+        (
+            pick(lang, "词表概率", "Vocabulary probabilities"),
+            "[B,T,V_vocab]",
+            compact_shape((z["B"], z["T"], z["V"])),
+            pick(
+                lang,
+                "Logits 沿词表轴 Softmax 后的分布",
+                "logits after a softmax along the vocabulary axis",
+            ),
+        ),
+    ]
+    return table([pick(lang, "对象", "Tensor"), pick(lang, "典型形状", "Typical shape"),
+                  pick(lang, f"本课（n_head={heads}）", f"This lesson (n_head={heads})"), pick(lang, "意义", "Meaning")],
+                 rows, key="typical-shapes")  # fmt: skip
 
 
 def _gradient_step(r: ExperimentResult, lang: str, targets: list[str]) -> list[Block]:
@@ -165,117 +229,3 @@ def _linear(a: float, c: float) -> str:
     if abs(c) > 1e-12 or not parts:
         parts.append(("+" if parts and c >= 0 else "") + tex(c))
     return "".join(parts)
-
-
-def cost(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
-    """Section 17: B·n_head·T² score elements."""
-    cfg = example.COST_CHECK
-    first = n.cost[0].tokens
-    rows = [
-        (
-            f"T={r.tokens}",
-            f"{cfg.batch} × {cfg.heads} × {r.tokens}² = {r.elements:,}",
-            f"{r.ratio:,.0f}×",
-        )
-        for r in n.cost
-    ]
-    return [
-        p(pick(lang,
-            "每个 Head 的分数表有 T² 个元素；全部批和 Head 合起来是 B·n_head·T² 个。权重还要同样多的空间，训练时还要存激活和梯度。",
-            "Each head's score table has T² elements; over the batch and all heads that is "
-            "B·n_head·T². The weights need as many again, and training also keeps activations and "
-            "gradients.")),
-        table([f"B={cfg.batch}, n_head={cfg.heads}", pick(lang, "全部 Head 的分数元素", "Score elements, all heads"),
-               pick(lang, f"相对 T={first}", f"Relative to T={first}")], rows,
-              pick(lang, "元素个数取自管线在 meta 设备上真正产生的张量形状。", "Counts are read from the tensors the pipeline really makes (on the meta device)."),
-              key="cost"),
-        math(r"\mathrm{Score\ elements}=B\,n_{\mathrm{head}}\,T^2,\qquad \mathrm{cost}=O(B\,n_{\mathrm{head}}\,T^2d_{\mathrm{head}})=O(BT^2C)"),
-        figure("cost", lang, pick(lang, "分数元素随 T 的平方增长（对数坐标）", "Score elements grow with T squared (log-log axes)")),
-        note(pick(lang,
-            "因果掩码禁止读未来，但普通的稠密实现仍会先造出完整的 T×T 矩阵。优化实现可以省内存或运算，不改变这里的基本形状。",
-            "The causal mask forbids reading the future, but a plain dense implementation still builds "
-            "the full T×T matrix first. Optimised kernels save memory or work; they do not change "
-            "these basic shapes.")),
-    ]  # fmt: skip
-
-
-def checklist(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
-    """Section 18: the debugging order, and ten things to keep."""
-    steps = [
-        ("X", pick(lang, "是 [B,T,C] 的向量，不是 Token ID", "[B,T,C] vectors, not token IDs")),
-        (
-            "Q/K/V",
-            pick(lang, "[B,T,d_head]，来自各自的投影", "[B,T,d_head], from their own projections"),
-        ),
-        (
-            "Scores",
-            pick(
-                lang,
-                "用了 K.transpose(-2,-1)，得到 [B,T,T]",
-                "K.transpose(-2,-1) was used, giving [B,T,T]",
-            ),
-        ),
-        ("Scale", pick(lang, "除以 √d_k", "divided by √d_k")),
-        (
-            "Mask",
-            pick(lang, "未来列在 Softmax 之前为 −∞", "future columns are −∞ before the softmax"),
-        ),
-        ("Softmax", pick(lang, "dim=-1，每行加总为 1", "dim=-1, every query row sums to 1")),
-        ("Retrieval", pick(lang, "权重 @ V，而不是 @ K", "weights @ V, not @ K")),
-        (
-            "Multi-Head",
-            pick(lang, "沿特征轴拼接，经 W_O 回到 C", "concatenated on features, W_O back to C"),
-        ),
-        ("Batch", pick(lang, "不同批之间没有互相读取", "batch rows never read each other")),
-        (
-            "Logits",
-            pick(
-                lang,
-                "LM Head 接收上下文特征，不是注意力权重",
-                "the LM head takes context features, not attention weights",
-            ),
-        ),
-    ]
-    rows = [(f"{i}. {name}", what) for i, (name, what) in enumerate(steps, start=1)]
-    return [
-        table([pick(lang, "检查顺序", "Check, in order"), pick(lang, "看什么", "What to look for")], rows, key="debug"),
-        note(pick(lang,
-            "如果分数正确、未来位置却还有正权重：先查掩码是不是在 Softmax 之前，再查 Softmax 是不是沿 dim=-1。",
-            "If the scores are right but a future position still has positive weight, check first that "
-            "the mask comes before the softmax, then that the softmax runs over dim=-1.")),
-        math(r"X\rightarrow Q,K,V\rightarrow QK^\top\rightarrow /\sqrt{d_k}\rightarrow\mathrm{Mask}\rightarrow\mathrm{Softmax}\rightarrow PV\rightarrow\mathrm{MultiHead}\rightarrow H\rightarrow\mathrm{Logits}"),
-        p(pick(lang,
-            "想亲手看看每种错误会算出什么数？命令 attnlab mistakes 会列出错误目录，attnlab mistakes 名称 会逐个重现它们。",
-            "Want to see the number each mistake produces? The mistakes catalogue of the command "
-            "line (attnlab mistakes, then attnlab mistakes NAME) reproduces them one by one.")),
-    ]  # fmt: skip
-
-
-def week8(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
-    """Section 19: what a Transformer block adds around attention."""
-    x = compact_shape(n.stages.x.shape)
-    bt = compact_shape((n.sizes["B"], n.sizes["T"]))[:-1]
-    return [
-        p(pick(lang,
-            f"Week 8 从同一个 [B,T,C]={x} 接口继续。多头注意力必须返回 {x}，才能和残差路径相加。",
-            f"Week 8 continues from the same [B,T,C]={x} interface. Multi-head attention must return "
-            f"{x} so that it can be added to the residual path.")),
-        flow([
-            f"Token + Position Embedding {x}",
-            f"Pre-Norm Multi-Head Attention {x}",
-            f"x + Attention(LN₁(x)) {x}",
-            pick(lang, f"逐位置 FFN {x}", f"Per-position FFN {x}"),
-            f"x₁ + FFN(LN₂(x₁)) {x}",
-            f"LM head → Logits {bt},V_vocab]",
-        ]),
-        math(r"x_1=x+\operatorname{Attention}(\operatorname{LN}_1(x)),\qquad x_2=x_1+\operatorname{FFN}(\operatorname{LN}_2(x_1))"),
-        table([pick(lang, "组件", "Component"), pick(lang, "主要职责", "Main job")],
-              [("Position Embedding", pick(lang, "提供顺序与位置信息", "supplies order and position")),
-               ("Causal Multi-Head Attention", pick(lang, "在允许的位置之间混合信息", "mixes information across allowed positions")),
-               ("FFN", pick(lang, "对每个位置独立做同样的非线性变换", "applies the same non-linear map to each position alone")),
-               ("Residual", pick(lang, "保留原路径，让深层更好训练", "keeps the original path, eases deep training")),
-               ("LayerNorm", pick(lang, "稳定各层输入的尺度", "steadies the scale of each layer's input"))], key="block"),
-        note(pick(lang,
-            "多头是并行地读信息；多个 Block 是串行地改造表示。两者不要混为一谈。",
-            "Heads read in parallel; blocks transform in sequence. Keep the two apart.")),
-    ]  # fmt: skip

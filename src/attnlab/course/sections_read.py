@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from attnlab import example
 from attnlab.course.blocks import Block, flow, math, note, p, table
+from attnlab.course.intro import MINIGPT_WEEKS, WEEK_AFTER, WEEK_BEFORE
 from attnlab.course.numbers import LessonNumbers
 from attnlab.i18n import pick
 from attnlab.show.fmt import compact_shape, tex_matrix, vec
@@ -37,6 +38,7 @@ def core_goal(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
             f"So that every step can be done by hand, the week uses a small fixed input X of shape "
             f"{compact_shape(st.x.shape)} = [B,T,C]: two prompts in the batch, two positions each, one "
             "four-number vector per position.")),
+        note(_course_context(lang, a0, b0, last)),
         table(
             [pick(lang, "批 / 位置", "Batch / position"), pick(lang, "张量位置", "Tensor slot"),
              "Token", pick(lang, "含义", "Meaning")],
@@ -64,6 +66,20 @@ def core_goal(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
             "Read it as: the context at position t adds up the value of every position j it may see "
             "(j ≤ t), each scaled by a weight α. The rest of the lesson is about where α comes from.")),
     ]  # fmt: skip
+
+
+def _course_context(lang: str, a0: str, b0: str, last: str) -> str:
+    """Where this week's X comes from, and what the weeks before and after use instead."""
+    first, end = MINIGPT_WEEKS
+    return pick(lang,
+        f"词语“{a0}、{b0}、{last}”和 [B,T,C] 的含义照旧，但这里的 X 和投影矩阵是本周特意选的简单浮点数，"
+        f"为了让每一项都能手算；它不是把 Week {WEEK_BEFORE} 训练到某一步的 Embedding 原样搬过来。"
+        f"Week {WEEK_AFTER} 会另给一组 Token+位置 的演示值；Week {first}–{end} 才用同一套可学习的 MiniGPT。",
+        f"The words “{a0}, {b0}, {last}” and the meaning of [B,T,C] carry over, but this X and these "
+        "projections are simple floats picked for the week so every entry can be computed by hand; "
+        f"they are not Week {WEEK_BEFORE}'s embeddings taken from some training step. Week "
+        f"{WEEK_AFTER} brings its own token+position demo values; Weeks {first}–{end} use one "
+        "trainable MiniGPT throughout.")  # fmt: skip
 
 
 def _slot_meaning(lang: str, name: str, t: int) -> str:

@@ -83,3 +83,30 @@ def score_lines(result: ExperimentResult) -> Values:
         "score_intercepts": scaled - result.score_slopes * result.q_old,  # [B, T_key]
         "probs_sum": result.before.probs.sum(dim=-1),  # [B]
     }
+
+
+def softmax_shift(
+    row: torch.Tensor, constants: tuple[float, ...] = example.SHIFT_CONSTANTS
+) -> Values:
+    """Section 8: one score row with a constant added, through :func:`attnlab.pipeline.attend`.
+
+    The last query of a causal table sees every key, so its weights are the softmax of its whole
+    row; a one-wide query of 1 against keys ``row + c`` makes that row exactly ``row + c``.
+    Returns ``constants`` ``[n]``, the shifted ``rows`` ``[n, T_key]``, their ``weights``
+    ``[n, T_key]``, the unshifted ``base`` weights ``[T_key]`` and ``max_diff`` ``[n]``, the
+    largest difference of each shifted row's weights from ``base``.
+    """
+    c = torch.tensor((0.0, *constants), dtype=row.dtype)  # [1 + n]
+    rows = row[None, :] + c[:, None]  # [1 + n, T_key]
+    T = rows.size(-1)
+    q = torch.ones(rows.size(0), T, 1, dtype=row.dtype)  # [1 + n, T, d_head=1]
+    k = rows[:, :, None]  # [1 + n, T, d_head=1]: q·k/√1 = row + c in every query row
+    weights = attend(q, k, torch.zeros_like(q)).weights[:, -1, :]  # [1 + n, T_key]
+    base = weights[0]  # [T_key]
+    return {
+        "constants": c[1:],
+        "rows": rows[1:],
+        "weights": weights[1:],
+        "base": base,
+        "max_diff": (weights[1:] - base).abs().amax(dim=-1),
+    }

@@ -33,12 +33,12 @@ class Forward:
     loss_mean: torch.Tensor  # []
 
 
-def forward(w_q: torch.Tensor) -> Forward:
-    """Run the head with ``w_q`` and score its final position against the targets."""
+def forward(w_q: torch.Tensor, w_v: torch.Tensor | None = None) -> Forward:
+    """Run the head with ``w_q`` (and ``w_v``, the lesson's by default) and score its final
+    position against the targets."""
     dtype = w_q.dtype
-    stages = attention_stages(
-        example.lesson_x(dtype), w_q, example.lesson_w_k(dtype), example.lesson_w_v(dtype)
-    )
+    w_v = example.lesson_w_v(dtype) if w_v is None else w_v
+    stages = attention_stages(example.lesson_x(dtype), w_q, example.lesson_w_k(dtype), w_v)
     h = stages.output[:, -1, :]  # [B, d_head]
     logits = h @ example.lesson_w_vocab(dtype)  # [B, V_vocab]
     probs = torch.softmax(logits, dim=-1)  # [B, V_vocab], over the vocabulary axis

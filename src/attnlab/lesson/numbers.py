@@ -26,12 +26,17 @@ Sources and their names (axis letters as in :mod:`attnlab.pipeline`):
   and ``causal_mask_t4`` (:func:`attnlab.lesson.demos.head_values`).
 * ``uniform`` (section 1): ``mean`` ``[B, T, C]`` and its ``weights`` ``[B, T, T]``.
 * ``mask_demo`` (section 11): ``row``, ``future``, ``neg_inf``, ``zero_fill``, each ``[T_key]``.
+* ``shift`` (section 8): prompt A's final scaled row plus each constant: ``constants`` ``[n]``,
+  ``rows`` and ``weights`` ``[n, T_key]``, ``base`` (the unshifted weights), ``max_diff`` ``[n]``.
 * ``shapes`` (section 9's extra check, ``B=1, T=3, C=4, n_head=2``): each stage's shape as a list
   of integers (``x``, ``q``, ``k``, ``v``, ``raw_scores``, ``weights``, ``head_outputs``,
   ``concat``, ``output``); ``shapes.raw_scores`` is ``[1, 2, 3, 3]``.
 * ``experiment`` (section 16): ``h``, ``logits``, ``probs``, ``probs_sum``, ``p_target``,
   ``losses``, ``mean_loss``, ``grad``, ``lr``, ``param_new``, ``p_target_after``,
-  ``mean_loss_after``, ``score_slopes``, ``score_intercepts``.
+  ``mean_loss_after``, ``score_slopes``, ``score_intercepts``; ``grad_fd`` and ``grad_closed``
+  (the same gradient by a central difference and in closed form); for section 7's content path
+  the gradient of W_V[0, 0] three ways, ``grad_wv``, ``grad_wv_fd``, ``grad_wv_closed``, and its
+  factors ``wv_reads`` ``[B]`` and ``dloss_dh`` ``[B, d_head]``.
 * ``cost`` (section 17): ``elements_short``, ``elements_long``, ``growth_short_to_long``,
   ``growth_when_doubled``.
 
@@ -58,6 +63,8 @@ from attnlab import example, pipeline
 from attnlab.lesson import demos, shapes
 from attnlab.lesson.cost import CostRow, cost_table
 from attnlab.lesson.experiment import ExperimentResult, run_experiment
+from attnlab.lesson.value_grad import ValueGradient
+from attnlab.lesson.value_grad import value_gradient as _value_gradient
 
 Value = float | list
 _KEY = re.compile(r"^(?P<path>\w+(?:\.\w+)*)(?:\[(?P<index>[^\]]*)\])?$")
@@ -78,6 +85,12 @@ def stages() -> pipeline.AttentionStages:
 def experiment() -> ExperimentResult:
     """Section 16's experiment: the loss, its gradient and one update."""
     return run_experiment()
+
+
+@cache
+def value_gradient() -> ValueGradient:
+    """Section 7's content path: d(mean loss)/dW_V[0, 0] three ways."""
+    return _value_gradient()
 
 
 @cache
@@ -124,6 +137,11 @@ def _mask_demo() -> demos.Values:
 
 
 @cache
+def _shift() -> demos.Values:
+    return demos.softmax_shift(stages().scaled_scores[0, -1])
+
+
+@cache
 def _shapes() -> demos.Values:
     check = _shape_check()
     return {n: torch.tensor(list(getattr(check, n).shape)) for n in _SHAPE_NAMES}
@@ -154,11 +172,25 @@ def _experiment() -> demos.Values:
         "losses": r.before.losses,  # [B]
         "mean_loss": r.before.loss_mean,
         "grad": torch.tensor(r.grad_autograd, dtype=f64),
+        "grad_fd": torch.tensor(r.grad_finite_difference, dtype=f64),
+        "grad_closed": torch.tensor(r.grad_closed_form, dtype=f64),
         "param_new": torch.tensor(r.q_new, dtype=f64),
         "p_target_after": r.after.target_probs,  # [B]
         "mean_loss_after": r.after.loss_mean,
         "lr": torch.tensor(r.lr, dtype=f64),
         **demos.score_lines(r),
+        **_value_values(value_gradient()),
+    }
+
+
+def _value_values(g: ValueGradient) -> demos.Values:
+    f64 = torch.float64
+    return {
+        "grad_wv": torch.tensor(g.autograd, dtype=f64),
+        "grad_wv_fd": torch.tensor(g.finite_difference, dtype=f64),
+        "grad_wv_closed": torch.tensor(g.closed_form, dtype=f64),
+        "wv_reads": g.reads,  # [B]
+        "dloss_dh": g.dloss_dh,  # [B, d_head]
     }
 
 
@@ -167,6 +199,7 @@ SOURCES: dict[str, Callable[[], Mapping[str, torch.Tensor]]] = {
     "uniform": _uniform,
     "shapes": _shapes,
     "mask_demo": _mask_demo,
+    "shift": _shift,
     "cost": _cost,
     "experiment": _experiment,
 }

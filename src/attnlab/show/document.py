@@ -17,6 +17,7 @@ import torch
 
 from attnlab import example
 from attnlab.lesson.experiment import ExperimentResult, Forward
+from attnlab.lesson.value_grad import ValueGradient
 from attnlab.pipeline import STAGE_AXES, AttentionStages, MultiHeadStages
 
 Json = Any
@@ -95,6 +96,19 @@ def experiment_document(result: ExperimentResult) -> dict[str, Json]:
         "target_probabilities_after": after["target_probabilities"],
         "losses_after": after["losses"],
         "after": after,
+    }
+
+
+def value_gradient_document(g: ValueGradient) -> dict[str, Json]:
+    """Section 7's content path: d(mean loss)/dW_V[i,c] three ways, and its two factors."""
+    i, c = g.param
+    return {
+        "param": f"W_V[{i},{c}]",
+        f"grad_wv_{i}_{c}": g.autograd,
+        "grad_finite_difference": g.finite_difference,
+        "grad_closed_form": g.closed_form,
+        "reads": to_json(g.reads),
+        "dloss_dh": to_json(g.dloss_dh),
     }
 
 

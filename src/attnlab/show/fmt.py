@@ -209,3 +209,9 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str
     lines = ["| " + " | ".join(esc[0]) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     lines += ["| " + " | ".join(r) + " |" for r in esc[1:]]
     return "\n".join(lines)
+
+
+def tiny(value: Number) -> str:
+    """A rounding-sized difference in two significant digits: ``0`` or ``1.1e-16``."""
+    v = float(value)
+    return "0" if v == 0 else f"{v:.1e}"

@@ -1,8 +1,10 @@
 """The two walks the lesson names, shared by the scripts and ``attnlab lesson`` / ``attnlab grad``.
 
-* :func:`render_lesson`: ``week07_attention.py``, sections 1-17 in the lesson's order.
-* :func:`render_experiment`: ``course_examples/week07_attention.py``, section 16's gradient.
+* :func:`render_lesson`: ``week07_attention.py``, the computed sections 1-17 in the page's
+  order (:data:`WALK_SECTIONS`).
 * :func:`lesson_document`: the same numbers as one JSON document (``--json``).
+
+``course_examples/week07_attention.py`` (section 16's gradient) is :mod:`attnlab.show.walk_grad`.
 
 Every number comes from :mod:`attnlab.lesson.numbers`; this module only arranges and words them.
 Only torch and the standard library are imported, so the script starts about as fast as torch.
@@ -10,6 +12,7 @@ Only torch and the standard library are imported, so the script starts about as 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -19,12 +22,11 @@ from attnlab.lesson import numbers
 from attnlab.pipeline import AttentionStages
 from attnlab.show import document
 from attnlab.show.explain import explain, title
-from attnlab.show.fmt import change, num, shape_text, text_table, trimmed, vec
+from attnlab.show.fmt import num, shape_text, text_table, tiny, trimmed, vec
 from attnlab.show.stageview import masked_note, stage_rows
 from attnlab.show.walk_text import AXIS_MEANINGS, SHAPE_STAGE_NAMES, TEXT
 
 DEFAULT_PRECISION = 4
-EXPERIMENT_PRECISION = 6
 
 
 def lesson_document(lang: str = "zh") -> dict[str, Any]:
@@ -56,7 +58,10 @@ def lesson_document(lang: str = "zh") -> dict[str, Any]:
             "shapes": {r.stage: list(r.shape) for r in numbers.shape_rows()},
         },
         "cost": [vars(r) for r in numbers.cost_rows()],
-        "experiment": document.experiment_document(numbers.experiment()),
+        "experiment": {
+            **document.experiment_document(numbers.experiment()),
+            "content_path": document.value_gradient_document(numbers.value_gradient()),
+        },
     }
 
 
@@ -79,18 +84,37 @@ def _stage_block(stages: AttentionStages, stage: str, lang: str, p: int) -> list
 
 
 def render_lesson(lang: str = "zh", precision: int = DEFAULT_PRECISION) -> str:
-    """The text of ``week07_attention.py``: the lesson's stages in order, with explanations."""
+    """The text of ``week07_attention.py``: the lesson's sections in the page's order."""
     t, p, st = TEXT[lang], precision, numbers.stages()
     tokens = example.prompt_tokens(lang)
     last = tokens[0][-1]
     out = [t["title"], t["question"].format(last=last)]
     out.append(t["prompts"].format(a=tokens[0], b=tokens[1], shape=shape_text(st.x.shape)))
+    out.append(t["order"].format(order=" ".join(f"§{n}" for n in WALK_SECTIONS)))
+    for _, part in _PARTS:
+        lines = part(st, lang, p)
+        while lines and not lines[-1]:
+            lines.pop()  # one blank line between parts
+        out += ["", *lines]
+    out += ["", "== " + t["conclusion"].format(last=last)]
+    for name, row in zip(example.prompt_names(2), st.weights[:, -1], strict=True):
+        out.append(f"  Prompt {name}: {vec(row.tolist(), max(p, 4))}")
+    return "\n".join([*out, t["conclusion_end"]])
+
+
+def _baseline(st: AttentionStages, lang: str, p: int) -> list[str]:
+    t = TEXT[lang]
     ratio = vec(numbers.tensor("uniform.weights.A.final").tolist(), p)
-    out += ["", "== " + t["sec1"], t["sec1_body"].format(ratio=ratio)]
+    out = ["== " + t["sec1"], t["sec1_body"].format(ratio=ratio)]
     for name in example.prompt_names(2):
         out.append(f"  {name}: {vec(numbers.tensor(f'uniform.mean.{name}.final').tolist(), p)}")
     wa, wb = (vec(st.weights[b, -1].tolist(), p) for b in (0, 1))
-    out += [t["sec1_after"].format(wa=wa, wb=wb), "", "== " + t["sec4"]]
+    return [*out, t["sec1_after"].format(wa=wa, wb=wb)]
+
+
+def _projections(st: AttentionStages, lang: str, p: int) -> list[str]:
+    t, last = TEXT[lang], example.prompt_tokens(lang)[0][-1]
+    out = ["== " + t["sec4"]]
     for stage in ("x", "q", "k", "v", "raw_scores"):
         out += _stage_block(st, stage, lang, p)
     for b, name in enumerate(example.prompt_names(2)):
@@ -99,8 +123,12 @@ def render_lesson(lang: str = "zh", precision: int = DEFAULT_PRECISION) -> str:
             last=last, q=vec(q.tolist(), p), k=vec(k0.tolist(), p), s=num(float(s), p)
         )
         out.append(f"  {name}: {dot}")
-    out += ["", "== " + t["sec5"]]
-    out += _stage_block(st, "scaled_scores", lang, p)
+    return out
+
+
+def _softmax_rows(st: AttentionStages, lang: str, p: int) -> list[str]:
+    t = TEXT[lang]
+    out = ["== " + t["sec5"], *_stage_block(st, "scaled_scores", lang, p)]
     final = numbers.final_rows()
     for b, name in enumerate(example.prompt_names(2)):
         vals = {k: vec(v[b].tolist(), p) for k, v in final.items() if k != "sums"}
@@ -110,32 +138,56 @@ def render_lesson(lang: str = "zh", precision: int = DEFAULT_PRECISION) -> str:
                 p=name, scaled=vals["scaled"], exps=vals["exps"], total=total, w=vals["weights"]
             )
         )
-    out += ["", "== " + t["sec11"], t["mask"]]
-    mask_rows = [[str(int(v)) for v in r] for r in st.causal_mask.tolist()]
-    out += [
-        text_table(
-            [""] + [f"j={j}" for j in range(len(mask_rows))],
-            [[f"t={i}", *r] for i, r in enumerate(mask_rows)],
-        ),
-        "",
-    ]
-    for stage in ("masked_scores", "weights"):
-        out += _stage_block(st, stage, lang, p)
-    out += ["== " + t["sec6"]]
-    out += _stage_block(st, "output", lang, p)
-    out += _render_mask_demo(lang, p) + _render_shapes(st, lang)
-    out += _render_two_softmaxes(st, lang, p) + _render_cost(lang)
-    out += ["== " + t["conclusion"].format(last=last)]
-    for name, row in zip(example.prompt_names(2), st.weights[:, -1], strict=True):
-        out.append(f"  Prompt {name}: {vec(row.tolist(), max(p, 4))}")
-    return "\n".join([*out, t["conclusion_end"]])
+    return [*out, "", *_render_two_softmaxes(st, lang, p)]
+
+
+def _weighted_values(st: AttentionStages, lang: str, p: int) -> list[str]:
+    out = ["== " + TEXT[lang]["sec6"], *_stage_block(st, "weights", lang, p)]
+    return out + _stage_block(st, "output", lang, p)
+
+
+def _scaling(st: AttentionStages, lang: str, p: int) -> list[str]:
+    t, d = TEXT[lang], st.q.size(-1)
+    out = ["== " + t["sec8"], f"sqrt(d_k) = sqrt({d}) = {num(numbers.tensor('sqrt_d_k'), p)}"]
+    for b, name in enumerate(example.prompt_names(2)):
+        raw, scaled = (
+            vec(st.raw_scores[b, -1].tolist(), p),
+            vec(st.scaled_scores[b, -1].tolist(), p),
+        )
+        out.append(f"  {name}: raw {raw}  →  scaled {scaled}")
+    out.append(t["shift"].format(w=vec(numbers.tensor("shift.base").tolist(), max(p, 6))))
+    shift = (numbers.tensor(f"shift.{k}") for k in ("constants", "rows", "weights", "max_diff"))
+    for c, row, w, diff in zip(*shift, strict=True):
+        out.append(
+            t["shift_row"].format(
+                c=trimmed(float(c), p),
+                row=vec(row.tolist(), p),
+                w=vec(w.tolist(), max(p, 6)),
+                d=tiny(float(diff)),
+            )
+        )
+    return [*out, t["shift_caveat"]]
+
+
+def _mask(st: AttentionStages, lang: str, p: int) -> list[str]:
+    out = ["== " + TEXT[lang]["sec10"], TEXT[lang]["mask"]]
+    for mask in (st.causal_mask, numbers.tensor("causal_mask_t4")):
+        rows = [[str(int(v)) for v in r] for r in mask.tolist()]
+        head = [f"T={len(rows)}"] + [f"j={j}" for j in range(len(rows))]
+        out += [text_table(head, [[f"t={i}", *r] for i, r in enumerate(rows)]), ""]
+    return out[:-1]
+
+
+def _neg_inf(st: AttentionStages, lang: str, p: int) -> list[str]:
+    demo = _render_mask_demo(lang, p)
+    return ["== " + TEXT[lang]["sec11"], *_stage_block(st, "masked_scores", lang, p), *demo]
 
 
 def _render_mask_demo(lang: str, p: int) -> list[str]:
     t, q = TEXT[lang], min(p, 3)
     row = f"[{num(float(numbers.tensor('mask_demo.row[0]')), 1)}, future]"
     return [
-        "== " + t["sec11_demo"],
+        t["sec11_demo"],
         t["demo_body"].format(row=row),
         t["demo_zero"].format(v=vec(numbers.tensor("mask_demo.zero_fill").tolist(), q)),
         t["demo_inf"].format(v=vec(numbers.tensor("mask_demo.neg_inf").tolist(), q)),
@@ -143,7 +195,7 @@ def _render_mask_demo(lang: str, p: int) -> list[str]:
     ]
 
 
-def _render_shapes(st: AttentionStages, lang: str) -> list[str]:
+def _render_shapes(st: AttentionStages, lang: str, p: int) -> list[str]:
     t = TEXT[lang]
     head = ["Tensor", "Shape", "axes"]
     rows = [[n, shape_text(getattr(st, s).shape), m[lang]] for n, s, m in AXIS_MEANINGS]
@@ -155,6 +207,11 @@ def _render_shapes(st: AttentionStages, lang: str) -> list[str]:
     return [
         "== " + t["sec9"],
         text_table(head, rows, left=(0, 2)),
+        t["sec9_kt"].format(
+            q=shape_text(st.q.shape),
+            kt=shape_text(st.k.transpose(-2, -1).shape),
+            s=shape_text(st.raw_scores.shape),
+        ),
         "",
         t["sec9_extra"].format(**cfg),
         text_table(head, extra, left=(0, 2)),
@@ -166,7 +223,7 @@ def _render_two_softmaxes(st: AttentionStages, lang: str, p: int) -> list[str]:
     t, words = TEXT[lang], example.vocab(lang)
     probs, sums = numbers.tensor("experiment.probs"), numbers.tensor("experiment.probs_sum")
     row_sums = numbers.tensor("weights_sum[:,-1]")  # [B]
-    out = ["== " + t["two_softmax"], t["attn_softmax"].format(n=st.weights.size(-1))]
+    out = [t["two_softmax"], t["attn_softmax"].format(n=st.weights.size(-1))]
     for b, name in enumerate(example.prompt_names(2)):
         w = vec(st.weights[b, -1].tolist(), p)
         out.append(f"  {name}: {w}  Σ = {num(float(row_sums[b]), p)}")
@@ -178,7 +235,7 @@ def _render_two_softmaxes(st: AttentionStages, lang: str, p: int) -> list[str]:
     return [*out, text_table(["", *words, "Σ"], rows), ""]
 
 
-def _render_cost(lang: str) -> list[str]:
+def _render_cost(st: AttentionStages, lang: str, p: int) -> list[str]:
     cfg, rows = example.COST_CHECK, numbers.cost_rows()
     head = ["T", "B·n_head·T²", "× T=" + str(rows[0].tokens)]
     body = [[str(r.tokens), f"{r.elements:,}", f"{r.ratio:,.0f}"] for r in rows]
@@ -189,74 +246,21 @@ def _render_cost(lang: str) -> list[str]:
     ]
 
 
-def render_experiment(lang: str = "zh", precision: int = EXPERIMENT_PRECISION) -> str:
-    """The text of ``course_examples/week07_attention.py``: section 16's one-parameter step."""
-    t, p, r = TEXT[lang], precision, numbers.experiment()
-    words, (i, j) = example.vocab(lang), r.param
-    names = example.prompt_names(2)
-    target_words = [words[int(c)] for c in example.lesson_targets()]
-    out = ["== " + t["exp_title"].format(i=i, j=j), t["exp_h"]]
-    out += [f"  {n}: {vec(h.tolist(), p)}" for n, h in zip(names, r.before.h, strict=True)]
-    out.append(t["exp_logits"])
-    rows = [
-        [n, *(num(v, p) for v in lg.tolist())] for n, lg in zip(names, r.before.logits, strict=True)
-    ]
-    out.append(text_table(["", *words], rows))
-    for b, n in enumerate(names):
-        prob, loss = float(r.before.target_probs[b]), float(r.before.losses[b])
-        out.append(
-            t["exp_prob"].format(p=n, target=target_words[b], prob=num(prob, p), loss=num(loss, p))
-        )
-    out += [t["exp_mean"].format(loss=num(float(r.before.loss_mean), p)), ""]
-    out += [t["exp_expr"].format(i=i, j=j), *_score_expressions(p)]
-    out.append(
-        t["exp_grad"].format(
-            i=i,
-            j=j,
-            auto=num(r.grad_autograd, p),
-            fd=num(r.grad_finite_difference, p),
-            closed=num(r.grad_closed_form, p),
-        )
-    )
-    out.append(
-        t["exp_update"].format(
-            lr=r.lr,
-            old=num(r.q_old, 0 if r.q_old.is_integer() else p),
-            g=num(r.grad_autograd, p),
-            new=num(r.q_new, p),
-        )
-    )
-    out += ["", t["exp_after"]]
-    for b, n in enumerate(names):
-        pb, pa = float(r.before.target_probs[b]), float(r.after.target_probs[b])
-        lb, la = float(r.before.losses[b]), float(r.after.losses[b])
-        # A step this small changes the 4th-6th decimal: print enough digits to see it.
-        (before, after), (loss_b, loss_a) = change(pb, pa, p), change(lb, la, p)
-        out.append(
-            t["exp_row"].format(
-                p=n, target=target_words[b], before=before, after=after, lb=loss_b, la=loss_a
-            )
-        )
-    mean_b, mean_a = change(float(r.before.loss_mean), float(r.after.loss_mean), p)
-    out.append(t["exp_mean_after"].format(before=mean_b, after=mean_a))
-    return "\n".join(
-        [*out, "", t["exp_honest"].format(target_a=target_words[0], target_b=target_words[1])]
-    )
+Part = Callable[[AttentionStages, str, int], list[str]]
 
-
-def _score_expressions(p: int) -> list[str]:
-    """``[0.8q, 0.2q+0.2]``: each final-row scaled score as slope·q + intercept, from the code."""
-    slopes_b = numbers.tensor("experiment.score_slopes")  # [B, T_key]
-    consts_b = numbers.tensor("experiment.score_intercepts")  # [B, T_key]
-    lines = []
-    for n, slopes, consts in zip(example.prompt_names(2), slopes_b, consts_b, strict=True):
-        terms = [_linear(float(a), float(c), p) for a, c in zip(slopes, consts, strict=True)]
-        lines.append(f"  {n}: [{', '.join(terms)}]")
-    return lines
-
-
-def _linear(a: float, c: float, p: int) -> str:
-    parts = [f"{trimmed(a, p)}q"] if abs(a) > 1e-12 else []
-    if abs(c) > 1e-12 or not parts:
-        parts.append(("+" if parts and c >= 0 else "") + trimmed(c, p))
-    return "".join(parts)
+#: The walk's parts in the lesson page's section order (section number, renderer). Sections the
+#: walk leaves out are prose (2, 3, 7, 14, 15, 18, 19), code (12, 13) or section 16's gradient,
+#: which ``course_examples/week07_attention.py`` prints.
+_PARTS: tuple[tuple[int, Part], ...] = (
+    (1, _baseline),
+    (4, _projections),
+    (5, _softmax_rows),
+    (6, _weighted_values),
+    (8, _scaling),
+    (9, _render_shapes),
+    (10, _mask),
+    (11, _neg_inf),
+    (17, _render_cost),
+)
+#: The sections the walk prints, in order (its header line lists them).
+WALK_SECTIONS: tuple[int, ...] = tuple(n for n, _ in _PARTS)

@@ -22,7 +22,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-from attnlab.course import content
+from attnlab.course import content, intro
 from attnlab.i18n import resolve_lang
 from attnlab.learn.store_file import check_profile
 from attnlab.web import blocks, figures
@@ -61,6 +61,14 @@ def _environment(figures_on: bool) -> Environment:
         return Markup(macro(content.section(section_id, lang).blocks, UI[lang], figures_on))
 
     env.globals["section_body"] = section_body
+
+    @functools.cache
+    def intro_body(lang: str) -> Markup:
+        macro = env.get_template("_blocks.html").module.render_blocks  # type: ignore[attr-defined]
+        return Markup(macro(intro.intro(lang), UI[lang], figures_on))
+
+    env.globals["intro_body"] = intro_body
+    env.globals["intro_title"] = intro.title
     return env
 
 
