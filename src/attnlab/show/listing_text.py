@@ -180,36 +180,37 @@ $data
         print(f"Prompt {prompt} output:  {row(output[b, -1])}")
 '''
 
-#: The listings' docstrings (line breaks as shown): what the file does and how to run it.
+#: The listings' docstrings (line breaks as shown): what the file does and how to run it;
+#: ``{file}`` is the file name :data:`attnlab.show.listings.FILES` suggests.
 DOCS: dict[str, dict[str, str]] = {
     "zh": {
         "script": "第 7 周 · 因果自注意力：用本课的固定例子，\n"
         "一步一步算出 Q、K、V、分数、掩码、权重和输出。\n\n"
-        "保存为 attention_by_hand.py，运行：python attention_by_hand.py\n"
+        "保存为 {file}，运行：python {file}\n"
         "（只需要 PyTorch）。",
         "head": "第 7 周 · 可复用的因果注意力 Head（一个 nn.Module）。\n\n"
-        "保存为 attention_head.py，运行：python attention_head.py\n"
+        "保存为 {file}，运行：python {file}\n"
         "它把本课的 W_Q、W_K、W_V 装进 Head，打印两条提示最后一行的输出。",
         "multihead": "第 7 周 · Multi-Head Attention：几个 Head 读同一个 x，拼接后乘 W_O。"
         "\n\n"
-        "保存为 multi_head.py，运行：python multi_head.py\n"
+        "保存为 {file}，运行：python {file}\n"
         "Head 1 用本课的权重；Head 2 的 W_Q 为 0，所有分数相等，\n"
         "就是第 1 节的均匀平均；W_O 取单位矩阵，\n"
-        "所以输出的前两列正是本课单个 Head 的输出。",
+        "所以输出的前 d_head 列正是本课单个 Head 的输出。",
     },
     "en": {
         "script": "Week 7, causal self-attention: the lesson's fixed example, one step at a time\n"
         "(Q, K, V, scores, mask, weights, output).\n\n"
-        "Save as attention_by_hand.py and run: python attention_by_hand.py\n"
+        "Save as {file} and run: python {file}\n"
         "(it needs only PyTorch).",
         "head": "Week 7: a reusable causal attention head (an nn.Module).\n\n"
-        "Save as attention_head.py and run: python attention_head.py\n"
+        "Save as {file} and run: python {file}\n"
         "It loads the lesson's W_Q, W_K, W_V into the head and prints the final rows.",
         "multihead": "Week 7: multi-head attention: heads read the same x, side by side, then W_O."
         "\n\n"
-        "Save as multi_head.py and run: python multi_head.py\n"
+        "Save as {file} and run: python {file}\n"
         "Head 1 gets the lesson's weights; head 2 a zero W_Q, so all its scores are equal\n"
-        "(section 1's uniform mean); W_O is the identity, so the first two output columns\n"
+        "(section 1's uniform mean); W_O is the identity, so the first d_head output columns\n"
         "are the lesson's single-head output.",
     },
 }

@@ -56,7 +56,7 @@ def listing(name: str, lang: str) -> str:
     check_name(name)
     indent = "" if name == "script" else "    "
     return string.Template(_TEMPLATES[name]).substitute(
-        doc=_docstring(DOCS[lang][name]),
+        doc=_docstring(DOCS[lang][name].format(file=FILES[name])),
         data="\n".join(indent + line if line else line for line in _data(lang)),
         head_class=HEAD_CLASS,
     )
