@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import html as html_lib
 import io
+import json
 import re
 import subprocess
 import sys
@@ -52,8 +53,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], Pat
     return written
 
 
-@pytest.fixture(scope="module")
-def printed(files: dict[tuple[str, str], Path]) -> dict[tuple[str, str], str]:
+def _run_as_shown(files: dict[tuple[str, str], Path]) -> dict[tuple[str, str], str]:
     """What each listing prints, run in one fresh interpreter per language (both at once)."""
     procs = {
         lang: subprocess.Popen(
@@ -82,38 +82,33 @@ def _final_rows(text: str) -> dict[str, list[float]]:
     }
 
 
-@pytest.mark.parametrize("lang", LANGS)
-def test_script_prints_every_stage_and_the_published_final_rows(
-    printed: dict[tuple[str, str], str], lang: str
-) -> None:
-    text = printed["script", lang]
-    for stage in ("Q", "K", "V", "Raw scores", "Scaled scores", "Masked scores"):
-        assert f"\n{stage} [2, 2, 2]:\ntensor(" in text, stage
-    assert "-inf" in text and "Attention weights [2, 2, 2]" in text and "Head output" in text
-    rows = _final_rows(text)
-    assert set(rows) == {"weights.A", "weights.B", "output.A", "output.B"}
+def _assert_published(rows: dict[str, list[float]], where: str) -> None:
+    """Each printed row (its first columns: the lesson head's) against the published one."""
     for key, values in rows.items():
-        published = row(key.replace(".", ".", 1) + ".final")
+        published = row(f"{key}.final")
+        values = values[: len(published.value)]
         diff = max(abs(a - b) for a, b in zip(values, published.value, strict=True))
-        assert diff <= published.tolerance, (
-            f"{key}: {values} vs {published.value}, max |diff| {diff}"
-        )
-    # The lines the web page shows under the listing are the ones it prints.
-    assert [ln for ln in text.splitlines() if FINAL.match(ln)] == listings.expected_lines("script")
+        assert diff <= published.tolerance, f"{where} {key}: {values}, max |diff| {diff}"
 
 
-@pytest.mark.parametrize("lang", LANGS)
-@pytest.mark.parametrize("name", ["head", "multihead"])
-def test_module_listing_demo_prints_what_the_page_expects(
-    printed: dict[tuple[str, str], str], name: str, lang: str
+def test_every_listing_runs_as_shown_and_prints_the_published_rows(
+    files: dict[tuple[str, str], Path],
 ) -> None:
-    text = printed[name, lang]
-    assert [ln for ln in text.splitlines() if FINAL.match(ln)] == listings.expected_lines(name)
-    for prompt in ("A", "B"):  # the lesson head's columns come first
-        published = row(f"output.{prompt}.final")
-        values = _final_rows(text)[f"output.{prompt}"][: len(published.value)]
-        diff = max(abs(a - b) for a, b in zip(values, published.value, strict=True))
-        assert diff <= published.tolerance, f"{name} {prompt}: max |diff| {diff}"
+    """One test for all six runs, so the two interpreters start once even under xdist."""
+    printed = _run_as_shown(files)
+    for lang in LANGS:
+        script = printed["script", lang]
+        for stage in ("Q", "K", "V", "Raw scores", "Scaled scores", "Masked scores"):
+            assert f"\n{stage} [2, 2, 2]:\ntensor(" in script, stage
+        assert "-inf" in script and "Attention weights [2, 2, 2]" in script
+        assert set(_final_rows(script)) == {"weights.A", "weights.B", "output.A", "output.B"}
+        for name in listings.NAMES:
+            text = printed[name, lang]
+            _assert_published(_final_rows(text), f"{name} ({lang})")
+            # The lines the web page shows under the listing are the ones it prints.
+            assert [ln for ln in text.splitlines() if FINAL.match(ln)] == listings.expected_lines(
+                name
+            )
 
 
 @contextlib.contextmanager
@@ -261,3 +256,16 @@ def test_web_sections_show_the_listings_and_their_output(
         assert f'<code class="path">{command}</code>' in block.group(1)
         for line in listings.expected_lines(name):
             assert html_lib.escape(line, quote=False) in html, line
+
+
+def test_attnlab_audit_command_passes_the_multihead_listing(
+    files: dict[tuple[str, str], Path],
+) -> None:
+    """The sandboxed command a learner runs: exit 0, every item and the output check PASS."""
+    target = f"{files['multihead', 'zh']}:MultiHeadAttention"
+    result = CliRunner().invoke(app, ["audit", target, "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["overall"]["status"] == "PASS" and "FAIL" not in {
+        i["status"] for i in data["items"]
+    }

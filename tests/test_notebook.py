@@ -30,12 +30,11 @@ from attnlab.show import listings
 runner = CliRunner()
 
 
-@pytest.fixture(scope="module")
-def executed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def _write_and_run(root: Path) -> dict[str, Any]:
     """Each language's notebook, written by ``attnlab notebook`` and executed (both at once)."""
     notebooks = {}
     for lang in LANGS:
-        out = tmp_path_factory.mktemp(f"nb-{lang}") / "fresh"  # created by the command
+        out = root / lang / "fresh"  # created by the command
         result = runner.invoke(app, ["notebook", "--lang", lang, "--out", str(out)])
         assert result.exit_code == 0, result.output
         assert f"jupyter lab {out / FILE_NAME}" in result.stdout
@@ -61,41 +60,39 @@ def _outputs(nb: Any) -> str:
     return "\n".join(parts)
 
 
-@pytest.mark.parametrize("lang", LANGS)
-def test_notebook_runs_and_shows_the_lesson_numbers(executed: dict[str, Any], lang: str) -> None:
-    text = _outputs(executed[lang])
+def _check_numbers_and_figures(nb: Any, lang: str) -> None:
+    text = _outputs(nb)
     for key in ("weights.A.final", "weights.B.final", "experiment.grad"):
-        assert row(key).text in text, f"{key}: {row(key).text} not in the outputs"
-    images = [
-        o
-        for c in executed[lang].cells
-        for o in c.get("outputs", [])
-        if "image/png" in o.get("data", {})
-    ]
+        assert row(key).text in text, f"{lang}: {key} {row(key).text} not in the outputs"
+    images = [o for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
     shown = {b.data["name"] for s in all_sections(lang) for b in s.blocks if b.kind == "figure"}
-    assert len(images) == len(shown) and shown <= set(FIGURES)
+    assert len(images) == len(shown) and shown <= set(FIGURES), (lang, len(images), shown)
 
 
-@pytest.mark.parametrize("lang", LANGS)
-def test_sections_become_markdown_and_listings_runnable_cells(
-    executed: dict[str, Any], lang: str
-) -> None:
-    cells = executed[lang].cells
-    markdown = "\n".join(c.source for c in cells if c.cell_type == "markdown")
+def _check_cells(nb: Any, lang: str) -> None:
+    markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     for s in all_sections(lang):
         assert f"## {escape(s.label)} {escape(s.title)}" in markdown
     assert "$$\n" in markdown and "|---|" in markdown and "\n1. " in markdown
-    sources = {c.source: c for c in cells if c.cell_type == "code"}
+    sources = {c.source: c for c in nb.cells if c.cell_type == "code"}
     for name in listings.NAMES:
         cell = sources[listings.listing(name, lang).rstrip("\n")]  # exactly the tested text
         printed = "".join(o.get("text", "") for o in cell.outputs)
         assert all(line in printed for line in listings.expected_lines(name)), printed
-    exercises = [c for c in cells if "\ncheck(" in c.source]
-    assert [c.source.split("check(")[1].split(",")[0].strip("'") for c in exercises] == list(
-        knowledge.exercise_ids()
-    )
+    exercises = [c for c in nb.cells if "\ncheck(" in c.source]
+    ids = [c.source.split("check(")[1].split(",")[0].strip("'") for c in exercises]
+    assert ids == list(knowledge.exercise_ids())
     waiting = "还没有作答" if lang == "zh" else "Not answered yet"
     assert all(waiting in c.outputs[0]["text"] for c in exercises)
+
+
+def test_notebook_runs_in_a_fresh_kernel_and_shows_the_lesson(tmp_path: Path) -> None:
+    """Both languages in one test, so the two kernels start once even under xdist: no cell
+    fails; the outputs hold the published numbers and every figure; sections are Markdown,
+    the listings runnable cells of exactly the tested text, each exercise a grader cell."""
+    for lang, nb in _write_and_run(tmp_path).items():
+        _check_numbers_and_figures(nb, lang)
+        _check_cells(nb, lang)
 
 
 @pytest.mark.parametrize(
