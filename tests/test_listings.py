@@ -256,6 +256,9 @@ def test_web_sections_show_the_listings_and_their_output(
         assert f'<code class="path">{command}</code>' in block.group(1)
         for line in listings.expected_lines(name):
             assert html_lib.escape(line, quote=False) in html, line
+        # Only a listing has a copy button: package source (a method, a function) pasted into a
+        # file would not run.
+        assert html.count('class="copy"') == html.count('class="code listing"') == 1
 
 
 def test_attnlab_audit_command_passes_the_multihead_listing(
