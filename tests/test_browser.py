@@ -211,3 +211,19 @@ def test_phone_width_has_no_sideways_page_scroll(browser, server) -> None:  # ty
     assert pg.evaluate("document.scrollingElement.scrollWidth") <= 390
     pg.screenshot(path=str(SHOTS / "attnlab-explorer-heads-phone.png"), full_page=True)
     context.close()
+
+
+@pytest.mark.parametrize("name", ["script", "multihead"])
+def test_copy_button_copies_exactly_the_tested_listing(browser, server, name: str) -> None:  # type: ignore[no-untyped-def]
+    from attnlab.show.listings import SECTIONS, listing
+
+    context = browser.new_context(
+        base_url=server, permissions=["clipboard-read", "clipboard-write"]
+    )
+    pg = context.new_page()
+    pg.goto(f"/section/{SECTIONS[name]}?lang=en")
+    button = pg.locator(f'figure[data-listing="{name}"] button.copy')
+    button.click()
+    pg.wait_for_function("b => b.textContent === b.dataset.copied", arg=button.element_handle())
+    assert pg.evaluate("navigator.clipboard.readText()") == listing(name, "en")
+    context.close()

@@ -1,8 +1,8 @@
 """The house rules: no module imports from a layer above its own, no import cycle, a small flat
 core, small modules, and one home for the section count.
 
-Bottom to top: the flat core < lesson < show < debug < learn < course < bench < plots < web <
-commands
+Bottom to top: the flat core < lesson < show < debug < learn < course < bench < plots <
+notebook < web < commands
 (the ``attnlab`` entry point, ``cli`` and ``__main__``, belongs to commands). Function-level
 imports count too. In particular nothing in ``lesson/`` imports show/, debug/, learn/, plots/,
 web/ or commands/: the lesson's numbers know nothing of how they are shown or graded.
@@ -17,7 +17,10 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "attnlab"
-LAYERS = ("core", "lesson", "show", "debug", "learn", "course", "bench", "plots", "web", "commands")
+LAYERS = (
+    "core", "lesson", "show", "debug", "learn", "course", "bench", "plots", "notebook", "web",
+    "commands",
+)  # fmt: skip
 ENTRY_POINTS = ("cli", "__main__")
 
 

@@ -14,7 +14,8 @@ from attnlab import example
 from attnlab.course.numbers import lesson_numbers
 from attnlab.learn import knowledge
 from attnlab.learn.store import ProgressStore
-from attnlab.pipeline import attend, lesson_stages
+from attnlab.modules import CausalSelfAttention
+from attnlab.pipeline import lesson_stages
 from attnlab.show.fmt import answer, num, vec
 from attnlab.web.app import create_app
 
@@ -65,10 +66,10 @@ def test_lesson_page_has_all_sections_in_order_with_pipeline_numbers(client: Tes
 
 
 def test_code_blocks_show_the_real_source(client: TestClient) -> None:
-    html = client.get("/section/12").text
-    assert 'class="hl"' in html and "attnlab.pipeline:attend" in html
+    html = client.get("/section/15").text
+    assert 'class="hl"' in html and "attnlab.modules:CausalSelfAttention.stages" in html
     text = html_lib.unescape(re.sub(r"<[^>]+>", "", html))
-    source = inspect.getsource(attend)
+    source = inspect.getsource(CausalSelfAttention.stages)
     assert source.strip() in text  # the whole function, character for character
     assert ".hl .k " in client.get("/assets/code.css").text
     assert 'data-copied="已复制">复制</button>' in html and "built-in method" not in html

@@ -15,17 +15,21 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from attnlab.i18n import DEFAULT_LANG, pick
+from attnlab.show import listings
+
 
 @dataclass(frozen=True)
 class Block:
     """One piece of a section. ``kind`` picks the renderer's branch; other fields by kind.
 
     ``text`` is the paragraph, note, worked box, LaTeX source (``math``), caption (``table``,
-    ``code``, ``figure``); ``data`` holds a table's ``key``, a code block's ``path``, ``source``
-    and ``lines``, a figure's ``name`` and ``lang``.
+    ``code``, ``listing``, ``figure``); ``data`` holds a table's ``key``, a code block's ``path``,
+    ``source`` and ``lines``, a listing's ``name``, ``source``, ``lines`` and ``command``, a
+    figure's ``name`` and ``lang``.
     """
 
-    kind: str  # h | p | note | math | table | code | figure | pre | flow
+    kind: str  # h | p | note | math | table | code | listing | figure | pre | flow
     text: str = ""
     headers: tuple[str, ...] = ()
     rows: tuple[tuple[str, ...], ...] = ()
@@ -95,6 +99,24 @@ def code(obj_path: str, caption: str) -> Block:
         text=caption,
         data={"path": obj_path, "source": source, "lines": source.count("\n")},
     )
+
+
+def listing(name: str, lang: str, caption: str) -> Block:
+    """A self-contained listing the learner copies and runs (:mod:`attnlab.show.listings`):
+    ``source`` is exactly the text the tests run and ``attnlab code NAME`` prints."""
+    source = listings.listing(name, lang)
+    command = f"attnlab code {name}" + ("" if lang == DEFAULT_LANG else f" --lang {lang}")
+    return Block(
+        "listing",
+        text=caption,
+        data={"name": name, "source": source, "lines": source.count("\n"), "command": command},
+    )
+
+
+def listing_output(name: str, lang: str) -> Block:
+    """The last lines listing ``name`` prints, as the pipeline computes them (a ``pre`` box)."""
+    title = pick(lang, "运行后最后几行应是（4 位小数）", "Its last lines should read (4 decimals)")
+    return pre(title + "\n" + "\n".join(listings.expected_lines(name)))
 
 
 def figure(name: str, lang: str, caption: str) -> Block:

@@ -8,7 +8,18 @@ Every number is taken from :mod:`attnlab.lesson.numbers` (most through
 from __future__ import annotations
 
 from attnlab import example
-from attnlab.course.blocks import Block, code, flow, math, note, p, pre, table
+from attnlab.course.blocks import (
+    Block,
+    code,
+    flow,
+    listing,
+    listing_output,
+    math,
+    note,
+    p,
+    pre,
+    table,
+)
 from attnlab.course.intro import CHAIN_SECTION, GRAD_COMMAND
 from attnlab.course.numbers import LessonNumbers
 from attnlab.i18n import pick
@@ -67,7 +78,15 @@ def multi_head(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]
             pick(lang, f"乘 W_O:[{C},{C}] → {compact_shape(st.x.shape)}", f"Times W_O:[{C},{C}] → {compact_shape(st.x.shape)}"),
         ]),
         math(r"\operatorname{MultiHead}(X)=\operatorname{Concat}(O^{(1)},O^{(2)})\,W_O"),
-        code("attnlab.modules:MultiHeadAttention.forward", pick(lang, "参考实现：Head 列表、拼接、输出投影", "Reference form: a list of heads, concatenation, output projection")),
+        listing("multihead", lang, pick(lang, "参考实现：Head 列表、拼接、输出投影（连同它用到的 AttentionHead）", "Reference form: a list of heads, concatenation, output projection (with the AttentionHead it uses)")),
+        p(pick(lang,
+            f"文件末尾的演示让两个 Head 读同一个 X：Head 1 用本课的权重，Head 2 的 W_Q 为 0，所有分数相等，于是它对可见的 Value 取均匀平均（第 1 节的基线）；"
+            f"W_O 取单位矩阵，拼接结果原样输出，前 {n.sizes['d']} 列正是单个 Head 的输出。",
+            f"The demo at the end of the file lets two heads read the same X: head 1 has the lesson's "
+            f"weights, head 2 a zero W_Q, so all its scores are equal and it takes the plain mean of "
+            f"the visible values (section 1's baseline); W_O is the identity, so the concatenation "
+            f"comes out unchanged and its first {n.sizes['d']} columns are the single head's output.")),
+        listing_output("multihead", lang),
         code("attnlab.modules:CausalSelfAttention.stages", pick(lang, "生产形式：一次 QKV 投影，Head 作为张量轴", "Production form: one QKV projection, heads as a tensor axis")),
         note(pick(lang,
             "W_O 不只是为了形状：拼接后各 Head 的特征只是并排放着，W_O 学会跨 Head 重新组合，并给后面的残差相加提供 [B,T,C] 接口。"

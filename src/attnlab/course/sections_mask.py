@@ -1,7 +1,7 @@
 """Sections 10-13 of the web lesson: the causal mask, −∞, and the code that reproduces it all.
 
 Every number is taken from :class:`attnlab.course.numbers.LessonNumbers`; the code shown is the
-project's own, read with :func:`inspect.getsource`.
+self-contained listings of :mod:`attnlab.show.listings`, the text the tests run.
 """
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ from __future__ import annotations
 import torch
 
 from attnlab import example
-from attnlab.course.blocks import Block, code, figure, math, note, p, pre, table
+from attnlab.course.blocks import Block, figure, listing, listing_output, math, note, p, table
 from attnlab.course.numbers import LessonNumbers
 from attnlab.i18n import pick
+from attnlab.show import listings
 from attnlab.show.fmt import compact_shape, num, tex_matrix, vec
 
 
@@ -81,52 +82,58 @@ def neg_inf(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
 
 
 def reproduce(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
-    """Section 12: the code that reproduces every hand-computed number."""
-    st = n.stages
-    expected = []
-    for b, name in enumerate(example.prompt_names(2)):
-        expected.append(f"Prompt {name} weights: {vec(st.weights[b, -1], 4)}")
-    for b, name in enumerate(example.prompt_names(2)):
-        expected.append(f"Prompt {name} output:  {vec(st.output[b, -1], 4)}")
+    """Section 12: a self-contained script that reproduces every hand-computed number."""
     return [
         p(pick(lang,
-            "下面就是本项目里真正运行的那一条代码路径：命令行、图、测试和这个网页上的每个数都从它算出。"
-            "投影矩阵是固定值，不是随机初始化的 nn.Linear，所以代码能逐位复现手算结果。",
-            "Below is the one code path this project actually runs: the command line, the figures, "
-            "the tests and every number on this page come out of it. The projections are fixed "
-            "values, not a randomly initialised nn.Linear, so the code reproduces the hand-computed "
-            "numbers digit for digit.")),
-        code("attnlab.pipeline:attention_stages", pick(lang, "X → Q/K/V，再交给 attend", "X → Q/K/V, then attend")),
-        code("attnlab.pipeline:attend", pick(lang, "打分、缩放、掩码、Softmax、加权求和", "Score, scale, mask, softmax, weighted sum")),
-        pre(pick(lang, "最后一行的期望值（4 位小数）\n", "Expected final rows (4 decimals)\n") + "\n".join(expected)),
+            "下面是一个完整的脚本：复制进一个 .py 文件，装了 PyTorch 就能运行。它按本课的顺序打印 Q、K、V、"
+            "原始分数、缩放分数、掩码后的分数、权重和输出，最后打印两条提示的末行。"
+            f"W_K 照它的设计写成 {'、'.join(listings.w_k_design())}；投影是固定值，不是随机初始化的 nn.Linear，"
+            "所以脚本逐位复现手算的结果。",
+            "Below is a complete script: paste it into a .py file and run it with PyTorch installed. "
+            "It prints Q, K, V, the raw, scaled and masked scores, the weights and the output in the "
+            f"lesson's order, then the final rows of both prompts. W_K is written as designed, "
+            f"{', '.join(listings.w_k_design())}; the projections are fixed values, not a randomly initialised "
+            "nn.Linear, so the script reproduces the hand-computed numbers digit for digit.")),
+        listing("script", lang, pick(lang, "独立脚本：从 X 到 Head 输出", "A standalone script: from X to the head output")),
+        listing_output("script", lang),
         note(pick(lang,
             f"这里按公式写 x @ w_q，所以 W 的形状是 [C,d_head]={compact_shape(example.lesson_w_q().shape)}。"
             "nn.Linear(C, d_head) 内部存的 weight 是它的转置 [d_head,C]，数学含义相同。",
             f"The code follows the formula, x @ w_q, so W has shape [C,d_head]={compact_shape(example.lesson_w_q().shape)}. "
             "nn.Linear(C, d_head) stores its weight transposed, [d_head,C]; the maths is the same.")),
+        p(pick(lang,
+            "attnlab 自己的命令行、图和网页走的是 attnlab.pipeline 里同一串阶段；测试把这个脚本原样运行，核对它和那条路径给出的数一致。",
+            "attnlab's own command line, figures and pages run the same stages in attnlab.pipeline; "
+            "the tests run this script exactly as shown and check it agrees with that path.")),
     ]  # fmt: skip
 
 
 def head_module(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
-    """Section 13: a reusable causal head."""
+    """Section 13: a reusable causal head as an nn.Module."""
     rows = [
         ("query/key/value(x)", "Q=XW_Q, K=XW_K, V=XW_V", "[B,T,C] → [B,T,d_head]"),
-        ("q @ k.transpose(-2,-1)", "S=QKᵀ", "[B,T,d_head] @ [B,d_head,T] → [B,T,T]"),
-        ("/ sqrt(d_head)", "S/√d_k", "[B,T,T] → [B,T,T]"),
-        ("masked_fill(~mask, -inf)", pick(lang, "未来 → −∞", "future → −∞"), "[B,T,T] → [B,T,T]"),
+        ("query @ key.transpose(-2, -1)", "S=QKᵀ", "[B,T,d_head] @ [B,d_head,T] → [B,T,T]"),
+        ("/ math.sqrt(key.size(-1))", "S/√d_k", "[B,T,T] → [B,T,T]"),
+        (
+            "masked_fill(~visible, -inf)",
+            pick(lang, "未来 → −∞", "future → −∞"),
+            "[B,T,T] → [B,T,T]",
+        ),
         ("softmax(dim=-1)", pick(lang, "逐行 Softmax", "row softmax"), "[B,T,T] → [B,T,T]"),
-        ("weights @ v", "O=PV", "[B,T,T] @ [B,T,d_head] → [B,T,d_head]"),
+        ("weights @ value", "O=PV", "[B,T,T] @ [B,T,d_head] → [B,T,d_head]"),
     ]
     d, C = n.sizes["d"], n.sizes["C"]
     return [
-        code("attnlab.modules:AttentionHead", pick(lang, "可复用的因果 Head（阶段交给 attend）", "A reusable causal head (the stages are attend's)")),
+        listing("head", lang, pick(lang, "可复用的因果 Head，附本课例子的运行", "A reusable causal head, with the lesson's example run through it")),
+        listing_output("head", lang),
         table([pick(lang, "代码阶段", "Code stage"), pick(lang, "公式", "Formula"), "Shape"], rows, key="head-stages"),
         p(pick(lang,
-            "register_buffer 让掩码跟着模型搬到 CPU 或 GPU，却不成为可训练参数；attend 只取它左上角的 [T,T] 块，"
-            "所以一张按最大上下文长度建好的掩码适配任何更短的序列。",
+            "register_buffer 让掩码跟着模型搬到 CPU 或 GPU，却不成为可训练参数。forward 先检查 T 不超过 context_length，"
+            "再只取掩码左上角的 [T,T] 块，所以一张按最大上下文长度建好的掩码适配任何更短的序列。",
             "register_buffer makes the mask move with the model to CPU or GPU without becoming a "
-            "trainable parameter; attend uses only its top-left [T,T] block, so one mask built for "
-            "the longest context fits any shorter sequence.")),
+            "trainable parameter. forward first checks that T does not exceed context_length, then "
+            "takes only the mask's top-left [T,T] block, so one mask built for the longest context "
+            "fits any shorter sequence.")),
         note(pick(lang,
             f"一个 Head 的输出宽度是 d_head={d}，不是 C={C}，所以还不能和输入 x 做残差相加。",
             f"One head outputs width d_head={d}, not C={C}, so it cannot be added to the input x as a "

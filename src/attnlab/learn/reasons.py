@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import re
 
-from attnlab.i18n import pick
+from attnlab.errors import InputError
+from attnlab.i18n import error_message, pick
+from attnlab.learn import knowledge
 from attnlab.learn.grading import Verdict
 from attnlab.learn.rounding import CARRIED
 from attnlab.learn.slips import TEXTS as SLIP_TEXTS
+from attnlab.show import fmt
 
 _DECIMAL_COMMA = re.compile(r"(?<![\d,])(\d+),(\d+)(?![\d,])")
 
@@ -34,6 +37,25 @@ def comma_hint(text: str) -> str | None:
 def unreadable(message: str, lang: str) -> str:
     """The reason an answer could not be graded (the parser's ``message``), in ``lang``."""
     return pick(lang, f"无法读取这个答案：{message}", f"Could not read that answer: {message}")
+
+
+def verdict_line(exercise_id: str, text: str, lang: str) -> str:
+    """The grader's verdict on ``text`` as the answer to exercise ``exercise_id``, in one line
+    of ``lang`` (✓ with the answer, ✗ with the reason, or why it could not be read).
+
+    Raises:
+        KeyError: for an exercise id that does not exist.
+    """
+    ex = knowledge.exercise(exercise_id, lang)
+    try:
+        verdict = knowledge.check_answer(exercise_id, text, lang)
+    except InputError as exc:
+        return unreadable(error_message(exc, lang), lang)
+    why = explain(verdict, lang, ex.decimals, text)
+    if verdict.correct:
+        shown = fmt.answer(ex.expected, ex.decimals)
+        return pick(lang, "✓ 正确：", "✓ Right: ") + shown + (f" ({why})" if why else "")
+    return pick(lang, "✗ 还不对。", "✗ Not right yet. ") + (why or "")
 
 
 def explain(verdict: Verdict, lang: str, decimals: int = 0, text: str = "") -> str | None:

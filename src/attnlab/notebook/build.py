@@ -1,0 +1,100 @@
+"""The whole lesson as one Jupyter notebook, built with nbformat and written atomically.
+
+Sections come from :func:`attnlab.course.content.section` (the blocks every front end shows):
+prose, formulas and tables as Markdown cells, listings and figures as code cells, then the
+section's computation, its knowledge check and its graded exercises.
+
+Example::
+
+    >>> nb = build_notebook("en")
+    >>> nb.cells[1].cell_type, 'LANG = "en"' in nb.cells[1].source
+    ('code', True)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+import nbformat
+from nbformat import NotebookNode
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from attnlab.course.content import SectionView, all_sections
+from attnlab.errors import InputError
+from attnlab.i18n import pick
+from attnlab.notebook import cells
+from attnlab.notebook.markdown import CODE_KINDS, block_markdown, escape
+
+FILE_NAME = "week07-attention.ipynb"
+KERNEL = {"name": "python3", "display_name": "Python 3", "language": "python"}
+
+
+def _section_cells(view: SectionView, lang: str) -> list[NotebookNode]:
+    out: list[NotebookNode] = []
+    text = [f"## {escape(view.label)} {escape(view.title)}"]
+    for b in view.blocks:
+        if b.kind in CODE_KINDS:
+            out += [new_markdown_cell("\n\n".join(text)), new_code_cell(cells.block_cell(b, lang))]
+            text = []
+        else:
+            text.append(block_markdown(b))
+    if text:
+        out.append(new_markdown_cell("\n\n".join(text)))
+    for source in (cells.stage_cell(view.id, lang), cells.extra_cell(view.id, lang)):
+        if source:
+            out.append(new_code_cell(source))
+    out.append(new_markdown_cell(_check(view, lang)))
+    out += [new_code_cell(cells.exercise_cell(ex, lang)) for ex in view.check.exercises]
+    return out
+
+
+def _check(view: SectionView, lang: str) -> str:
+    check = view.check
+    heading = pick(lang, "**知识检查**：", "**Knowledge check:** ")
+    reveal = pick(lang, "参考答案", "Model answer")
+    return (
+        f"{heading}{escape(check.question)}\n\n"
+        f"<details><summary>{reveal}</summary>\n\n{escape(check.answer)}\n\n</details>"
+    )
+
+
+def build_notebook(lang: str) -> NotebookNode:
+    """The lesson in ``lang`` as a validated nbformat-4 notebook."""
+    nb = new_notebook(metadata={"kernelspec": KERNEL, "language_info": {"name": "python"}})
+    nb.cells = [new_markdown_cell(cells.intro(lang)), new_code_cell(cells.setup(lang))]
+    for view in all_sections(lang):
+        nb.cells += _section_cells(view, lang)
+    nbformat.validate(nb)
+    return nb
+
+
+def write_notebook(lang: str, out_dir: Path) -> Path:
+    """Write :data:`FILE_NAME` into ``out_dir`` (created if missing) and return its path.
+
+    The file appears whole or not at all: it is written to a temporary file beside it, then
+    renamed.
+
+    Raises:
+        InputError: ``out_dir`` is a file, or cannot be created or written.
+    """
+    nb = build_notebook(lang)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError(f"--out: expected a directory, found a file: {out_dir}")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".week07-", suffix=".tmp", dir=out_dir)
+    except OSError as exc:
+        raise InputError(f"--out: cannot write into {out_dir}: {exc.strerror}") from None
+    target = out_dir / FILE_NAME
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            nbformat.write(nb, f)
+        os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise InputError(f"--out: cannot write {target}: {exc.strerror}") from None
+    return target

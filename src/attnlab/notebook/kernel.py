@@ -1,0 +1,59 @@
+"""Helpers the notebook's cells call: a stage of the lesson as a labelled table, and the grader.
+
+Example (in a notebook cell)::
+
+    show_stage("weights", "en")   # the weights of both prompts, rows = queries, columns = keys
+    check("4a", 1.131, "en")      # ✓ Right: 1.131
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from attnlab.inputs import lesson_input
+from attnlab.learn.reasons import verdict_line
+from attnlab.lesson import numbers
+from attnlab.show.trace import build_views, render_markdown
+
+
+class Markdown:
+    """Markdown text that Jupyter renders (``_repr_markdown_``) and a terminal prints as is."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def _repr_markdown_(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def show_stage(stage: str, lang: str = "zh", precision: int = 4) -> Markdown:
+    """Stage ``stage`` of the lesson's head (``q``, ``raw_scores``, ``weights``, ...) as one
+    table per prompt, labelled with the tokens, computed by :mod:`attnlab.pipeline`."""
+    views = build_views(
+        lesson_input(lang), lang, stage=stage, precision=precision, computed=numbers.stages()
+    )
+    return Markdown(render_markdown(views))
+
+
+def _answer_text(answer: object) -> str:
+    if isinstance(answer, str):
+        return answer
+    if isinstance(answer, Sequence):
+        return " ".join(_answer_text(a) for a in answer)
+    return repr(answer)
+
+
+def check(exercise_id: str, answer: object = ..., lang: str = "zh") -> None:
+    """Print the grader's verdict on ``answer`` (a number, a list of numbers or text such as
+    ``"0.599 0.401"``) to exercise ``exercise_id``; ``...`` means not answered yet."""
+    if answer is ...:
+        print(
+            "还没有作答：把 ... 换成你算出的数，再运行这个单元格。"
+            if lang == "zh"
+            else "Not answered yet: replace ... with your number and run this cell again."
+        )
+        return
+    print(verdict_line(exercise_id, _answer_text(answer), lang))
