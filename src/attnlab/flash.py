@@ -214,9 +214,12 @@ def _forward(
     # the multiply; the running max and log-sum-exp below are in the same base-2 units.
     q = q * (LOG2_E / math.sqrt(d_head))  # [N, T, d_head]
     bias = _future_bias(block, q)
-    # The last query tile reads the most key tiles: heaviest items first.
+    # The last query tile reads the most key tiles: heaviest items first. Heads are split
+    # further only when there are fewer query tiles than threads.
     row_starts = range((T - 1) // block * block, -1, -block)
-    items = [(g, row0) for row0 in row_starts for g in _head_groups(N, block, q.element_size())]
+    parts = -(-torch.get_num_threads() // len(row_starts))
+    groups = _head_groups(N, block, q.element_size(), parts)
+    items = [(g, row0) for row0 in row_starts for g in groups]
 
     def work(_: int, item: tuple[slice, int]) -> None:
         g, row0 = item

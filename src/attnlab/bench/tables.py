@@ -149,8 +149,10 @@ def sweep_table(result: BenchResult, mode: str, lang: str, memory: bool = False)
             table.add_section()
         texts = []
         for T in c.sweep_Ts:
-            row = cells[(impl.key, T)]
-            if row.status != "ok":
+            row = cells.get((impl.key, T))
+            if row is None:  # not planned in this run
+                texts.append("—")
+            elif row.status != "ok":
                 texts.append(_status(row, lang))
             elif memory:
                 texts.append(short(row.peak_mib))
