@@ -17,20 +17,32 @@ OUT_TOL, GRAD_TOL = 1e-5, 1e-4
 
 @pytest.fixture
 def three_threads(monkeypatch):
-    """Three torch threads (three workers, even on a 1-core machine) and a record of every
-    parallel call's worker count and item count."""
-    calls: list[tuple[int, int]] = []
+    """Three torch threads (three workers, even on a 1-core machine). Yields one list per
+    parallel call: for each work item, the thread that ran it and that thread's torch threads."""
+    calls: list[list[tuple[str, int]]] = []
     original = flash._in_parallel
 
-    def recording(work, items, workers):
-        calls.append((workers, len(items)))
-        return original(work, items, workers)
+    def recording(work, items):
+        ran: list[tuple[str, int]] = []
+        calls.append(ran)
+
+        def spy(item):
+            ran.append((threading.current_thread().name, torch.get_num_threads()))
+            work(item)
+
+        return original(spy, items)
 
     monkeypatch.setattr(flash, "_in_parallel", recording)
     before = torch.get_num_threads()
     torch.set_num_threads(3)
     yield calls
     torch.set_num_threads(before)
+
+
+def _on_workers(ran: list[tuple[str, int]]) -> bool:
+    """Every item ran on a worker thread with one torch thread (which worker took which item
+    depends on scheduling: on a loaded machine one may take them all)."""
+    return bool(ran) and all(n.startswith("attnlab-tiles") and t == 1 for n, t in ran)
 
 
 def _run(fn, q, k, v, grad_out):
@@ -66,9 +78,10 @@ def test_parallel_tiled_equals_sdpa_and_explicit(three_threads, B, n_head, T, d_
             diff = _max_diff(got, want)
             assert diff <= tol, f"{what} vs {name}: max |diff| = {diff:.3g} > {tol:g}"
     forward, backward = three_threads
-    assert forward[0] == min(3, forward[1]) and backward[0] == min(3, backward[1])
     if B * n_head > 1 or T > block_size:
-        assert forward[0] > 1, f"the forward ran on one thread: {three_threads}"
+        assert _on_workers(forward), f"forward items ran on {forward}"
+    if B * n_head > 1:
+        assert _on_workers(backward), f"backward items ran on {backward}"
 
 
 def test_parallel_backward_is_deterministic(three_threads) -> None:
@@ -78,7 +91,7 @@ def test_parallel_backward_is_deterministic(three_threads) -> None:
     again = _run(lambda q, k, v: tiled_attention(q, k, v, 8), q, k, v, grad_out)
     for what, a, b in zip(("out", "dq", "dk", "dv"), first, again, strict=True):
         assert torch.equal(a, b), f"{what} differs between runs: max |diff| = {_max_diff(a, b)}"
-    assert all(workers > 1 for workers, _ in three_threads), three_threads
+    assert all(_on_workers(ran) for ran in three_threads), three_threads
 
 
 def test_thread_settings_are_restored_for_the_caller_and_new_threads(three_threads) -> None:
@@ -90,7 +103,7 @@ def test_thread_settings_are_restored_for_the_caller_and_new_threads(three_threa
     fresh.join()
     # Workers call set_num_threads(1), which also sets the default a new thread starts from.
     assert torch.get_num_threads() == 3 and seen == [3]
-    assert three_threads[0][0] == 3
+    assert _on_workers(three_threads[0]), three_threads
 
 
 def test_parallel_forward_runs_under_inference_mode(three_threads) -> None:
@@ -99,7 +112,7 @@ def test_parallel_forward_runs_under_inference_mode(three_threads) -> None:
         out = tiled_attention(q, k, v, block_size=8)
     diff = _max_diff(out, attend(q, k, v).output)
     assert diff <= OUT_TOL, f"max |diff| = {diff:.3g}"
-    assert three_threads[0][0] == 3
+    assert _on_workers(three_threads[0]), three_threads
 
 
 def test_an_error_in_one_work_item_reaches_the_caller(three_threads, monkeypatch) -> None:

@@ -129,15 +129,9 @@ def _head_groups(N: int, block: int, itemsize: int, parts: int = 1) -> list[slic
     return [slice(g, min(g + size, N)) for g in range(0, N, size)]
 
 
-def _worker_count(items: int) -> int:
-    """Threads for ``items`` work items: the caller's ``torch.get_num_threads()``, at most one
-    per item."""
-    return max(1, min(torch.get_num_threads(), items))
-
-
-def _in_parallel(work: Callable[[int, Any], None], items: list[Any], workers: int) -> None:
-    """Calls ``work(worker, item)`` for every item on ``workers`` threads, each running its
-    PyTorch ops single-threaded.
+def _in_parallel(work: Callable[[Any], None], items: list[Any]) -> None:
+    """Calls ``work(item)`` for every item on the caller's ``torch.get_num_threads()`` threads
+    (at most one per item), each running its PyTorch ops single-threaded.
 
     PyTorch's own CPU flash-attention kernel splits its work once, over (batch, head, query
     block), and runs each block on one thread. Doing the same here, instead of running every
@@ -146,16 +140,17 @@ def _in_parallel(work: Callable[[int, Any], None], items: list[Any], workers: in
     one, so a thread slowed by other load simply takes fewer; ``items`` should come heaviest
     first. PyTorch ops release the GIL while they compute.
     """
-    if workers == 1:
+    workers = min(torch.get_num_threads(), len(items))
+    if workers <= 1:
         for item in items:
-            work(0, item)
+            work(item)
         return
     todo: SimpleQueue[Any] = SimpleQueue()
     for item in items:
         todo.put(item)
     threads, inference = torch.get_num_threads(), torch.is_inference_mode_enabled()
 
-    def drain(worker: int) -> None:
+    def drain() -> None:
         # A thread's first get_num_threads() copies the process-wide setting into the thread;
         # doing it before set_num_threads(1) keeps that copy from overriding the 1 later.
         torch.get_num_threads()
@@ -163,11 +158,11 @@ def _in_parallel(work: Callable[[int, Any], None], items: list[Any], workers: in
         # Grad and inference mode are per thread: carry the caller's over.
         with torch.inference_mode(inference), torch.no_grad():
             while (item := _next(todo)) is not None:
-                work(worker, item)
+                work(item)
 
     pool = ThreadPoolExecutor(workers, thread_name_prefix="attnlab-tiles")
     try:
-        for done in [pool.submit(drain, worker) for worker in range(workers)]:
+        for done in [pool.submit(drain) for _ in range(workers)]:
             done.result()
     finally:
         while _next(todo) is not None:  # after an error or Ctrl-C the workers stop early
@@ -221,12 +216,12 @@ def _forward(
     groups = _head_groups(N, block, q.element_size(), parts)
     items = [(g, row0) for row0 in row_starts for g in groups]
 
-    def work(_: int, item: tuple[slice, int]) -> None:
+    def work(item: tuple[slice, int]) -> None:
         g, row0 = item
         rows = slice(row0, min(row0 + block, T))
         out[g, rows], lse[g, rows] = _forward_row_tile(q[g, rows], k[g], v[g], row0, bias)
 
-    _in_parallel(work, items, _worker_count(len(items)))
+    _in_parallel(work, items)
     return out, lse.div_(LOG2_E)  # back to the natural log-sum-exp
 
 
@@ -280,14 +275,14 @@ def _backward(
     dk, dv = torch.zeros_like(q_scaled), torch.zeros_like(q_scaled)
     bias = _future_bias(block, q)
 
-    def work(_: int, g: slice) -> None:
+    def work(g: slice) -> None:
         for row0 in range(0, T, block):
             rows = slice(row0, min(row0 + block, T))
             tiles = (q_scaled[g, rows], grad_out[g, rows], lse[g, rows], row_dot[g, rows])
             dq[g, rows] = _backward_row_tile(*tiles, k[g], v[g], dk[g], dv[g], row0, bias)
 
     groups = _head_groups(N, block, q.element_size(), parts=torch.get_num_threads())
-    _in_parallel(work, groups, _worker_count(len(groups)))
+    _in_parallel(work, groups)
     # scores = (q·scale) kᵀ, so dq picks up the scale here; dk was summed with q·scale·log₂e.
     return dq.mul_(scale), dk.div_(LOG2_E), dv
 
