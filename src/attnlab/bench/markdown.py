@@ -51,8 +51,9 @@ def report(result: BenchResult, lang: str, command: str) -> str:
     busy = result.competitor is not None
     title = pick(
         lang,
-        "分块注意力与 SDPA：" + ("另有一个忙碌进程" if busy else "安静的机器"),
-        "Tiled attention against SDPA: " + ("next to one busy process" if busy else "quiet"),
+        "分块注意力与 SDPA：" + ("另有一个忙碌进程" if busy else "没有竞争进程"),
+        "Tiled attention against SDPA: "
+        + ("next to one busy process" if busy else "no competing process"),
     )
     lines = [f"# {title}", "", f"{pick(lang, '命令', 'Command')}: `{command}`", ""]
     lines += [f"- {line}" for line in context_lines(result, lang)]
