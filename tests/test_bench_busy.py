@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import psutil
@@ -64,6 +65,8 @@ def _raise(error: BaseException):
 
 
 def _sigterm(config, on_step):
+    # signal handlers live in the main thread; anywhere else SIGTERM would end the test run
+    assert threading.current_thread() is threading.main_thread()
     os.kill(os.getpid(), signal.SIGTERM)
     time.sleep(5)  # the handler raises before this ends
     raise AssertionError("SIGTERM did not interrupt the run")
@@ -143,3 +146,20 @@ def test_competitor_stops_when_its_parent_is_killed() -> None:
 def test_competitor_needs_a_positive_limit() -> None:
     with pytest.raises(ValueError, match="limit_seconds must be positive, got 0"):
         competing_process(0).__enter__()
+
+
+def test_markdown_in_a_missing_directory_is_refused_before_running(tmp_path) -> None:
+    target = tmp_path / "nowhere" / "b.md"
+    args = [
+        "bench",
+        "--tiny",
+        "--busy",
+        "--csv",
+        str(tmp_path / "b.csv"),
+        "--markdown",
+        str(target),
+    ]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert f"--markdown: directory {target.parent} does not exist" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "b.csv").exists()

@@ -8,7 +8,8 @@ exponentials ``l`` measured from it, and rescale the partial output whenever ``m
 tiles of queries and keys and, in the backward pass, recomputes each tile's weights from the
 per-row log-sum-exp instead of storing them (Dao et al. 2022, arXiv:2205.14135, Algorithms 1-2;
 the loop order here is FlashAttention-2's, Dao 2023, arXiv:2307.08691). This module is that
-algorithm in plain PyTorch: the same function as ``attend``, with memory linear in T.
+algorithm in plain PyTorch: the same function as ``attend``, with memory linear in T. Its work
+is split once into items that run on single-threaded worker threads (:func:`_in_parallel`).
 
 It is the one deliberate exception to "attention is computed only in :mod:`attnlab.pipeline`":
 a different algorithm for the same maths, held to the pipeline's numbers by the tests.
