@@ -39,7 +39,7 @@ def test_bench_writes_every_documented_column_and_row(tiny_run) -> None:
     rows = read_rows(out)
     assert len(rows) == count_steps(TINY)
     assert {r.impl for r in rows} == {impl.key for impl in IMPLS}
-    assert {r.section for r in rows} == {"standard", "sweep"}
+    assert {r.section for r in rows} == {"bar", "standard", "sweep"}
     ok = [r for r in rows if r.status == "ok"]
     assert ok and all(r.median_ms and r.peak_mib is not None and r.repeats >= 3 for r in ok)
     skipped = [r for r in rows if r.status == "skipped"]

@@ -8,7 +8,8 @@ exponentials ``l`` measured from it, and rescale the partial output whenever ``m
 tiles of queries and keys and, in the backward pass, recomputes each tile's weights from the
 per-row log-sum-exp instead of storing them (Dao et al. 2022, arXiv:2205.14135, Algorithms 1-2;
 the loop order here is FlashAttention-2's, Dao 2023, arXiv:2307.08691). This module is that
-algorithm in plain PyTorch: the same function as ``attend``, with memory linear in T.
+algorithm in plain PyTorch: the same function as ``attend``, with memory linear in T. Its work
+is split once into items that run on single-threaded worker threads (:func:`_in_parallel`).
 
 It is the one deliberate exception to "attention is computed only in :mod:`attnlab.pipeline`":
 a different algorithm for the same maths, held to the pipeline's numbers by the tests.
@@ -20,6 +21,9 @@ Axis letters as in :mod:`attnlab.pipeline`. ``N`` is the flattened leading axes 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from queue import Empty, SimpleQueue
 from typing import Any
 
 import torch
@@ -119,9 +123,61 @@ def _future_bias(block: int, like: torch.Tensor) -> torch.Tensor:
     return torch.full((block, block), float("-inf"), dtype=like.dtype, device=like.device).triu_(1)
 
 
-def _head_groups(N: int, block: int, itemsize: int) -> list[slice]:
-    size = max(1, TILE_BYTES // (block * block * itemsize))
+def _head_groups(N: int, block: int, itemsize: int, parts: int = 1) -> list[slice]:
+    """Slices of the N rows: at most ``TILE_BYTES`` of scores per tile, at least ``parts``
+    groups when N allows."""
+    size = max(1, min(TILE_BYTES // (block * block * itemsize), -(-N // parts)))
     return [slice(g, min(g + size, N)) for g in range(0, N, size)]
+
+
+def _in_parallel(work: Callable[[Any], None], items: list[Any]) -> None:
+    """Calls ``work(item)`` for every item on the caller's ``torch.get_num_threads()`` threads
+    (at most one per item), each running its PyTorch ops single-threaded.
+
+    PyTorch's own CPU flash-attention kernel splits its work once, over (batch, head, query
+    block), and runs each block on one thread. Doing the same here, instead of running every
+    small tile op on all threads, removes the barrier after each op at which the threads wait
+    for one that another process has descheduled. Threads take the next item when they finish
+    one, so a thread slowed by other load simply takes fewer; ``items`` should come heaviest
+    first. PyTorch ops release the GIL while they compute.
+    """
+    workers = min(torch.get_num_threads(), len(items))
+    if workers <= 1:
+        for item in items:
+            work(item)
+        return
+    todo: SimpleQueue[Any] = SimpleQueue()
+    for item in items:
+        todo.put(item)
+    threads, inference = torch.get_num_threads(), torch.is_inference_mode_enabled()
+
+    def drain() -> None:
+        # A thread's first get_num_threads() copies the process-wide setting into the thread;
+        # doing it before set_num_threads(1) keeps that copy from overriding the 1 later.
+        torch.get_num_threads()
+        torch.set_num_threads(1)  # this thread's OpenMP and MKL thread count
+        # Grad and inference mode are per thread: carry the caller's over.
+        with torch.inference_mode(inference), torch.no_grad():
+            while (item := _next(todo)) is not None:
+                work(item)
+
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="attnlab-tiles")
+    try:
+        for done in [pool.submit(drain) for _ in range(workers)]:
+            done.result()
+    finally:
+        while _next(todo) is not None:  # after an error or Ctrl-C the workers stop early
+            pass
+        pool.shutdown()
+        # set_num_threads(1) also set the process-wide default that new threads start from.
+        torch.set_num_threads(threads)
+
+
+def _next(todo: SimpleQueue[Any]) -> Any:
+    try:
+        return todo.get_nowait()
+    except Empty:
+        return None
 
 
 def _scores(
@@ -142,7 +198,10 @@ def _scores(
 def _forward(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, block: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Algorithm 1 over all tiles: returns the output ``[N, T, d_head]`` and lse ``[N, T, 1]``."""
+    """Algorithm 1 over all tiles: returns the output ``[N, T, d_head]`` and lse ``[N, T, 1]``.
+
+    Each (head group, query tile) is an independent work item (FlashAttention-2's outer loop).
+    """
     N, T, d_head = q.shape
     block = min(block, T)  # a short sequence needs no tile larger than itself
     out = q.new_empty(N, T, d_head)
@@ -151,10 +210,19 @@ def _forward(
     # the multiply; the running max and log-sum-exp below are in the same base-2 units.
     q = q * (LOG2_E / math.sqrt(d_head))  # [N, T, d_head]
     bias = _future_bias(block, q)
-    for g in _head_groups(N, block, q.element_size()):
-        for row0 in range(0, T, block):
-            rows = slice(row0, min(row0 + block, T))
-            out[g, rows], lse[g, rows] = _forward_row_tile(q[g, rows], k[g], v[g], row0, bias)
+    # The last query tile reads the most key tiles: heaviest items first. Heads are split
+    # further only when there are fewer query tiles than threads.
+    row_starts = range((T - 1) // block * block, -1, -block)
+    parts = -(-torch.get_num_threads() // len(row_starts))
+    groups = _head_groups(N, block, q.element_size(), parts)
+    items = [(g, row0) for row0 in row_starts for g in groups]
+
+    def work(item: tuple[slice, int]) -> None:
+        g, row0 = item
+        rows = slice(row0, min(row0 + block, T))
+        out[g, rows], lse[g, rows] = _forward_row_tile(q[g, rows], k[g], v[g], row0, bias)
+
+    _in_parallel(work, items)
     return out, lse.div_(LOG2_E)  # back to the natural log-sum-exp
 
 
@@ -190,7 +258,13 @@ def _backward(
     grad_out: torch.Tensor,
     block: int,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Algorithm 2: gradients of q, k, v ``[N, T, d_head]``, recomputing each tile's weights."""
+    """Algorithm 2: gradients of q, k, v ``[N, T, d_head]``, recomputing each tile's weights.
+
+    The work items are head groups, as in PyTorch's CPU flash-attention backward: every key
+    tile's ``dk``/``dv`` collects from many query tiles and every ``dq`` tile from many key
+    tiles, so an item owning whole heads sums each in one fixed order, with no shared writes
+    (the gradients come out the same on every run).
+    """
     N, T, d_head = q.shape
     block = min(block, T)
     scale = 1.0 / math.sqrt(d_head)
@@ -201,11 +275,15 @@ def _backward(
     dq = torch.empty_like(q_scaled)
     dk, dv = torch.zeros_like(q_scaled), torch.zeros_like(q_scaled)
     bias = _future_bias(block, q)
-    for g in _head_groups(N, block, q.element_size()):
+
+    def work(g: slice) -> None:
         for row0 in range(0, T, block):
             rows = slice(row0, min(row0 + block, T))
             tiles = (q_scaled[g, rows], grad_out[g, rows], lse[g, rows], row_dot[g, rows])
             dq[g, rows] = _backward_row_tile(*tiles, k[g], v[g], dk[g], dv[g], row0, bias)
+
+    groups = _head_groups(N, block, q.element_size(), parts=torch.get_num_threads())
+    _in_parallel(work, groups)
     # scores = (q·scale) kᵀ, so dq picks up the scale here; dk was summed with q·scale·log₂e.
     return dq.mul_(scale), dk.div_(LOG2_E), dv
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import platform
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -87,3 +88,17 @@ def attention_flops(B: int, T: int, n_head: int, d_head: int) -> int:
 def projection_flops(B: int, T: int, C: int) -> int:
     """FLOPs of the QKV (``C → 3C``) and output (``C → C``) projections: ``2·B·T·C·4C``."""
     return 8 * B * T * C * C
+
+
+def machine_line() -> str:
+    """This machine in one line: processor, cores, torch and Python versions."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return (
+        f"{cpu}, {os.cpu_count()} logical cores, torch {torch.__version__}, "
+        f"Python {platform.python_version()}"
+    )

@@ -3,7 +3,8 @@
 CSV columns (one row per implementation × shape × mode; empty cells where not measured):
 
 =================  ==========================================================================
-``section``        ``standard`` (B=8, T=1024, C=768, 12 heads) or ``sweep`` (B=1, 8 heads,
+``section``        ``bar`` (B=1, T=4096, C=512, 8 heads: the tiled-versus-SDPA bars),
+                   ``standard`` (B=8, T=1024, C=768, 12 heads) or ``sweep`` (B=1, 8 heads,
                    d_head=64, T from 256 up)
 ``impl``           short key, e.g. ``csa_tiled``; ``label`` is what the table shows
 ``level``          ``layer`` (x → y, projections included) or ``kernel`` (q, k, v → out)

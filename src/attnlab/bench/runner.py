@@ -2,11 +2,13 @@
 
 Within one shape and mode every implementation is first run once under the memory profiler (its
 warm-up), then the timed calls go round-robin over the implementations, so a burst of load from
-another process on this shared machine slows all of them alike rather than one of them.
+another process on this shared machine slows all of them alike rather than one of them. With
+``busy=True`` the whole run happens next to one competing busy process (:mod:`.busy`).
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -14,8 +16,10 @@ from dataclasses import dataclass, field, replace
 
 import torch
 
+from attnlab.bench.busy import Competitor, competing_process, limit_for, wait_until_spinning
 from attnlab.bench.measure import (
     attention_flops,
+    machine_line,
     matmul_gflops,
     peak_allocated_bytes,
     projection_flops,
@@ -48,6 +52,7 @@ class BenchConfig:
 
     name: str
     standard: Shape
+    bar: Shape  # CausalSelfAttention(C, n_head, T) of the tiled-versus-SDPA bars, measured first
     sweep_Ts: tuple[int, ...]
     sweep_B: int = 1
     sweep_heads: int = 8
@@ -65,16 +70,21 @@ class BenchConfig:
     threads: int | None = None  # torch threads for the run; None keeps the current setting
 
 
-FULL = BenchConfig("full", Shape(8, 1024, 768, 12), (256, 512, 1024, 2048, 4096, 8192, 16384))
+FULL = BenchConfig(
+    "full",
+    Shape(8, 1024, 768, 12),
+    Shape(1, 4096, 512, 8),
+    (256, 512, 1024, 2048, 4096, 8192, 16384),
+)
 QUICK = replace(
     FULL, name="quick", standard=Shape(1, 1024, 768, 12), sweep_Ts=(256, 512, 1024, 2048, 4096),
     layer_max_T=1024, max_run_seconds=1.5, repeat_seconds=0.6, min_repeats=3, max_repeats=9,
     standard_seconds=20.0, sweep_seconds=40.0, fit_range=(256, 4096),
 )  # fmt: skip
 TINY = replace(
-    QUICK, name="tiny", standard=Shape(1, 16, 16, 2), sweep_Ts=(8, 16), sweep_heads=2,
-    sweep_d_head=4, layer_max_T=8, repeat_seconds=0.01, max_repeats=3, fit_range=(8, 16),
-    standard_seconds=60.0, sweep_seconds=60.0, matmul_size=128, threads=1,
+    QUICK, name="tiny", standard=Shape(1, 16, 16, 2), bar=Shape(1, 24, 8, 2), sweep_Ts=(8, 16),
+    sweep_heads=2, sweep_d_head=4, layer_max_T=8, repeat_seconds=0.01, max_repeats=3,
+    fit_range=(8, 16), standard_seconds=60.0, sweep_seconds=60.0, matmul_size=128, threads=1,
 )  # fmt: skip
 CONFIGS = {c.name: c for c in (FULL, QUICK, TINY)}
 
@@ -89,10 +99,16 @@ class BenchResult:
     matmul_gflops: tuple[float, float]  # measured before and after the run
     threads: int
     seconds: float
+    machine: str  # processor, cores, torch and Python versions
+    load: tuple[float, float]  # 1-minute load average at the start and the end
+    competitor: Competitor | None = None  # the competing process of a --busy run
     memory_method: str = MEMORY_METHOD
 
 
 _MODES = (FORWARD, FORWARD_BACKWARD)
+#: What the bar section compares: the tiled and SDPA backends of CausalSelfAttention, and the
+#: kernels alone, each level with its SDPA reference row.
+BAR_IMPLS = ("layer_sdpa", "csa_sdpa", "csa_tiled", "sdpa", "tiled")
 
 
 @dataclass(frozen=True)
@@ -104,10 +120,15 @@ class _Group:
 
 
 def plan(config: BenchConfig) -> list[_Group]:
-    """The measurements in running order: the standard shape, then the sweep's kernel rows by
-    growing T (the bars and exponents rest on them), then its layer rows."""
+    """The measurements in running order: the tiled-versus-SDPA bar shape, the standard shape,
+    then the sweep's kernel rows by growing T (the exponents rest on them), then its layer rows."""
     levels = [tuple(i for i in IMPLS if i.level == level) for level in (LAYER, KERNEL)]
-    groups = [_Group("standard", config.standard, m, impls) for impls in levels for m in _MODES]
+    groups = [
+        _Group("bar", config.bar, m, tuple(i for i in impls if i.key in BAR_IMPLS))
+        for impls in levels
+        for m in _MODES
+    ]
+    groups += [_Group("standard", config.standard, m, impls) for impls in levels for m in _MODES]
     width = config.sweep_heads * config.sweep_d_head
     for impls in reversed(levels):
         for T in config.sweep_Ts:
@@ -132,19 +153,31 @@ class _Run:
 
 
 def run_bench(
-    config: BenchConfig = FULL, on_step: Callable[[str], None] | None = None
+    config: BenchConfig = FULL, on_step: Callable[[str], None] | None = None, busy: bool = False
 ) -> BenchResult:
-    """Run every planned measurement; ``on_step(description)`` is called before each one."""
+    """Run every planned measurement; ``on_step(description)`` is called before each one.
+
+    With ``busy``, one competing busy-looping process runs from the first measurement to the
+    last and is always stopped on the way out (:func:`attnlab.bench.busy.competing_process`).
+    """
     threads = torch.get_num_threads()
     if config.threads is not None:
         torch.set_num_threads(config.threads)
     try:
-        return _run_all(config, on_step or (lambda _: None))
+        if not busy:
+            return _run_all(config, on_step or (lambda _: None))
+        limit = limit_for(2 * config.standard_seconds, config.sweep_seconds)
+        with competing_process(limit) as competitor:
+            wait_until_spinning(competitor)
+            result = _run_all(config, on_step or (lambda _: None))
+        result.competitor = competitor  # stopped_early is known only once it is stopped
+        return result
     finally:
         torch.set_num_threads(threads)
 
 
 def _run_all(config: BenchConfig, on_step: Callable[[str], None]) -> BenchResult:
+    load_before = os.getloadavg()[0]
     matmul_before = matmul_gflops(config.matmul_size)
     run = _Run(config, matmul_before)
     rows: list[BenchRow] = []
@@ -154,7 +187,10 @@ def _run_all(config: BenchConfig, on_step: Callable[[str], None]) -> BenchResult
     fits = fit_exponents(rows, *config.fit_range)
     seconds = time.perf_counter() - run.start
     matmul = (matmul_before, matmul_after)
-    return BenchResult(config, rows, fits, matmul, torch.get_num_threads(), seconds)
+    load = (load_before, os.getloadavg()[0])
+    return BenchResult(
+        config, rows, fits, matmul, torch.get_num_threads(), seconds, machine_line(), load
+    )
 
 
 def _row(group: _Group, impl: Impl, **values: object) -> BenchRow:
@@ -167,7 +203,9 @@ def _row(group: _Group, impl: Impl, **values: object) -> BenchRow:
 
 def _skip_reason(run: _Run, group: _Group, impl: Impl) -> str | None:
     config, T = run.config, group.shape.T
-    budget = config.standard_seconds if group.section == "standard" else config.sweep_seconds
+    if group.section == "bar":  # what the run is for: five implementations at one shape, always
+        return None
+    budget = config.sweep_seconds if group.section == "sweep" else config.standard_seconds
     started = run.section_start.setdefault(group.section, time.perf_counter())
     if time.perf_counter() - started > budget:
         return f"time budget of the {group.section} section ({budget:.0f} s) used up"

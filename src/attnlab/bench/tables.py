@@ -26,7 +26,7 @@ def _num(value: float | None, digits: int = 1) -> str:
     return "—" if value is None else f"{value:,.{digits}f}"
 
 
-def _short(value: float | None) -> str:
+def short(value: float | None) -> str:
     """Milliseconds or MiB with enough digits to tell small measurements apart."""
     if value is None:
         return "—"
@@ -46,9 +46,11 @@ def context_lines(result: BenchResult, lang: str) -> list[str]:
     """What was measured and how: threads, matmul rate, timing and memory methods."""
     before, after = result.matmul_gflops
     c = result.config
+    load = "{:.2f} → {:.2f}".format(*result.load)
     lines = {
         "zh": [
             f"配置 {c.name}：{result.threads} 个线程，用时 {result.seconds:.0f} 秒",
+            f"机器：{result.machine}；1 分钟平均负载 {load}（开始 → 结束）",
             f"本机 float32 矩阵乘法：开始时 {before:.0f}、结束时 {after:.0f} GFLOP/s"
             "（实际上限；两者相差大说明机器正被共享，数字有噪声）",
             f"时间：预热一次后，{c.min_repeats}–{c.max_repeats} 次计时调用的中位数，各实现轮流运行",
@@ -57,6 +59,7 @@ def context_lines(result: BenchResult, lang: str) -> list[str]:
         ],
         "en": [
             f"config {c.name}: {result.threads} threads, {result.seconds:.0f} s",
+            f"machine: {result.machine}; 1-minute load average {load} (start → end)",
             f"this machine's float32 matmul: {before:.0f} GFLOP/s at the start, {after:.0f} at "
             "the end (the practical limit; a large gap means the machine is shared and figures "
             "are noisy)",
@@ -67,22 +70,54 @@ def context_lines(result: BenchResult, lang: str) -> list[str]:
             "mode",
         ],
     }
-    return lines[lang]
+    return lines[lang] + _busy_lines(result, lang)
 
 
-def standard_table(result: BenchResult, lang: str) -> Table:
-    """Every implementation at the standard shape: time, ratio, GFLOP/s and peak memory."""
-    s = result.config.standard
+def _busy_lines(result: BenchResult, lang: str) -> list[str]:
+    competitor = result.competitor
+    if competitor is None:
+        return []
+    lines = [
+        pick(
+            lang,
+            f"有竞争：整个运行期间另有一个忙循环进程（pid {competitor.pid}，"
+            f'python -c "while True: pass" 式）占用一个核，最长 {competitor.limit_seconds:.0f} 秒',
+            f"under contention: one busy-looping process (pid {competitor.pid}, like "
+            f'python -c "while True: pass") ran throughout, limited to '
+            f"{competitor.limit_seconds:.0f} s",
+        )
+    ]
+    if competitor.stopped_early:
+        lines.append(
+            pick(
+                lang,
+                "注意：竞争进程在运行结束前已到时限退出，之后的行是在没有它的情况下测的",
+                "note: the competing process reached its time limit before the run ended; "
+                "later rows were measured without it",
+            )
+        )
+    return lines
+
+
+_TITLES = {"standard": ("标准形状", "standard shape"), "bar": ("目标形状", "bar shape")}
+
+
+def shape_table(result: BenchResult, section: str, lang: str) -> Table:
+    """Every implementation measured in ``section`` (``standard`` or ``bar``), at its one shape:
+    time, ratio, GFLOP/s and peak memory."""
+    s = result.config.standard if section == "standard" else result.config.bar
     shape = f"B={s.B}, T={s.T}, C={s.C}, n_head={s.n_head}"
-    table = Table(title=pick(lang, f"标准形状 {shape}", f"standard shape {shape}"))
+    zh, en = _TITLES[section]
+    table = Table(title=pick(lang, f"{zh} {shape}", f"{en} {shape}"))
     _impl_columns(table, lang)
     for head in ("fwd ms", "×SDPA", "GFLOP/s", "fwd+bwd ms", "×SDPA", "GFLOP/s"):
         table.add_column(head, justify="right")
     table.add_column(pick(lang, "MiB 前向", "MiB fwd"), justify="right")
     table.add_column(pick(lang, "MiB 前向+反向", "MiB f+b"), justify="right")
-    by_key = {(r.impl, r.mode): r for r in result.rows if r.section == "standard"}
-    for i, impl in enumerate(IMPLS):
-        if i and impl.level != IMPLS[i - 1].level:
+    by_key = {(r.impl, r.mode): r for r in result.rows if r.section == section}
+    impls = [impl for impl in IMPLS if (impl.key, FORWARD) in by_key]
+    for i, impl in enumerate(impls):
+        if i and impl.level != impls[i - 1].level:
             table.add_section()
         cells = [impl.level, impl.label]
         for mode in (FORWARD, FORWARD_BACKWARD):
@@ -90,8 +125,8 @@ def standard_table(result: BenchResult, lang: str) -> Table:
             if row.status != "ok":
                 cells += [_status(row, lang), "", ""]
             else:
-                cells += [_short(row.median_ms), _ratio(row.ratio_to_sdpa), _num(row.gflops, 0)]
-        cells += [_short(by_key[(impl.key, m)].peak_mib) for m in (FORWARD, FORWARD_BACKWARD)]
+                cells += [short(row.median_ms), _ratio(row.ratio_to_sdpa), _num(row.gflops, 0)]
+        cells += [short(by_key[(impl.key, m)].peak_mib) for m in (FORWARD, FORWARD_BACKWARD)]
         table.add_row(*cells)
     return table
 
@@ -114,13 +149,15 @@ def sweep_table(result: BenchResult, mode: str, lang: str, memory: bool = False)
             table.add_section()
         texts = []
         for T in c.sweep_Ts:
-            row = cells[(impl.key, T)]
-            if row.status != "ok":
+            row = cells.get((impl.key, T))
+            if row is None:  # not planned in this run
+                texts.append("—")
+            elif row.status != "ok":
                 texts.append(_status(row, lang))
             elif memory:
-                texts.append(_short(row.peak_mib))
+                texts.append(short(row.peak_mib))
             else:
-                texts.append(f"{_short(row.median_ms)} ({_ratio(row.ratio_to_sdpa)})")
+                texts.append(f"{short(row.median_ms)} ({_ratio(row.ratio_to_sdpa)})")
         table.add_row(impl.level, impl.label, *texts)
     return table
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -42,28 +43,50 @@ def register(app: typer.Typer) -> None:
             Path,
             typer.Option("--csv", help="Where to write the rows; fits go to NAME-fits.csv."),
         ] = Path("attnlab-bench.csv"),
+        busy: Annotated[
+            bool,
+            typer.Option(
+                "--busy",
+                help="Run next to one competing busy process (started here, always stopped): "
+                "the same tables under contention.",
+            ),
+        ] = False,
+        markdown: Annotated[
+            Path | None,
+            typer.Option("--markdown", help="Also write the bars and bar-shape table as Markdown."),
+        ] = None,
         tiny: Annotated[bool, typer.Option("--tiny", hidden=True)] = False,
         lang: LangOption = None,
     ) -> None:
         language = lang_of(ctx, lang)
-        if not csv_path.parent.is_dir():
-            fail(f"--csv: directory {csv_path.parent} does not exist (path {csv_path})")
-        if csv_path.is_dir():
-            fail(f"--csv must be a file path, got the directory {csv_path}")
+        for option, path in (("--csv", csv_path), ("--markdown", markdown)):
+            if path is None:
+                continue
+            if not path.parent.is_dir():
+                fail(f"{option}: directory {path.parent} does not exist (path {path})")
+            if path.is_dir():
+                fail(f"{option} must be a file path, got the directory {path}")
         # torch-heavy and rich-heavy modules load only when this command runs.
         from attnlab.bench import CONFIGS, count_steps, write_csv
 
         config = CONFIGS["tiny" if tiny else "quick" if quick else "full"]
-        result = _run_with_progress(config, count_steps(config), language)
+        result = _run_with_progress(config, count_steps(config), language, busy)
         try:
             write_csv(csv_path, result.rows)
             write_csv(_fits_path(csv_path), result.fits)
         except OSError as exc:
             fail(f"--csv: cannot write {csv_path}: {exc}")
         _print_report(result, language, csv_path)
+        if markdown is not None:
+            size = ["--tiny"] if tiny else ["--quick"] if quick else []
+            flags = [*size, *(["--busy"] if busy else []), "--csv", str(csv_path)]
+            command = shlex.join(
+                ["attnlab", "--lang", language, "bench", *flags, "--markdown", str(markdown)]
+            )
+            _write_markdown(result, language, markdown, command)
 
 
-def _run_with_progress(config: BenchConfig, total: int, lang: str) -> BenchResult:
+def _run_with_progress(config: BenchConfig, total: int, lang: str, busy: bool) -> BenchResult:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from attnlab.bench import run_bench
@@ -83,7 +106,7 @@ def _run_with_progress(config: BenchConfig, total: int, lang: str) -> BenchResul
             started = True
             progress.update(task, description=description)
 
-        result = run_bench(config, on_step)
+        result = run_bench(config, on_step, busy=busy)
         progress.advance(task)
     return result
 
@@ -99,7 +122,8 @@ def _print_report(result: BenchResult, lang: str, csv_path: Path) -> None:
     console = Console(width=None if sys.stdout.isatty() else 160)  # files get full rows
     for line in tables.context_lines(result, lang):
         console.print(line, markup=False, highlight=False)
-    console.print(tables.standard_table(result, lang))
+    console.print(tables.shape_table(result, "bar", lang))
+    console.print(tables.shape_table(result, "standard", lang))
     for mode in (FORWARD, FORWARD_BACKWARD):
         console.print(tables.sweep_table(result, mode, lang))
         console.print(tables.sweep_table(result, mode, lang, memory=True))
@@ -111,3 +135,14 @@ def _print_report(result: BenchResult, lang: str, csv_path: Path) -> None:
     console.print(
         pick(lang, f"已写入 {csv_path} 和 {fits}", f"wrote {csv_path} and {fits}"), highlight=False
     )
+
+
+def _write_markdown(result: BenchResult, lang: str, path: Path, command: str) -> None:
+    from attnlab.bench.markdown import report
+    from attnlab.i18n import pick
+
+    try:
+        path.write_text(report(result, lang, command), encoding="utf-8")
+    except OSError as exc:
+        fail(f"--markdown: cannot write {path}: {exc}")
+    print(pick(lang, f"已写入 {path}", f"wrote {path}"))
