@@ -27,6 +27,8 @@ SHOTS = Path(os.environ.get("ATTNLAB_SCREENSHOTS", "/tmp"))
 SEEDS = ["/", "/lesson", "/explorer", "/glossary", "/no-such-page"] + [
     f"/section/{i}" for i in range(20)
 ]
+#: Screenshots for a person to look at (in $ATTNLAB_SCREENSHOTS): page, and the box to show.
+SHOWN = (("/lesson", ".math.overflows"), ("/section/15", "figure.code"), ("/explorer", "#stages"))
 SCROLLERS = ("auto", "scroll")
 #: phone.js shows the scroll hint on a box hiding more than this many px (a few px stay visible
 #: in the padding).
@@ -106,8 +108,9 @@ def test_every_page_fits_a_phone(browser, server_with_figures) -> None:  # type:
         page.set_default_timeout(30_000)  # the first lesson page draws the figures
         try:
             found = crawl(page, server_with_figures, lang)
-            for path in ("/lesson", "/section/15", "/explorer"):
+            for path, box in SHOWN:
                 page.goto(f"{path}?lang={lang}")
+                page.locator(box).first.scroll_into_view_if_needed()
                 shot = f"attnlab-phone-{lang}-{path.strip('/').replace('/', '-')}.png"
                 page.screenshot(path=str(SHOTS / shot))
         finally:
