@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 import torch
 
+from attnlab.errors import InputError
 from attnlab.inputs import load_input, parse_input
-from attnlab.plots import input_source, lesson_source, plot_merge
+from attnlab.plots import files, input_source, lesson_source, plot_merge
 from attnlab.plots.files import make_figures
 
 TWO_HEADS = Path(__file__).resolve().parents[1] / "examples" / "two-heads.toml"
@@ -85,3 +86,11 @@ def test_multi_head_chain_ends_with_the_merge_figure() -> None:
 def test_merge_needs_heads() -> None:
     with pytest.raises(ValueError, match="plot_merge needs multi-head stages"):
         plot_merge(lesson_source("en"))
+
+
+def test_the_merge_counts_towards_the_figure_limit(monkeypatch) -> None:
+    monkeypatch.setattr(files, "MAX_FIGURES", 2)
+    source = input_source(load_input(TWO_HEADS))  # one prompt, two heads: 2 + the merge
+    message = r"chain: 3 figures \(one per prompt and head, plus each prompt's merge\)"
+    with pytest.raises(InputError, match=message):
+        make_figures("chain", source, "en")

@@ -69,9 +69,10 @@ def make_figures(
         return [(_stem("weights", source, *names), plot_weights(source, lang))]
     per_prompt = source.num_heads + 1 if source.multi_head else 1  # the heads, then their merge
     count = len(source.shown) * per_prompt
+    merge = ", plus each prompt's merge" if source.multi_head else ""
     if count > MAX_FIGURES:
         raise InputError(
-            f"chain: {count} figures (per prompt: one per head, and the merge) is too many for "
+            f"chain: {count} figures (one per prompt and head{merge}) is too many for "
             f"one command (at most {MAX_FIGURES}); pick one prompt with --prompt"
         )
     figures = []
