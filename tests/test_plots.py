@@ -4,6 +4,7 @@ lesson's published numbers (not just "no exception")."""
 from __future__ import annotations
 
 import math
+import unicodedata
 
 import numpy as np
 import published
@@ -11,6 +12,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from matplotlib.text import Text
 
 from attnlab.errors import InputError
 from attnlab.inputs import parse_input
@@ -18,6 +20,7 @@ from attnlab.pipeline import causal_mask, lesson_stages, multi_head_stages
 from attnlab.plots import (
     cost_data,
     input_source,
+    labels,
     lesson_source,
     mask_data,
     plot_chain,
@@ -213,6 +216,36 @@ def test_cost_curve_is_b_heads_t_squared() -> None:
     texts = [f"T=2: {short.text}", f"T=1000: {long.text}  (×{growth.text})"]
     assert [t.get_text() for t in ax.texts] == texts
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+
+
+def inside(inner, outer) -> bool:
+    return (inner.x0 >= outer.x0 and inner.y0 >= outer.y0
+            and inner.x1 <= outer.x1 and inner.y1 <= outer.y1)  # fmt: skip
+
+
+def test_cost_annotations_stay_inside_the_axes() -> None:
+    fig = plot_cost(lang="en")  # the CLI's figure: T up to 16384, the long T=1000 label
+    (ax,) = fig.axes
+    renderer = fig.canvas.get_renderer()
+    fig.canvas.draw()
+    assert len(ax.texts) == 2
+    for note in ax.texts:  # each label with its arrow
+        box = note.get_window_extent(renderer)
+        assert inside(box, ax.bbox), (note.get_text(), box, ax.bbox)
+    drawn = ax.get_tightbbox(renderer)  # everything the axes draw: ticks, labels, legend
+    assert inside(drawn, fig.bbox), (drawn, fig.bbox)
+
+
+def test_english_figures_use_ascii_brackets_and_punctuation(small_scale) -> None:
+    wide = {c for c in "（）【】：，；、。" if unicodedata.east_asian_width(c) in "FW"}
+    assert len(wide) == 9  # the check below would see them
+    for key, value in labels._TEXT["en"].items():
+        assert not any(unicodedata.east_asian_width(c) in "FW" for c in value), key
+    for fig in (plot_weights(lesson_source("en"), lang="en"), plot_chain(lesson_source("en"),
+                lang="en"), plot_scale(small_scale, lang="en"), plot_mask(lang="en"),
+                plot_cost(lang="en")):  # fmt: skip
+        drawn = "".join(t.get_text() for t in fig.findobj(Text))
+        assert not {c for c in drawn if unicodedata.east_asian_width(c) in "FW"}, drawn
 
 
 def random_input(B: int, T: int, C: int, heads: int | None, seed: int):

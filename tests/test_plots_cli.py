@@ -97,6 +97,7 @@ def test_figure_names_for_every_prompt_and_head(tmp_path: Path) -> None:
     assert [stem for stem, _ in make_figures("chain", mine, "en")] == [
         "chain-mine-A-h1",
         "chain-mine-A-h2",
+        "chain-mine-A-merge",
     ]
     assert [stem for stem, _ in make_figures("weights", mine, "en")] == ["weights-mine-A"]
 

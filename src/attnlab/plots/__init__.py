@@ -3,6 +3,7 @@ input: from :mod:`attnlab.pipeline`).
 
 * :func:`plot_weights`: attention-weight heatmaps (prompts side by side, or batch × head).
 * :func:`plot_chain`: X → Q, K, V → scores → weights → output for one prompt, one figure.
+* :func:`plot_merge`: the multi-head end of the chain, each head's output → concat → W_O.
 * :func:`plot_scale`: section 8 measured, score spread and softmax peakiness against d_k.
 * :func:`plot_mask`: section 11, softmax of a row whose future is filled with 0 versus −∞.
 * :func:`plot_cost`: section 17, score elements B·n_head·T² on log-log axes.
@@ -20,6 +21,7 @@ Chinese labels use the CJK font that the ``mplfonts`` dependency ships
 from attnlab.plots.chain import plot_chain
 from attnlab.plots.cost_curve import cost_data, plot_cost
 from attnlab.plots.effects import mask_data, plot_mask, plot_scale, scale_data
+from attnlab.plots.merge import plot_merge
 from attnlab.plots.source import PlotSource, input_source, lesson_source
 from attnlab.plots.weights import plot_weights
 
@@ -32,6 +34,7 @@ __all__ = [
     "plot_chain",
     "plot_cost",
     "plot_mask",
+    "plot_merge",
     "plot_scale",
     "plot_weights",
     "scale_data",

@@ -131,9 +131,7 @@ def plot_chain(source: PlotSource, b: int = 0, h: int = 0, lang: str = "zh") -> 
 
 
 def _chain_title(source: PlotSource, b: int, h: int, lang: str) -> str:
-    name = source.names[b]
-    if source.tokens is not None:
-        name += " [" + ", ".join(source.tokens[b]) + "]"
+    name = source.prompt_label(b)
     if isinstance(source.stages, MultiHeadStages):
         return text("chain_head_title", lang, name=name, head=h + 1)
     return text("chain_title", lang, name=name)

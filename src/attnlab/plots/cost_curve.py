@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from attnlab import example
@@ -57,10 +59,7 @@ def plot_cost(data: CostData | None = None, lang: str = "zh") -> Figure:
     first = data.lesson_elements[0]
     for t, n in zip(data.lesson_tokens, data.lesson_elements, strict=True):
         note = f"T={t}: {n:,}" + ("" if n == first else f"  (×{n // first:,})")
-        # Labels sit below the T² reference line, where the plot is empty, with an arrow.
-        arrow = {"arrowstyle": "->", "color": "#a04000"}
-        ax.annotate(note, (t, n), xytext=(t * 2.5, n / 8), ha="left", va="center", fontsize=11,
-                    color="#a04000", arrowprops=arrow)  # fmt: skip
+        _annotate_row(ax, note, t, n, data.tokens)
     ax.set_ylim(1, max(data.elements) * 5)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=10)
@@ -71,3 +70,18 @@ def plot_cost(data: CostData | None = None, lang: str = "zh") -> Figure:
     ax.legend(loc="upper left", fontsize=10)
     ax.set_title(text("cost_title", lang), fontsize=12)
     return fig
+
+
+def _annotate_row(ax: Axes, note: str, t: int, n: int, tokens: list[int]) -> None:
+    """Label the lesson's row (t, n) below the T² reference line, where the plot is empty.
+
+    A label near the right end is centred under its point rather than starting at it, so the
+    long T=1000 label stays inside the axes."""
+    place = math.log(t / tokens[0]) / math.log(tokens[-1] / tokens[0])  # 0 left .. 1 right
+    if place < 0.25:
+        where, ha = (t * 2.5, n / 8), "left"
+    else:
+        where, ha = (t, n / 1000), "center" if place < 0.8 else "right"
+    arrow = {"arrowstyle": "->", "color": "#a04000"}
+    ax.annotate(note, (t, n), xytext=where, ha=ha, va="center", fontsize=11, color="#a04000",
+                arrowprops=arrow)  # fmt: skip

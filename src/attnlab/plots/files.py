@@ -2,7 +2,8 @@
 
 Names: ``weights-A-B.png``, ``weights-A.png``, ``chain-A.png``, ``scale.png``, ``mask.png``,
 ``cost.png``, ``bench.png``; a learner's input adds its file stem (``weights-mine-0-1.png``)
-and, with several heads, the chain adds the head (``chain-mine-A-h1.png``).
+and, with several heads, the chain adds the head (``chain-mine-A-h1.png``) and one figure of
+the heads' concatenation and W_O per prompt (``chain-mine-A-merge.png``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from attnlab.errors import InputError
 from attnlab.plots.chain import plot_chain
 from attnlab.plots.cost_curve import plot_cost
 from attnlab.plots.effects import plot_mask, plot_scale
+from attnlab.plots.merge import plot_merge
 from attnlab.plots.source import MAX_PANELS, PlotSource
 from attnlab.plots.weights import plot_weights
 
@@ -65,11 +67,13 @@ def make_figures(
                 f"(at most {MAX_PANELS}); pick one prompt with --prompt"
             )
         return [(_stem("weights", source, *names), plot_weights(source, lang))]
-    count = len(source.shown) * source.num_heads
+    per_prompt = source.num_heads + 1 if source.multi_head else 1  # the heads, then their merge
+    count = len(source.shown) * per_prompt
+    merge = ", plus each prompt's merge" if source.multi_head else ""
     if count > MAX_FIGURES:
         raise InputError(
-            f"chain: {count} figures (one per prompt and head) is too many for one command "
-            f"(at most {MAX_FIGURES}); pick one prompt with --prompt"
+            f"chain: {count} figures (one per prompt and head{merge}) is too many for "
+            f"one command (at most {MAX_FIGURES}); pick one prompt with --prompt"
         )
     figures = []
     for b in source.shown:
@@ -77,6 +81,8 @@ def make_figures(
         for h in range(source.num_heads):
             head = f"h{h + 1}" if source.multi_head else ""
             figures.append((_stem("chain", source, name, head), plot_chain(source, b, h, lang)))
+        if source.multi_head:
+            figures.append((_stem("chain", source, name, "merge"), plot_merge(source, b, lang)))
     return figures
 
 

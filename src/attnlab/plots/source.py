@@ -37,6 +37,8 @@ class PlotSource:
         names: one short name per batch row ("A", "B" for the lesson; "0", "1", ... otherwise).
         stem: file-name stem of the input ("" for the lesson).
         rows: batch rows to draw (None: all).
+        w_o: the output projection ``[C, C]`` that mixed the heads, or None when the input gave
+            none (the pipeline then uses the identity).
     """
 
     stages: Stages
@@ -44,6 +46,7 @@ class PlotSource:
     names: list[str]
     stem: str = ""
     rows: tuple[int, ...] | None = None
+    w_o: torch.Tensor | None = None  # [C, C]
 
     @property
     def multi_head(self) -> bool:
@@ -59,6 +62,12 @@ class PlotSource:
     def shown(self) -> list[int]:
         """The batch rows to draw, in order (all of them unless :meth:`select` narrowed it)."""
         return list(range(len(self.names))) if self.rows is None else list(self.rows)
+
+    def prompt_label(self, b: int) -> str:
+        """Prompt ``b``'s name for a title, with its tokens when known: ``"A [我, 喜欢]"``."""
+        if self.tokens is None:
+            return self.names[b]
+        return f"{self.names[b]} [{', '.join(self.tokens[b])}]"
 
     def select(self, rows: list[int]) -> PlotSource:
         """The same source drawing only batch rows ``rows``; shapes still name the full batch."""
@@ -79,7 +88,8 @@ def input_source(lab: LabInput) -> PlotSource:
     unnamed = all(row == [str(t) for t in range(T)] for row in lab.tokens)
     # Labels from a file are shown as text: escaped once here for every title and tick label.
     tokens = None if unnamed else [[figure_label(tok) for tok in row] for row in lab.tokens]
-    return PlotSource(lab.stages(), tokens, example.prompt_names(B), Path(lab.source).stem)
+    stem = Path(lab.source).stem
+    return PlotSource(lab.stages(), tokens, example.prompt_names(B), stem, w_o=lab.w_o)
 
 
 def check_plot_size(x: torch.Tensor) -> None:

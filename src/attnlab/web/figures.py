@@ -6,6 +6,7 @@ SVG text. When it cannot be imported (a trimmed install), pages render without f
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 from functools import cache
@@ -56,7 +57,11 @@ def svg(name: str, lang: str) -> Markup | None:
     text = _XML_PROLOGUE.sub("", buf.getvalue().decode("utf-8"), count=1)
     # Let CSS size the figure: drop the fixed width/height, keep the viewBox.
     text = re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r"<svg\1", text, count=1)
-    label = f'<svg role="img" aria-label="{name}" class="fig"'
+    # One viewBox unit is one point of the figure; drawn at >= 1 CSS px per point, its smallest
+    # text (9.5 pt) stays readable, so a phone scrolls the figure rather than shrink it.
+    view_width = re.search(r'viewBox="[\d.]+ [\d.]+ ([\d.]+)', text)
+    size = f' style="--fig-width: {math.ceil(float(view_width[1]))}px"' if view_width else ""
+    label = f'<svg role="img" aria-label="{name}" class="fig"{size}'
     return Markup(text.replace("<svg", label, 1))
 
 
