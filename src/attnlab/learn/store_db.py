@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from attnlab.learn.store_access import busy_timeout, sidecar
+from attnlab.learn.store_search import DOCS_DDL, META_DDL
 from attnlab.learn.store_errors import (
     SQLITE_BUSY,
     SQLITE_CANTOPEN,
@@ -57,6 +58,15 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (2, "attempt diagnosis and index", (
         "ALTER TABLE attempts ADD COLUMN diagnosis TEXT",
         "CREATE INDEX attempts_by_exercise ON attempts (profile, exercise, created_at)",
+    )),
+    (3, "notes, bookmarks and the search index", (
+        "CREATE TABLE notes (profile TEXT NOT NULL, id TEXT NOT NULL, "
+        "section INTEGER NOT NULL, text TEXT NOT NULL, created_at TEXT NOT NULL, "
+        "updated_at TEXT NOT NULL, deleted INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (profile, id))",
+        "CREATE TABLE bookmarks (profile TEXT NOT NULL, section INTEGER NOT NULL, "
+        "marked INTEGER NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (profile, section))",
+        DOCS_DDL,
+        META_DDL,
     )),
 )  # fmt: skip
 SCHEMA_VERSION = MIGRATIONS[-1][0]
