@@ -17,7 +17,9 @@ if TYPE_CHECKING:
 
 ORDER = 82
 
-SectionArgument = Annotated[str, typer.Argument(help="Section number, 0-19 (0 = core goal).")]
+SectionArgument = Annotated[
+    str, typer.Argument(metavar="SECTION", help="Section number, 0-19 (0 = core goal).")
+]
 
 
 def _section(raw: str, lang: str) -> int:

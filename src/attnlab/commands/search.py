@@ -48,9 +48,7 @@ def register(app: typer.Typer) -> None:
         if not hits:
             typer.echo(pick(chosen, f"没有找到 {query!r}", f"No match for {query!r}"))
             return
-        kinds = {"zh": {"section": "正文", "check": "知识检查", "glossary": "术语",
-                        "mistake": "常见错误", "note": "笔记"}}  # fmt: skip
         for h in hits:
-            kind = kinds.get(chosen, {}).get(h.kind, h.kind)
+            kind = search.KIND_NAMES[chosen][h.kind]
             where = "" if h.section is None else f" §{h.section}"
             typer.echo(f"[{kind}{where}] {h.title}\n    {h.snippet}")

@@ -40,6 +40,13 @@ if TYPE_CHECKING:
 MAX_QUERY = 100
 LIMIT = 50
 KINDS = ("section", "check", "glossary", "mistake", "note")
+#: How each kind of hit is labelled, ``KIND_NAMES[lang][kind]``.
+KIND_NAMES: dict[str, dict[str, str]] = {
+    "zh": {"section": "正文", "check": "知识检查", "glossary": "术语", "mistake": "常见错误",
+           "note": "我的笔记"},
+    "en": {"section": "Section", "check": "Knowledge check", "glossary": "Glossary",
+           "mistake": "Mistake", "note": "My note"},
+}  # fmt: skip
 _SNIPPET_BEFORE, _SNIPPET_AFTER = 30, 60
 
 

@@ -81,6 +81,6 @@ def search_page(request: Request) -> HTMLResponse:
             raise RequestRefused(422, UI[lang]["bad_query"].format(max=max_q)) from None
     ctx = page_context(
         request, lang, store.summary(), page="search", query=query or "", hits=hits,
-        searched=query is not None, hit_url=hit_url,
+        searched=query is not None, hit_url=hit_url, kind_names=search.KIND_NAMES[lang],
     )  # fmt: skip
     return render("search.html", lang, ctx, highlighter(query) if hits and query else None)

@@ -91,11 +91,6 @@ UI: dict[str, dict[str, str]] = {
         "search_count": "“{q}”：找到 {n} 条",
         "no_hits": "没有找到“{q}”。",
         "bad_query": "搜索：查询应为 1–{max} 个字符",
-        "kind_section": "正文",
-        "kind_check": "知识检查",
-        "kind_glossary": "术语",
-        "kind_mistake": "常见错误",
-        "kind_note": "我的笔记",
     },
     "en": {
         "site": "Week 7 · Attention",
@@ -185,10 +180,5 @@ UI: dict[str, dict[str, str]] = {
         "search_count": "“{q}”: {n} found",
         "no_hits": "Nothing found for “{q}”.",
         "bad_query": "search: expected a query of 1-{max} characters",
-        "kind_section": "Section",
-        "kind_check": "Knowledge check",
-        "kind_glossary": "Glossary",
-        "kind_mistake": "Mistake",
-        "kind_note": "My note",
     },
 }
