@@ -38,16 +38,16 @@ def hit_url(hit: search.Hit, query: str) -> str:
     return f"/section/{hit.section}?lang={hit.lang}&q={q}#hit"
 
 
-def highlighter(query: str) -> Callable[[str], str]:
+def highlighter(query: str, anchor: bool = True) -> Callable[[str], str]:
     """A function wrapping ``query``'s words in ``<mark>`` inside the page's ``<main>``, outside
-    tags and :data:`_SKIP` elements; the first mark gets ``id="hit"``."""
+    tags and :data:`_SKIP` elements; the first mark gets ``id="hit"`` if ``anchor``."""
     pattern = search.marks([str(escape(w)) for w in search.check_query(query)])
 
     def mark(html: str) -> str:
         start, end = html.find("<main"), html.rfind("</main>")
         if start < 0 or end < 0:
             return html
-        parts, skipping, first = _TAG.split(html[start:end]), 0, [True]
+        parts, skipping, first = _TAG.split(html[start:end]), 0, [anchor]
 
         def wrap(m: re.Match[str]) -> str:
             anchor = ' id="hit"' if first[0] else ""
@@ -83,4 +83,4 @@ def search_page(request: Request) -> HTMLResponse:
         request, lang, store.summary(), page="search", query=query or "", hits=hits,
         searched=query is not None, hit_url=hit_url, kind_names=search.KIND_NAMES[lang],
     )  # fmt: skip
-    return render("search.html", lang, ctx, highlighter(query) if hits and query else None)
+    return render("search.html", lang, ctx, highlighter(query, anchor=False) if hits and query else None)

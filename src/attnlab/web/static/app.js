@@ -133,7 +133,10 @@
     function save(leaving) {
       clearTimeout(timer);
       timer = null;
-      if (box.value === saved) return;
+      if (box.value === saved) {
+        if (!leaving) status.textContent = form.dataset.saved;
+        return;
+      }
       var sent = box.value;
       fetch(form.action, {
         method: "POST", credentials: "same-origin", keepalive: leaving,
