@@ -5,7 +5,6 @@ the note box, My notes and search, on a desktop (1280×800) and a phone (390×84
 from __future__ import annotations
 
 import pytest
-
 from test_browser import SHOTS, browser, click_and_load, server  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.browser

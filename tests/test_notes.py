@@ -46,9 +46,13 @@ def test_bad_notes_are_refused_and_nothing_is_written(tmp_path: Path) -> None:
             store.add_note(20, "x")
         with pytest.raises(NoteError, match=r"expected some text .*found an empty note"):
             store.add_note(3, "   ")
-        with pytest.raises(NoteError, match=rf"at most {MAX_TEXT} characters, found {MAX_TEXT + 1}"):
+        with pytest.raises(
+            NoteError, match=rf"at most {MAX_TEXT} characters, found {MAX_TEXT + 1}"
+        ):
             store.add_note(3, "x" * (MAX_TEXT + 1))
-        with pytest.raises(NoteError, match=r"expected a note of section 4, found one of section 3"):
+        with pytest.raises(
+            NoteError, match=r"expected a note of section 4, found one of section 3"
+        ):
             store.save_note(4, note.id, "moved?")
         with pytest.raises(NoteError, match=r"found no note for 'ffff'"):
             store.delete_note("ffff")

@@ -41,11 +41,14 @@ def test_add_list_bookmark_and_remove(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("notes", "add", "20", "hi"), r"section: expected an integer 0-19 \(0 = core goal\), found '20'"),
+        (("notes", "add", "20", "hi"),
+         r"section: expected an integer 0-19 \(0 = core goal\), found '20'"),
         (("notes", "add", "x", "hi"), r"section: expected an integer 0-19 .*found 'x'"),
-        (("notes", "add", "5", "  "), r"note: expected some text \(1-2000 characters\), found an empty note"),
+        (("notes", "add", "5", "  "),
+         r"note: expected some text \(1-2000 characters\), found an empty note"),
         (("notes", "add", "5", "x" * 2001), r"note: expected at most 2000 characters, found 2001"),
-        (("notes", "rm", "12345678"), r"note id: expected the id of one of your notes .*found no note for '12345678'"),
+        (("notes", "rm", "12345678"),
+         r"note id: expected the id of one of your notes .*found no note for '12345678'"),
         (("bookmark", "1.5"), r"section: expected an integer 0-19 .*found '1.5'"),
     ],
 )  # fmt: skip

@@ -12,12 +12,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from store_support import env_for, without_root_rights
 from typer.testing import CliRunner
 
 from attnlab.cli import app
 from attnlab.course import content, search
 from attnlab.learn.store import ProgressStore
-from store_support import env_for, without_root_rights
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +101,9 @@ def test_the_index_is_rebuilt_only_when_the_lesson_changes(
         before = stored()
         assert before == (search.digest(), len(search.corpus()))
         with sqlite3.connect(db) as raw:  # a marker row: a rebuild would delete it
-            raw.execute("INSERT INTO search_docs (key, title, body, terms) VALUES ('x', '', '', '')")
+            raw.execute(
+                "INSERT INTO search_docs (key, title, body, terms) VALUES ('x', '', '', '')"
+            )
         search.search(store, "scaling", "en")
         assert stored()[1] == len(search.corpus()) + 1
         monkeypatch.setattr(search, "digest", lambda: "a newer lesson")

@@ -128,8 +128,8 @@ def register(app: typer.Typer) -> None:
         sid = _section(section, chosen)
         with open_store(data_dir, profile, chosen) as store:
             marked = store.toggle_bookmark(sid)
-        typer.echo(pick(chosen, f"第 {sid} 节：{'已加书签' if marked else '已取消书签'}",
-                        f"Section {sid}: {'bookmarked' if marked else 'bookmark removed'}"))  # fmt: skip
+        zh, en = ("已加书签", "bookmarked") if marked else ("已取消书签", "bookmark removed")
+        typer.echo(pick(chosen, f"第 {sid} 节：{zh}", f"Section {sid}: {en}"))
 
 
 def _store(

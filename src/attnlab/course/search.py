@@ -4,9 +4,9 @@ the mistakes catalogue and the learner's own notes.
 The documents are built once per process from the same blocks every front end shows
 (:mod:`attnlab.course.content`), :mod:`attnlab.learn.knowledge` and
 :mod:`attnlab.debug.catalogue`; they live in an FTS5 index in the progress file, rebuilt only
-when their digest changes (:mod:`attnlab.learn.store_search`). A section's glossary terms are
-indexed in their own column, so the section that teaches a word ranks above those that only
-mention it.
+when attnlab's files change (:func:`digest`, :mod:`attnlab.learn.store_search`). A section's
+glossary terms are indexed in their own column, and a section whose terms contain the query
+comes first: the section that teaches a word ranks above those that only mention it.
 
 Example::
 
@@ -20,11 +20,11 @@ Example::
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attnlab import __version__, example
@@ -116,10 +116,17 @@ def corpus() -> tuple[Doc, ...]:
 
 @cache
 def digest() -> str:
-    """The content hash of :func:`corpus` and the package version: the index is rebuilt when
-    it changes."""
-    text = json.dumps([__version__, *(asdict(d) for d in corpus())], ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """A hash of attnlab's version and of every source and data file of the package.
+
+    The documents are a function of those files, so the index is rebuilt exactly when one of
+    them changes, and checking costs no more than reading them (building the documents means
+    computing the lesson)."""
+    root = Path(__file__).resolve().parents[1]
+    hashed = hashlib.sha256(__version__.encode("utf-8"))
+    for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".toml")):
+        hashed.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0")
+        hashed.update(path.read_bytes())
+    return hashed.hexdigest()
 
 
 def snippet(text: str, words: Sequence[str]) -> str:
@@ -137,7 +144,9 @@ def _note_hits(store: ProgressStore, words: Sequence[str], lang: str) -> list[Hi
     label = "笔记" if lang == "zh" else "Note"
     hits = []
     for n in store.search_notes(words):
-        title = f"{label} · {content.label(n.section, lang)} {content.section(n.section, lang).title}"
+        title = (
+            f"{label} · {content.label(n.section, lang)} {knowledge.section(n.section, lang).title}"
+        )
         hits.append(Hit(n.section, "note", title, snippet(n.text, words), lang, n.id))
     return hits
 

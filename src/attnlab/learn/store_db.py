@@ -25,7 +25,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from attnlab.learn.store_access import busy_timeout, sidecar
-from attnlab.learn.store_search import DOCS_DDL, META_DDL
 from attnlab.learn.store_errors import (
     SQLITE_BUSY,
     SQLITE_CANTOPEN,
@@ -37,6 +36,7 @@ from attnlab.learn.store_errors import (
     corrupted,
     not_ours,
 )
+from attnlab.learn.store_search import DOCS_DDL, META_DDL
 
 #: "ATLB" as a 32-bit integer: marks the file as attnlab's (PRAGMA application_id).
 APPLICATION_ID = 0x41544C42

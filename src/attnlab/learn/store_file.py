@@ -142,7 +142,9 @@ def build_export(
             {"id": i, "section": s, "text": t, "created": c, "at": at, "deleted": bool(d)}
             for i, s, t, c, at, d in sorted(notes, key=lambda n: (n[3], n[0]))
         ],
-        "bookmarks": [{"section": s, "marked": bool(m), "at": at} for s, m, at in sorted(bookmarks)],
+        "bookmarks": [
+            {"section": s, "marked": bool(m), "at": at} for s, m, at in sorted(bookmarks)
+        ],
     }
 
 

@@ -139,11 +139,11 @@ class SearchMixin:
             if stored_digest(db) == digest:
                 return query(db, words, limit)
         if self.writable:
-            with contextlib.suppress(StoreBusy):  # another writer: answer from memory meanwhile
-                with self._write() as db:
-                    if stored_digest(db) != digest:  # again, now that we hold the lock
-                        replace_docs(db, digest, build())
-                    return query(db, words, limit)
+            # Another writer holding the lock: answer from memory meanwhile.
+            with contextlib.suppress(StoreBusy), self._write() as db:
+                if stored_digest(db) != digest:  # again, now that we hold the lock
+                    replace_docs(db, digest, build())
+                return query(db, words, limit)
         db = _memory_index(digest, build)
         with _MEMORY_LOCK:
             return query(db, words, limit)

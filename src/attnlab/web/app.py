@@ -92,8 +92,13 @@ def create_app(
     )
     app.state.templates = _environment(figures_on)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
-    from attnlab.web import routes_explorer, routes_notes, routes_pages, routes_progress
-    from attnlab.web import routes_search
+    from attnlab.web import (
+        routes_explorer,
+        routes_notes,
+        routes_pages,
+        routes_progress,
+        routes_search,
+    )
 
     for module in (routes_pages, routes_progress, routes_explorer, routes_notes, routes_search):
         app.include_router(module.router)

@@ -83,4 +83,6 @@ def search_page(request: Request) -> HTMLResponse:
         request, lang, store.summary(), page="search", query=query or "", hits=hits,
         searched=query is not None, hit_url=hit_url, kind_names=search.KIND_NAMES[lang],
     )  # fmt: skip
-    return render("search.html", lang, ctx, highlighter(query, anchor=False) if hits and query else None)
+    return render(
+        "search.html", lang, ctx, highlighter(query, anchor=False) if hits and query else None
+    )
