@@ -13,8 +13,9 @@ Example::
     >>> import tempfile
     >>> from attnlab.learn.store import ProgressStore
     >>> store = ProgressStore.open(data_dir=tempfile.mkdtemp())
-    >>> search(store, "softmax", "en")[0].kind
-    'glossary'
+    >>> first = search(store, "softmax", "en")[0]
+    >>> first.kind, first.section
+    ('section', 5)
 """
 
 from __future__ import annotations
