@@ -35,10 +35,11 @@ def _section(raw: str, lang: str) -> int:
 
 def listing(store: ProgressStore, lang: str) -> str:
     """The notes by section (short id, text) and the bookmarked sections."""
-    from attnlab.course import content
+    from attnlab.course.content import label
+    from attnlab.learn.knowledge import section
 
     def title(s: int) -> str:
-        return f"{content.label(s, lang)} {content.section(s, lang).title}"
+        return f"{label(s, lang)} {section(s, lang).title}"
 
     notes, marks = store.notes(), store.bookmarks()
     lines = [pick(lang, f"书签（{len(marks)}）：", f"Bookmarks ({len(marks)}):")]
