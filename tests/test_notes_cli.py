@@ -69,3 +69,14 @@ def test_errors_speak_the_commands_language(tmp_path: Path) -> None:
     assert empty.stderr.strip() == "attnlab: error: 笔记：应有文字（1–2000 个字符），收到的是空笔记"
     section = _run(tmp_path, "bookmark", "99", lang="zh")
     assert "节号应为 0–19 的整数（0 = 核心目标），收到的是 '99'" in section.stderr
+
+
+def test_progress_export_and_import_carry_notes_and_bookmarks(tmp_path: Path) -> None:
+    first, second, file = tmp_path / "a", tmp_path / "b", tmp_path / "mine.json"
+    assert _run(first, "notes", "add", "11", "use -inf before the softmax").exit_code == 0
+    assert _run(first, "bookmark", "11").exit_code == 0
+    assert _run(first, "progress", "export", str(file)).exit_code == 0
+    for _ in range(2):  # importing twice adds nothing
+        merged = _run(second, "progress", "import", str(file))
+        assert "1 notes" in merged.stdout, merged.output
+    assert _saved(second) == (["use -inf before the softmax"], (11,))

@@ -75,6 +75,8 @@ def test_notes_are_found_first(store: ProgressStore) -> None:
 def test_nothing_found_is_an_empty_list(store: ProgressStore) -> None:
     assert search.search(store, "zebra crossing", "en") == []
     assert search.search(store, "鲸", "zh") == []
+    for query in ('"mask" OR *', "NEAR(a b)", "%", "a\\b"):  # FTS5 and LIKE syntax is text
+        assert search.search(store, query, "en") == [], query
 
 
 @pytest.mark.parametrize("query", ["", "   ", "x" * 101])
