@@ -38,6 +38,7 @@ _PROFILE = re.compile(r"^[\w.-]{1,64}$")
 _TOP_KEYS_V1 = {"format", "version", "profile", "exported_at", "completed", "assessments",
                 "attempts", "last_section"}  # fmt: skip
 _TOP_KEYS = _TOP_KEYS_V1 | {"notes", "bookmarks"}
+_SECTION = f"an integer 0-{SECTION_COUNT - 1}"
 _NOTE_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
@@ -216,16 +217,15 @@ def validate_export(data: object) -> dict[str, Any]:
         raise _fail("progress file", "keys " + ", ".join(sorted(keys)), sorted(data))
     _checked(check_profile, data["profile"], "profile", "a profile name")
     _time(data["exported_at"], "exported_at")
-    sec = f"an integer 0-{SECTION_COUNT - 1}"
     completed = []
     for i, item in enumerate(_list(data, "completed")):
         e = _entry(item, f"completed[{i}]", {"section", "at"})
-        s = _checked(check_section, e["section"], f"completed[{i}].section", sec)
+        s = _checked(check_section, e["section"], f"completed[{i}].section", _SECTION)
         completed.append((s, _time(e["at"], f"completed[{i}].at")))
     assessments = []
     for i, item in enumerate(_list(data, "assessments")):
         e = _entry(item, f"assessments[{i}]", {"section", "status", "at"})
-        s = _checked(check_section, e["section"], f"assessments[{i}].section", sec)
+        s = _checked(check_section, e["section"], f"assessments[{i}].section", _SECTION)
         if e["status"] not in ASSESSMENTS:
             raise _fail(f"assessments[{i}].status", " or ".join(ASSESSMENTS), e["status"])
         assessments.append((s, e["status"], _time(e["at"], f"assessments[{i}].at")))
@@ -233,7 +233,7 @@ def validate_export(data: object) -> dict[str, Any]:
     visit = None
     if data["last_section"] is not None:
         e = _entry(data["last_section"], "last_section", {"section", "at"})
-        s = _checked(check_section, e["section"], "last_section.section", sec)
+        s = _checked(check_section, e["section"], "last_section.section", _SECTION)
         visit = (s, _time(e["at"], "last_section.at"))
     notes, marks = [], []
     if version == FORMAT_VERSION:
@@ -246,7 +246,7 @@ def validate_export(data: object) -> dict[str, Any]:
 def _note(item: object, field: str) -> tuple[Any, ...]:
     e = _entry(item, field, {"id", "section", "text", "created", "at", "deleted"})
     note_id = _checked(check_note_id, e["id"], f"{field}.id", "a note id (UUID)")
-    section = _checked(check_section, e["section"], f"{field}.section", "an integer 0-19")
+    section = _checked(check_section, e["section"], f"{field}.section", _SECTION)
     if type(e["deleted"]) is not bool:
         raise _fail(f"{field}.deleted", "true or false", e["deleted"])
     if e["deleted"] and e["text"] == "":  # a deleted note keeps only its id and times
@@ -259,7 +259,7 @@ def _note(item: object, field: str) -> tuple[Any, ...]:
 
 def _bookmark(item: object, field: str) -> tuple[Any, ...]:
     e = _entry(item, field, {"section", "marked", "at"})
-    section = _checked(check_section, e["section"], f"{field}.section", "an integer 0-19")
+    section = _checked(check_section, e["section"], f"{field}.section", _SECTION)
     if type(e["marked"]) is not bool:
         raise _fail(f"{field}.marked", "true or false", e["marked"])
     return (section, int(e["marked"]), _time(e["at"], f"{field}.at"))
