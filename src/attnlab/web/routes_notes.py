@@ -27,10 +27,10 @@ from attnlab.web.common import (
     see_other,
     settings,
 )
+from attnlab.web.routes_progress import _back, _section  # the checks every form shares
 from attnlab.web.security import RequestRefused
 
 router = APIRouter()
-BACKS = ("section", "lesson")
 
 
 @dataclass
@@ -63,19 +63,6 @@ class NotesView:
         """The id the note box saves under."""
         note = self.current(section)
         return note.id if note else self._new.setdefault(section, new_note_id())
-
-
-def _section(raw: str) -> int:
-    try:
-        return content.parse_section_id(raw)
-    except ValueError as exc:
-        raise RequestRefused(404, str(exc)) from None
-
-
-def _back(raw: str) -> str:
-    if raw not in BACKS:
-        raise RequestRefused(422, f"back must be one of {', '.join(BACKS)}, got {raw[:20]!r}")
-    return raw
 
 
 def _wants_json(request: Request) -> bool:
