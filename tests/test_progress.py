@@ -214,7 +214,7 @@ def _export(**changes: object) -> dict:
 REFUSED = [
     ([1, 2], r"progress file: expected a JSON object, found 'list'"),
     (_export(format="photos"), r"format: expected 'attnlab-progress'"),
-    (_export(version=2), r"version: expected the integer 1, found 2"),
+    (_export(version=3), r"version: expected the integer 1 or 2, found 3"),
     ({**_export(), "extra": 1}, r"progress file: expected keys"),
     (_export(profile="a/b"), r"profile: expected a profile name"),
     (_export(completed=[{"section": 20, "at": "2026-11-29T10:00:00+00:00"}]),

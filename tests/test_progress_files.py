@@ -69,8 +69,8 @@ def _import(home: Path, path: object):
 
 
 WRONG_TYPES = [
-    (_export(version=1.0), r"version: expected the integer 1, found 1\.0"),
-    (_export(version=True), r"version: expected the integer 1, found True"),
+    (_export(version=1.0), r"version: expected the integer 1 or 2, found 1\.0"),
+    (_export(version=True), r"version: expected the integer 1 or 2, found True"),
     (_export(attempts=[_attempt(correct=1)]), r"attempts\[0\]\.correct: expected true, false"),
     (_export(attempts=[_attempt(correct=0)]), r"attempts\[0\]\.correct: expected true, false"),
     (_export(attempts=[_attempt(correct=1.0)]), r"attempts\[0\]\.correct: expected true, false"),

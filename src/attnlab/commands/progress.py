@@ -94,9 +94,9 @@ def register(app: typer.Typer) -> None:
             counts = store.import_dict(data)  # a read-only or busy store: one line, exit 2
             typer.echo(pick(chosen,
                             "已合并：完成 {completed} 条，自评 {assessments} 条，"
-                            "作答 {attempts} 条",
+                            "作答 {attempts} 条，笔记 {notes} 条",
                             "Merged: {completed} completed, {assessments} self-assessments, "
-                            "{attempts} answers").format(**counts))  # fmt: skip
+                            "{attempts} answers, {notes} notes").format(**counts))  # fmt: skip
             typer.echo(summary_text(store.summary(), chosen))
 
     @group.command("reset")

@@ -3,7 +3,8 @@ and the web lesson.
 
 Per profile (``default`` unless ``--profile`` names another, for a shared classroom machine) it
 keeps the sections marked complete, the self-assessment of each knowledge check ("understood" or
-"review"), every attempt at a graded exercise, and the last section visited.
+"review"), every attempt at a graded exercise, the last section visited, and the learner's notes
+and bookmarks (:mod:`attnlab.learn.store_notes`).
 
 Every write is one short ``BEGIN IMMEDIATE`` transaction on a WAL-mode file, so a quiz and the
 web lesson can write at the same time without losing or half-writing anything; opening the file
@@ -37,6 +38,8 @@ from attnlab.learn import store_file
 from attnlab.learn.store_db import APPLICATION_ID, SCHEMA_VERSION, migrate, utc_now
 from attnlab.learn.store_errors import StoreBusy, StoreError, StoreReadOnly, translate
 from attnlab.learn.store_file import ASSESSMENTS, check_profile, check_section
+from attnlab.learn.store_notes import NotesMixin
+from attnlab.learn.store_search import SearchMixin
 
 DATA_DIR_ENV = "ATTNLAB_DATA_DIR"
 PROFILE_ENV = "ATTNLAB_PROFILE"
@@ -100,7 +103,7 @@ def _close_read_only_stores(path: Path) -> None:
         store.close()  # waits for a call in progress on another thread (the store's lock)
 
 
-class ProgressStore:
+class ProgressStore(NotesMixin, SearchMixin):
     """Progress of one profile in one SQLite file (see the module docstring).
 
     Args:
@@ -305,7 +308,10 @@ class ProgressStore:
                 ),
                 attempts=self.attempts(),
                 visit=q("SELECT section, visited_at FROM visits WHERE profile = ?"),
-            )
+                notes=q("SELECT id, section, text, created_at, updated_at, deleted FROM notes "
+                        "WHERE profile = ?"),
+                bookmarks=q("SELECT section, marked, updated_at FROM bookmarks WHERE profile = ?"),
+            )  # fmt: skip
 
     def import_dict(self, data: object) -> dict[str, int]:
         """Merge an export into this profile, keeping the newer of any two entries.
@@ -317,12 +323,12 @@ class ProgressStore:
         clean = store_file.validate_export(data)
         with self._write() as db:
             store_file.merge_into(db, self.profile, clean)
-        return {k: len(clean[k]) for k in ("completed", "assessments", "attempts")}
+        return {k: len(clean[k]) for k in ("completed", "assessments", "attempts", "notes")}
 
     def reset(self) -> None:
         """Delete everything saved for this profile (other profiles are kept)."""
         with self._write() as db:
-            for table in ("completions", "assessments", "attempts", "visits"):
+            for table in ("completions", "assessments", "attempts", "visits", "notes", "bookmarks"):
                 db.execute(f"DELETE FROM {table} WHERE profile = ?", (self.profile,))
 
 

@@ -36,6 +36,7 @@ from attnlab.learn.store_errors import (
     corrupted,
     not_ours,
 )
+from attnlab.learn.store_search import DOCS_DDL, META_DDL
 
 #: "ATLB" as a 32-bit integer: marks the file as attnlab's (PRAGMA application_id).
 APPLICATION_ID = 0x41544C42
@@ -57,6 +58,15 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (2, "attempt diagnosis and index", (
         "ALTER TABLE attempts ADD COLUMN diagnosis TEXT",
         "CREATE INDEX attempts_by_exercise ON attempts (profile, exercise, created_at)",
+    )),
+    (3, "notes, bookmarks and the search index", (
+        "CREATE TABLE notes (profile TEXT NOT NULL, id TEXT NOT NULL, "
+        "section INTEGER NOT NULL, text TEXT NOT NULL, created_at TEXT NOT NULL, "
+        "updated_at TEXT NOT NULL, deleted INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (profile, id))",
+        "CREATE TABLE bookmarks (profile TEXT NOT NULL, section INTEGER NOT NULL, "
+        "marked INTEGER NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (profile, section))",
+        DOCS_DDL,
+        META_DDL,
     )),
 )  # fmt: skip
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -2,13 +2,19 @@
 
 An export holds one profile's progress::
 
-    {"format": "attnlab-progress", "version": 1, "profile": "default",
+    {"format": "attnlab-progress", "version": 2, "profile": "default",
      "exported_at": "2026-11-29T18:00:00.000000+00:00",
      "completed":   [{"section": 4, "at": "..."}],
      "assessments": [{"section": 4, "status": "review", "at": "..."}],
      "attempts":    [{"exercise": "4a", "answer": "1.131", "correct": true,
                       "diagnosis": null, "at": "..."}],
-     "last_section": {"section": 5, "at": "..."}}
+     "last_section": {"section": 5, "at": "..."},
+     "notes":       [{"id": "<uuid4>", "section": 5, "text": "...", "created": "...",
+                      "at": "...", "deleted": false}],
+     "bookmarks":   [{"section": 5, "marked": true, "at": "..."}]}
+
+Version 1 files (before notes and bookmarks) are still read. A deleted note or a removed
+bookmark stays as an entry with its time, so merging an older file never brings it back.
 
 A file that breaks any rule is refused as a whole with one line naming the field, what was
 expected and what was found; nothing is merged from it.
@@ -25,12 +31,15 @@ from attnlab.errors import InputError
 from attnlab.example import SECTION_COUNT
 
 FORMAT = "attnlab-progress"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 ASSESSMENTS: tuple[str, ...] = ("understood", "review")
 MAX_TEXT = 2000
 _PROFILE = re.compile(r"^[\w.-]{1,64}$")
-_TOP_KEYS = {"format", "version", "profile", "exported_at", "completed", "assessments",
-             "attempts", "last_section"}  # fmt: skip
+_TOP_KEYS_V1 = {"format", "version", "profile", "exported_at", "completed", "assessments",
+                "attempts", "last_section"}  # fmt: skip
+_TOP_KEYS = _TOP_KEYS_V1 | {"notes", "bookmarks"}
+_SECTION = f"an integer 0-{SECTION_COUNT - 1}"
+_NOTE_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
 def check_profile(name: str) -> str:
@@ -51,6 +60,42 @@ def check_section(section: object) -> int:
             f"section must be an integer 0-{SECTION_COUNT - 1} (0 = core goal), got {section!r}"
         )
     return section
+
+
+class NoteError(ValueError):
+    """A note that cannot be saved or found: ``str()`` is English, :meth:`localized` picks."""
+
+    def __init__(self, en: str, zh: str) -> None:
+        super().__init__(en)
+        self.en, self.zh = en, zh
+
+    def localized(self, lang: str) -> str:
+        """The message in ``lang`` ("zh" or "en")."""
+        return self.zh if lang == "zh" else self.en
+
+
+def check_note_id(note_id: object) -> str:
+    """``note_id`` if it is a note id (a lowercase UUID), else ``ValueError``."""
+    if not isinstance(note_id, str) or not _NOTE_ID.match(note_id):
+        raise ValueError(f"note id must be a UUID such as '{'0' * 8}-...', got {note_id!r}")
+    return note_id
+
+
+def check_note_text(text: object) -> str:
+    """``text`` without surrounding blanks if it is 1 to ``MAX_TEXT`` characters, else
+    ``ValueError``."""
+    clean = text.strip() if isinstance(text, str) else ""
+    if not clean:
+        raise NoteError(
+            f"note: expected some text (1-{MAX_TEXT} characters), found an empty note",
+            f"笔记：应有文字（1–{MAX_TEXT} 个字符），收到的是空笔记",
+        )
+    if len(clean) > MAX_TEXT:
+        raise NoteError(
+            f"note: expected at most {MAX_TEXT} characters, found {len(clean)}",
+            f"笔记：最多 {MAX_TEXT} 个字符，收到的有 {len(clean)} 个",
+        )
+    return clean
 
 
 def check_exercise(exercise: object) -> str:
@@ -79,6 +124,8 @@ def build_export(
     assessments: list[tuple[Any, ...]],
     attempts: list[dict[str, Any]],
     visit: list[tuple[Any, ...]],
+    notes: list[tuple[Any, ...]],
+    bookmarks: list[tuple[Any, ...]],
 ) -> dict[str, Any]:
     """The export dictionary from the store's rows."""
     return {
@@ -92,6 +139,13 @@ def build_export(
         ],
         "attempts": attempts,
         "last_section": {"section": visit[0][0], "at": visit[0][1]} if visit else None,
+        "notes": [
+            {"id": i, "section": s, "text": t, "created": c, "at": at, "deleted": bool(d)}
+            for i, s, t, c, at, d in sorted(notes, key=lambda n: (n[3], n[0]))
+        ],
+        "bookmarks": [
+            {"section": s, "marked": bool(m), "at": at} for s, m, at in sorted(bookmarks)
+        ],
     }
 
 
@@ -155,22 +209,23 @@ def validate_export(data: object) -> dict[str, Any]:
         raise _fail("progress file", "a JSON object", type(data).__name__)
     if data.get("format") != FORMAT:
         raise _fail("format", f"{FORMAT!r} (not an attnlab progress file)", data.get("format"))
-    if not _is_int(data.get("version"), FORMAT_VERSION):  # 1.0 and true are not 1
-        raise _fail("version", f"the integer {FORMAT_VERSION}", data.get("version"))
-    if set(data) != _TOP_KEYS:
-        raise _fail("progress file", "keys " + ", ".join(sorted(_TOP_KEYS)), sorted(data))
+    version = data.get("version")
+    if not any(_is_int(version, v) for v in (1, FORMAT_VERSION)):  # 1.0 and true are not 1
+        raise _fail("version", f"the integer 1 or {FORMAT_VERSION}", version)
+    keys = _TOP_KEYS if version == FORMAT_VERSION else _TOP_KEYS_V1
+    if set(data) != keys:
+        raise _fail("progress file", "keys " + ", ".join(sorted(keys)), sorted(data))
     _checked(check_profile, data["profile"], "profile", "a profile name")
     _time(data["exported_at"], "exported_at")
-    sec = f"an integer 0-{SECTION_COUNT - 1}"
     completed = []
     for i, item in enumerate(_list(data, "completed")):
         e = _entry(item, f"completed[{i}]", {"section", "at"})
-        s = _checked(check_section, e["section"], f"completed[{i}].section", sec)
+        s = _checked(check_section, e["section"], f"completed[{i}].section", _SECTION)
         completed.append((s, _time(e["at"], f"completed[{i}].at")))
     assessments = []
     for i, item in enumerate(_list(data, "assessments")):
         e = _entry(item, f"assessments[{i}]", {"section", "status", "at"})
-        s = _checked(check_section, e["section"], f"assessments[{i}].section", sec)
+        s = _checked(check_section, e["section"], f"assessments[{i}].section", _SECTION)
         if e["status"] not in ASSESSMENTS:
             raise _fail(f"assessments[{i}].status", " or ".join(ASSESSMENTS), e["status"])
         assessments.append((s, e["status"], _time(e["at"], f"assessments[{i}].at")))
@@ -178,10 +233,36 @@ def validate_export(data: object) -> dict[str, Any]:
     visit = None
     if data["last_section"] is not None:
         e = _entry(data["last_section"], "last_section", {"section", "at"})
-        s = _checked(check_section, e["section"], "last_section.section", sec)
+        s = _checked(check_section, e["section"], "last_section.section", _SECTION)
         visit = (s, _time(e["at"], "last_section.at"))
+    notes, marks = [], []
+    if version == FORMAT_VERSION:
+        notes = [_note(item, f"notes[{i}]") for i, item in enumerate(_list(data, "notes"))]
+        marks = [_bookmark(m, f"bookmarks[{i}]") for i, m in enumerate(_list(data, "bookmarks"))]
     return {"completed": completed, "assessments": assessments, "attempts": attempts,
-            "visit": visit}  # fmt: skip
+            "visit": visit, "notes": notes, "bookmarks": marks}  # fmt: skip
+
+
+def _note(item: object, field: str) -> tuple[Any, ...]:
+    e = _entry(item, field, {"id", "section", "text", "created", "at", "deleted"})
+    note_id = _checked(check_note_id, e["id"], f"{field}.id", "a note id (UUID)")
+    section = _checked(check_section, e["section"], f"{field}.section", _SECTION)
+    if type(e["deleted"]) is not bool:
+        raise _fail(f"{field}.deleted", "true or false", e["deleted"])
+    if e["deleted"] and e["text"] == "":  # a deleted note keeps only its id and times
+        text = ""
+    else:
+        text = _checked(check_note_text, e["text"], f"{field}.text", f"1-{MAX_TEXT} characters")
+    created, at = _time(e["created"], f"{field}.created"), _time(e["at"], f"{field}.at")
+    return (note_id, section, text, created, at, int(e["deleted"]))
+
+
+def _bookmark(item: object, field: str) -> tuple[Any, ...]:
+    e = _entry(item, field, {"section", "marked", "at"})
+    section = _checked(check_section, e["section"], f"{field}.section", _SECTION)
+    if type(e["marked"]) is not bool:
+        raise _fail(f"{field}.marked", "true or false", e["marked"])
+    return (section, int(e["marked"]), _time(e["at"], f"{field}.at"))
 
 
 def _attempt(item: object, field: str) -> tuple[Any, ...]:
@@ -219,3 +300,15 @@ def merge_into(db: sqlite3.Connection, profile: str, clean: dict[str, Any]) -> N
             "WHERE excluded.visited_at > visits.visited_at",
             (profile, *clean["visit"]),
         )
+    db.executemany(  # the newer edit of a note wins, whichever side it is on; ids never repeat
+        "INSERT INTO notes VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (profile, id) DO UPDATE "
+        "SET section = excluded.section, text = excluded.text, updated_at = excluded.updated_at, "
+        "deleted = excluded.deleted WHERE excluded.updated_at > notes.updated_at",
+        [(profile, i, s, t, c, at, d) for i, s, t, c, at, d in clean["notes"]],
+    )
+    db.executemany(
+        "INSERT INTO bookmarks VALUES (?, ?, ?, ?) ON CONFLICT (profile, section) DO UPDATE "
+        "SET marked = excluded.marked, updated_at = excluded.updated_at "
+        "WHERE excluded.updated_at > bookmarks.updated_at",
+        [(profile, *row) for row in clean["bookmarks"]],
+    )

@@ -23,6 +23,8 @@ from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from attnlab.course.content import SectionView, all_sections
+from attnlab.course.intro import intro
+from attnlab.course.intro import title as intro_title
 from attnlab.errors import InputError
 from attnlab.i18n import pick
 from attnlab.notebook import cells
@@ -61,10 +63,16 @@ def _check(view: SectionView, lang: str) -> str:
     )
 
 
+def _intro(lang: str) -> str:
+    """The lesson's introduction (key question, objectives, study plan) as one Markdown cell."""
+    return "\n\n".join([f"## {escape(intro_title(lang))}", *map(block_markdown, intro(lang))])
+
+
 def build_notebook(lang: str) -> NotebookNode:
     """The lesson in ``lang`` as a validated nbformat-4 notebook."""
     nb = new_notebook(metadata={"kernelspec": KERNEL, "language_info": {"name": "python"}})
     nb.cells = [new_markdown_cell(cells.intro(lang)), new_code_cell(cells.setup(lang))]
+    nb.cells.append(new_markdown_cell(_intro(lang)))
     for view in all_sections(lang):
         nb.cells += _section_cells(view, lang)
     nbformat.validate(nb)

@@ -28,6 +28,8 @@ def _fence(text: str, info: str = "text") -> str:
 
 def block_markdown(b: Block) -> str:
     """One block as Markdown (``ValueError`` for a kind that is a code cell or unknown)."""
+    if b.kind == "h":
+        return f"#### {escape(b.text)}"
     if b.kind == "p":
         return escape(b.text)
     if b.kind == "note":
@@ -44,5 +46,5 @@ def block_markdown(b: Block) -> str:
     if b.kind == "code":
         return f"*{escape(b.text)}* (`{b.data['path']}`)\n\n" + _fence(b.data["source"], "python")
     raise ValueError(
-        f"block kind must be one of p, note, pre, flow, math, table, code, got {b.kind!r}"
+        f"block kind must be one of h, p, note, pre, flow, math, table, code, got {b.kind!r}"
     )

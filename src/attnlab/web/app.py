@@ -100,9 +100,15 @@ def create_app(
     )
     app.state.templates = _environment(figures_on)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
-    from attnlab.web import routes_explorer, routes_pages, routes_progress
+    from attnlab.web import (
+        routes_explorer,
+        routes_notes,
+        routes_pages,
+        routes_progress,
+        routes_search,
+    )
 
-    for module in (routes_pages, routes_progress, routes_explorer):
+    for module in (routes_pages, routes_progress, routes_explorer, routes_notes, routes_search):
         app.include_router(module.router)
     add_error_handlers(app)  # 4xx refusals and the 500 page: attnlab.web.errors
     app.middleware("http")(_session_and_headers)

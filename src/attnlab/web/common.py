@@ -4,12 +4,13 @@ the cross-site check and redirects."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fastapi import Request
-from fastapi.responses import RedirectResponse
+from fastapi.responses import HTMLResponse, RedirectResponse
 
 from attnlab.course import content
 from attnlab.example import LANGS, SECTION_COUNT
@@ -83,6 +84,18 @@ def remember_lang(request: Request, response: Any, lang: str) -> None:
     """Keep the chosen language for the next pages (a cookie, SameSite=Strict)."""
     if request.cookies.get(LANG_COOKIE) != lang:
         response.set_cookie(LANG_COOKIE, lang, samesite="strict", httponly=True, max_age=31536000)
+
+
+def render(
+    template: str, lang: str, ctx: dict[str, Any], transform: Callable[[str], str] | None = None
+) -> HTMLResponse:
+    """The page ``template`` rendered with ``ctx`` (``transform`` rewrites the HTML, e.g. to
+    mark search hits), remembering the language."""
+    request: Request = ctx["request"]
+    html = request.app.state.templates.get_template(template).render(**ctx)
+    response = HTMLResponse(transform(html) if transform else html)
+    remember_lang(request, response, lang)
+    return response
 
 
 def page_context(request: Request, lang: str, summary: Summary, **extra: Any) -> dict[str, Any]:

@@ -13,25 +13,13 @@ from attnlab.course import content
 from attnlab.learn import knowledge
 from attnlab.learn.store import StoreBusy
 from attnlab.web.blocks import code_css
-from attnlab.web.common import (
-    lang_of,
-    page_context,
-    remember_lang,
-    see_other,
-    settings,
-)
+from attnlab.web.common import lang_of, page_context, render, see_other, settings
+from attnlab.web.routes_notes import NotesView
+from attnlab.web.routes_search import highlighter
 from attnlab.web.security import RequestRefused
 from attnlab.web.ui_text import UI
 
 router = APIRouter()
-
-
-def _render(template: str, lang: str, ctx: dict[str, Any]) -> HTMLResponse:
-    request: Request = ctx["request"]
-    html = request.app.state.templates.get_template(template).render(**ctx)
-    response = HTMLResponse(html)
-    remember_lang(request, response, lang)
-    return response
 
 
 @router.get("/")
@@ -44,10 +32,13 @@ def home() -> Response:
 def lesson(request: Request) -> HTMLResponse:
     """All 20 sections in the lesson's order, each with its knowledge check."""
     lang = lang_of(request)
-    summary = settings(request).store().summary()
+    store = settings(request).store()
     views = content.all_sections(lang)
-    ctx = page_context(request, lang, summary, sections=views, page="lesson", checks={})
-    return _render("lesson.html", lang, ctx)
+    notes = NotesView.of(store)
+    ctx = page_context(
+        request, lang, store.summary(), sections=views, page="lesson", checks={}, notes=notes
+    )
+    return render("lesson.html", lang, ctx)
 
 
 def _check_state(request: Request, section_id: int) -> dict[str, Any]:
@@ -88,8 +79,14 @@ def one_section(request: Request, section_id: str) -> HTMLResponse:
         checks={sid: _check_state(request, sid)},
         prev_id=sid - 1 if sid > 0 else None,
         next_id=sid + 1 if sid + 1 < example.SECTION_COUNT else None,
+        notes=NotesView.of(store),
     )
-    return _render("section.html", lang, ctx)
+    query = request.query_params.get("q")  # opened from a search hit: mark the words
+    try:
+        marks = highlighter(query) if query else None
+    except ValueError:
+        marks = None  # an over-long q only loses its marks; the section still opens
+    return render("section.html", lang, ctx, marks)
 
 
 @router.get("/continue")
@@ -107,7 +104,7 @@ def glossary(request: Request) -> HTMLResponse:
     summary = settings(request).store().summary()
     terms = knowledge.glossary(lang)
     ctx = page_context(request, lang, summary, terms=terms, page="glossary")
-    return _render("glossary.html", lang, ctx)
+    return render("glossary.html", lang, ctx)
 
 
 @router.get("/api/progress")

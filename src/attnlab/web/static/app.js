@@ -133,3 +133,53 @@
   form.addEventListener("input", function () { clearTimeout(pending); pending = setTimeout(update, 120); });
   form.addEventListener("submit", function (e) { e.preventDefault(); update(); });
 })();
+
+// Notes and search: the note box saves as the learner types, and Ctrl+K / ⌘K jumps to search.
+(function () {
+  "use strict";
+  var token = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
+  var search = document.getElementById("search-box");
+  document.addEventListener("keydown", function (e) {
+    if (search && (e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === "k") {
+      e.preventDefault();
+      search.focus();
+      search.select();
+    }
+  });
+  // Each note box posts its form (the no-JavaScript path) with Accept: application/json, half a
+  // second after the last keystroke, when it loses focus, and when the page is hidden or closed
+  // (keepalive lets that last request outlive the tab).
+  document.querySelectorAll("form.note-form").forEach(function (form) {
+    var box = form.querySelector("textarea");
+    var status = form.querySelector(".note-status");
+    var saved = box.value, timer = null;
+    function save(leaving) {
+      clearTimeout(timer);
+      timer = null;
+      if (box.value === saved) {
+        if (!leaving) status.textContent = form.dataset.saved;
+        return;
+      }
+      var sent = box.value;
+      fetch(form.action, {
+        method: "POST", credentials: "same-origin", keepalive: leaving,
+        headers: { "X-CSRF-Token": token, "Accept": "application/json" },
+        body: new URLSearchParams(new FormData(form))
+      }).then(function (r) {
+        if (!r.ok) throw new Error(String(r.status));
+        saved = sent;
+        if (box.value === sent) status.textContent = form.dataset.saved;
+      }).catch(function () { status.textContent = form.dataset.failed; });
+    }
+    box.addEventListener("input", function () {
+      status.textContent = form.dataset.typing;
+      clearTimeout(timer);
+      timer = setTimeout(function () { save(false); }, 500);
+    });
+    box.addEventListener("blur", function () { save(false); });
+    window.addEventListener("pagehide", function () { save(true); });
+    document.addEventListener("visibilitychange", function () {
+      if (document.visibilityState === "hidden") save(true);
+    });
+  });
+})();

@@ -1,0 +1,118 @@
+"""Notes and bookmarks on the web: each section's note box and bookmark toggle, and "My notes".
+
+Both forms work without JavaScript (a POST with the session token, then Post/Redirect/Get back
+to the section). With JavaScript the note box saves as the learner types (``app.js``): the same
+POST sent with ``Accept: application/json`` answers ``{"saved": ...}`` instead of redirecting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Form, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+
+from attnlab.course import content
+from attnlab.i18n import error_message
+from attnlab.learn.store import ProgressStore
+from attnlab.learn.store_file import check_note_id
+from attnlab.learn.store_notes import Note, new_note_id
+from attnlab.web.common import (
+    csrf_protect,
+    lang_of,
+    page_context,
+    render,
+    section_url,
+    see_other,
+    settings,
+)
+from attnlab.web.routes_progress import _back, _section  # the checks every form shares
+from attnlab.web.security import RequestRefused
+
+router = APIRouter()
+
+
+@dataclass
+class NotesView:
+    """The learner's notes and bookmarks as the section templates show them: earlier notes
+    listed, the latest one in the note box (a new id when the section has none)."""
+
+    by_section: dict[int, list[Note]]
+    marks: set[int]
+    _new: dict[int, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, store: ProgressStore) -> NotesView:
+        """Read them from ``store``."""
+        by_section: dict[int, list[Note]] = {}
+        for note in store.notes():
+            by_section.setdefault(note.section, []).append(note)
+        return cls(by_section, set(store.bookmarks()))
+
+    def earlier(self, section: int) -> list[Note]:
+        """The section's notes before the one in the box."""
+        return self.by_section.get(section, [])[:-1]
+
+    def current(self, section: int) -> Note | None:
+        """The note in the box: the section's latest."""
+        mine = self.by_section.get(section)
+        return mine[-1] if mine else None
+
+    def box_id(self, section: int) -> str:
+        """The id the note box saves under."""
+        note = self.current(section)
+        return note.id if note else self._new.setdefault(section, new_note_id())
+
+
+def _wants_json(request: Request) -> bool:
+    return request.headers.get("accept", "").startswith("application/json")
+
+
+@router.post("/section/{section_id}/note", dependencies=[Depends(csrf_protect)])
+def save_note(
+    request: Request,
+    section_id: str,
+    note_id: Annotated[str, Form()],
+    text: Annotated[str, Form()] = "",
+    back: Annotated[str, Form()] = "section",
+) -> Response:
+    """Save the section's note box: create or update the note, or delete it when emptied."""
+    sid, where, lang = _section(section_id), _back(back), lang_of(request)
+    try:
+        check_note_id(note_id)
+    except ValueError as exc:
+        raise RequestRefused(422, str(exc)) from None
+    store = settings(request).store()
+    saved = None
+    try:
+        if text.strip():
+            saved = store.save_note(sid, note_id, text).updated_at
+        elif any(n.id == note_id for n in store.notes(sid)):
+            store.delete_note(note_id)
+    except ValueError as exc:
+        raise RequestRefused(422, error_message(exc, lang)) from None
+    if _wants_json(request):
+        return JSONResponse({"saved": saved, "id": note_id})
+    return see_other(section_url(sid, lang, where, anchor=f"notes-{sid}"))
+
+
+@router.post("/section/{section_id}/bookmark", dependencies=[Depends(csrf_protect)])
+def bookmark(
+    request: Request, section_id: str, back: Annotated[str, Form()] = "section"
+) -> Response:
+    """Bookmark the section, or remove its bookmark."""
+    sid, where = _section(section_id), _back(back)
+    settings(request).store().toggle_bookmark(sid)
+    return see_other(section_url(sid, lang_of(request), where, anchor=f"s-{sid}"))
+
+
+@router.get("/notes", response_class=HTMLResponse)
+def my_notes(request: Request) -> HTMLResponse:
+    """Every note and bookmark of this profile, with links to their sections."""
+    lang = lang_of(request)
+    store = settings(request).store()
+    view = NotesView.of(store)
+    sections = {s: content.section(s, lang) for s in sorted({*view.by_section, *view.marks})}
+    ctx = page_context(request, lang, store.summary(), page="notes", view=view, titled=sections)
+    return render("notes.html", lang, ctx)
