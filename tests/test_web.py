@@ -323,3 +323,11 @@ def test_no_lesson_number_is_typed_into_the_prose() -> None:
             if re.search(r"\d\.\d|\d\d", node.value):
                 typed.append(f"{module.__name__}:{node.lineno}: {node.value[:40]!r}")
     assert typed == []
+
+
+def test_home_keeps_the_asked_language(client: TestClient) -> None:
+    """``/?lang=en`` opens the lesson in English (it used to drop the language)."""
+    response = client.get("/?lang=en", follow_redirects=False)
+    assert response.status_code == 303
+    assert response.headers["location"] == "/lesson?lang=en"
+    assert client.get("/?lang=xx").status_code == 400

@@ -23,9 +23,9 @@ router = APIRouter()
 
 
 @router.get("/")
-def home() -> Response:
-    """The lesson is the home page."""
-    return see_other("/lesson")
+def home(request: Request) -> Response:
+    """The lesson is the home page (in the asked language: ``/?lang=en`` opens it in English)."""
+    return see_other(f"/lesson?lang={lang_of(request)}")
 
 
 @router.get("/lesson", response_class=HTMLResponse)
