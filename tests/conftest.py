@@ -35,8 +35,10 @@ def one_torch_thread() -> Iterator[None]:
 @pytest.fixture(scope="session", autouse=True)
 def figure_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The web lesson's figure cache for this test run (its servers inherit it), never the
-    learner's own cache folder."""
-    folder = tmp_path_factory.mktemp("figure-cache")
+    learner's own cache folder; shared by the xdist workers, so each figure is drawn once."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if "PYTEST_XDIST_WORKER" in os.environ else base) / "figure-cache"
+    folder.mkdir(exist_ok=True)
     before = os.environ.get("ATTNLAB_CACHE_DIR")
     os.environ["ATTNLAB_CACHE_DIR"] = str(folder)
     yield folder
