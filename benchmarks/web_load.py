@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 
 import httpx
+import psutil
 
 from attnlab import example
 from attnlab.learn.store import ProgressStore
@@ -68,6 +69,7 @@ class Tally:
         self.errors: list[str] = []
         self.writes = 0
         self.bytes = 0
+        self.cpu = {"server": 0.0, "clients": 0.0}  # CPU seconds spent during the run
 
 
 async def _one(client: httpx.AsyncClient, kind: str, n: int, i: int, tally: Tally) -> bool:
@@ -75,7 +77,7 @@ async def _one(client: httpx.AsyncClient, kind: str, n: int, i: int, tally: Tall
     token = client.cookies.get("attnlab_csrf", "")
     if kind == "lesson":
         r = await client.get("/lesson")
-        ok = r.status_code == 200 and 'id="s-19"' in r.text
+        ok = r.status_code == 200 and b'id="s-19"' in r.content
     elif kind == "section":
         r = await client.get(f"/section/{(n + i) % example.SECTION_COUNT}")
         ok = r.status_code == 200
@@ -116,6 +118,11 @@ def _pct(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100)[q - 1] * 1000 if len(values) > 1 else 0.0
 
 
+def _cpu(proc: psutil.Process) -> float:
+    times = proc.cpu_times()
+    return float(times.user + times.system)
+
+
 def _wait_ready(base: str, proc: subprocess.Popen[bytes]) -> float:
     """Seconds until the server answers ``/healthz`` (its start-up, figures included)."""
     start = time.perf_counter()
@@ -151,6 +158,9 @@ def _report(args: argparse.Namespace, tally: Tally, start_s: float) -> bool:
         if values:
             print(f"  {kind:9s} n={len(values):5d}  p50={_pct(values, 50):7.1f} ms  "
                   f"p95={_pct(values, 95):7.1f} ms  p99={_pct(values, 99):7.1f} ms")  # fmt: skip
+    # The clients run on the same CPUs: when they use most of one, they are part of the latency.
+    print(f"  CPU seconds in the run: server {tally.cpu['server']:.1f}, "
+          f"clients {tally.cpu['clients']:.1f}")  # fmt: skip
     print(f"  errors: {len(tally.errors)}")
     for line in tally.errors[:5]:
         print("   ", line)
@@ -179,6 +189,7 @@ def main() -> int:
     tally = Tally()
     try:
         start_s = _wait_ready(base, proc)
+        server_cpu, clients_cpu = _cpu(psutil.Process(proc.pid)), time.process_time()
         deadline = time.monotonic() + args.seconds
 
         async def run_all() -> None:
@@ -186,6 +197,8 @@ def main() -> int:
             await asyncio.gather(*clients)
 
         asyncio.run(run_all())
+        tally.cpu["server"] = _cpu(psutil.Process(proc.pid)) - server_cpu
+        tally.cpu["clients"] = time.process_time() - clients_cpu
     finally:
         proc.terminate()
         proc.wait(timeout=10)
