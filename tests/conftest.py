@@ -2,6 +2,7 @@
 guard that fails a test when a web route raises, and the web test client."""
 
 import logging
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,22 @@ def one_torch_thread() -> Iterator[None]:
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def figure_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The web lesson's figure cache for this test run (its servers inherit it), never the
+    learner's own cache folder; shared by the xdist workers, so each figure is drawn once."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if "PYTEST_XDIST_WORKER" in os.environ else base) / "figure-cache"
+    folder.mkdir(exist_ok=True)
+    before = os.environ.get("ATTNLAB_CACHE_DIR")
+    os.environ["ATTNLAB_CACHE_DIR"] = str(folder)
+    yield folder
+    if before is None:
+        del os.environ["ATTNLAB_CACHE_DIR"]
+    else:
+        os.environ["ATTNLAB_CACHE_DIR"] = before
 
 
 def pytest_configure(config: pytest.Config) -> None:

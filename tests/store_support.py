@@ -19,7 +19,8 @@ from typing import IO
 import httpx
 import pytest
 
-DEADLINE_S = 60
+#: Seconds a server may take to start (it renders the lesson and its figures first) or to answer.
+DEADLINE_S = 120
 
 
 def env_for(data_dir: Path) -> dict[str, str]:

@@ -1,5 +1,6 @@
 """Many first requests at once on a fresh server: nothing lazily built may race (issue 16's
-pygments ImportError: 8 of 30 concurrent first `GET /explorer` answered 500)."""
+pygments ImportError: 8 of 30 concurrent first `GET /explorer` answered 500), in the mix the
+load benchmark sends (whole lesson, section pages, explorer updates)."""
 
 from __future__ import annotations
 
@@ -10,19 +11,37 @@ import httpx
 import pytest
 from store_support import server
 
-FIRST_PAGES = ["/explorer"] * 20 + [f"/section/{n}" for n in (12, 13, 15)] * 4
+from attnlab import example
+
+EXPLORER_UPDATE = "POST /api/explorer"
+FIRST_REQUESTS = (
+    ["/explorer"] * 12
+    + [f"/section/{n}" for n in (8, 11, 12, 13, 15, 17)] * 2
+    + ["/lesson?lang=zh", "/lesson?lang=en"] * 2
+    + [EXPLORER_UPDATE] * 8
+)
 
 
 @pytest.mark.slow
 def test_concurrent_first_requests_on_a_fresh_server_all_succeed(tmp_path: Path) -> None:
+    update = {
+        "x": example.lesson_x().tolist(),
+        "w_q": example.lesson_w_q().tolist(),
+        "w_k": example.lesson_w_k().tolist(),
+        "w_v": example.lesson_w_v().tolist(),
+    }
     with server(tmp_path) as client:
         base = str(client.base_url)
+        token = client.cookies["attnlab_csrf"]
 
-        def get(path: str) -> int:
-            with httpx.Client(base_url=base, timeout=120) as c:
-                return c.get(path).status_code
+        def send(what: str) -> int:
+            with httpx.Client(base_url=base, timeout=120, cookies=client.cookies) as c:
+                if what == EXPLORER_UPDATE:
+                    headers = {"Origin": base, "X-CSRF-Token": token}
+                    return c.post("/api/explorer", json=update, headers=headers).status_code
+                return c.get(what).status_code
 
-        with ThreadPoolExecutor(len(FIRST_PAGES)) as pool:
-            codes = list(pool.map(get, FIRST_PAGES))
-    failed = [(p, c) for p, c in zip(FIRST_PAGES, codes, strict=True) if c != 200]
+        with ThreadPoolExecutor(len(FIRST_REQUESTS)) as pool:
+            codes = list(pool.map(send, FIRST_REQUESTS))
+    failed = [(p, c) for p, c in zip(FIRST_REQUESTS, codes, strict=True) if c != 200]
     assert not failed, f"{len(failed)} of {len(codes)} first requests failed: {failed[:5]}"

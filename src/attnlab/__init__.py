@@ -6,20 +6,43 @@ The pieces, in the order the lesson builds them:
 * :mod:`attnlab.pipeline`: the one attention code path, every stage named as in the lesson.
 * :mod:`attnlab.modules`: ``AttentionHead``, ``MultiHeadAttention``, ``CausalSelfAttention``.
 * :mod:`attnlab.convert`: copy weights between them and into ``nn.MultiheadAttention``.
+
+The names below are loaded on first use (PEP 562), so ``import attnlab`` alone does not import
+torch: the ``attnlab`` command starts in a fraction of a second, and ``attnlab audit`` imports
+torch only in the process that runs the learner's code.
 """
 
-from attnlab.modules import AttentionHead, CausalSelfAttention, MultiHeadAttention
-from attnlab.pipeline import attend, attention_stages, lesson_stages, multi_head_stages
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what type checkers and editors see; at run time __getattr__ loads them
+    from attnlab.modules import AttentionHead as AttentionHead
+    from attnlab.modules import CausalSelfAttention as CausalSelfAttention
+    from attnlab.modules import MultiHeadAttention as MultiHeadAttention
+    from attnlab.pipeline import attend as attend
+    from attnlab.pipeline import attention_stages as attention_stages
+    from attnlab.pipeline import lesson_stages as lesson_stages
+    from attnlab.pipeline import multi_head_stages as multi_head_stages
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "AttentionHead",
-    "CausalSelfAttention",
-    "MultiHeadAttention",
-    "__version__",
-    "attend",
-    "attention_stages",
-    "lesson_stages",
-    "multi_head_stages",
-]
+#: Public name → the module that defines it.
+_HOMES = {
+    "AttentionHead": "attnlab.modules",
+    "CausalSelfAttention": "attnlab.modules",
+    "MultiHeadAttention": "attnlab.modules",
+    "attend": "attnlab.pipeline",
+    "attention_stages": "attnlab.pipeline",
+    "lesson_stages": "attnlab.pipeline",
+    "multi_head_stages": "attnlab.pipeline",
+}
+
+__all__ = ["__version__", *sorted(_HOMES)]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'attnlab' has no attribute {name!r}")
+    return getattr(importlib.import_module(_HOMES[name]), name)

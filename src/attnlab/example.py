@@ -24,13 +24,13 @@ from dataclasses import dataclass
 import torch
 
 from attnlab.errors import InputError
+from attnlab.i18n import LANGS
 
 #: Vocabulary of the whole course: the same IDs in both editions.
 VOCAB: dict[str, tuple[str, ...]] = {
     "zh": ("我", "喜欢", "AI", "学习", "猫"),
     "en": ("you", "like", "AI", "study", "we"),
 }
-LANGS: tuple[str, ...] = ("zh", "en")
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import os
 
-from attnlab.example import LANGS
-
+#: The languages of every learner-visible text: Chinese first (the default), then English.
+LANGS: tuple[str, ...] = ("zh", "en")
 ENV_VAR = "ATTNLAB_LANG"
 DEFAULT_LANG = "zh"
 

@@ -48,8 +48,7 @@ def _serve(
     import uvicorn
 
     from attnlab.learn.store import ProgressStore, StoreError, StoreReadOnly
-    from attnlab.web import figures
-    from attnlab.web.app import create_app
+    from attnlab.web.app import build_shared, create_app
     from attnlab.web.security import allowed_hosts
 
     try:  # refuse a broken progress file now, with its path, rather than on the first page
@@ -67,12 +66,12 @@ def _serve(
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     app = create_app(data_dir, profile, lang=lang, hosts=allowed_hosts(host))
+    build_shared(app)  # before listening: the first requests find every section and figure
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else shown}:{port}/lesson"
     typer.echo(f"attnlab web lesson: {url}  (Ctrl+C to stop)")
     if host not in ("127.0.0.1", "localhost", "::1"):
         typer.echo(f"warning: listening on {host}: other machines on the network can reach it")
-    threading.Thread(target=figures.warm, daemon=True).start()  # first page without waiting
     if open_browser:
         threading.Timer(1.0, webbrowser.open, args=(url,)).start()
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

@@ -23,7 +23,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from attnlab.example import LANGS
+from attnlab.i18n import LANGS
 from attnlab.learn import grading
 from attnlab.learn.answer_parse import parse_numbers
 from attnlab.lesson import numbers

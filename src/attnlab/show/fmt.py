@@ -26,10 +26,12 @@ import math
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
-
-import torch
+from typing import TYPE_CHECKING, TypeAlias
 
 from attnlab.errors import shape_text
+
+if TYPE_CHECKING:  # for annotations only: text formatting never needs torch loaded (see vec)
+    import torch
 
 __all__ = [
     "answer",
@@ -48,7 +50,7 @@ __all__ = [
     "width",
 ]
 
-Number = float | int | bool | str | torch.Tensor
+Number: TypeAlias = "float | int | bool | str | torch.Tensor"
 
 #: Unicode categories that are not text: controls (ESC, BEL, CR, C1 such as CSI), format
 #: characters (bidi overrides, zero-width spaces), line/paragraph separators and lone surrogates.
@@ -163,7 +165,9 @@ def vec(
     values: Iterable[Number] | torch.Tensor, p: int = 3, item: Callable[[Number, int], str] = num
 ) -> str:
     """``[0.599, 0.401]``: the (flattened) values, each written by ``item``."""
-    items = values.flatten().tolist() if isinstance(values, torch.Tensor) else list(values)
+    # A tensor is recognised by its methods, so that ``attnlab audit``'s parent process, which
+    # only formats text, can import this module without importing torch.
+    items = values.flatten().tolist() if hasattr(values, "flatten") else list(values)
     return "[" + ", ".join(item(v, p) for v in items) + "]"
 
 

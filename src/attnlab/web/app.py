@@ -20,10 +20,12 @@ from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from attnlab.course import content, intro
-from attnlab.i18n import resolve_lang
+from attnlab.example import SECTION_COUNT
+from attnlab.i18n import LANGS, resolve_lang
 from attnlab.learn.store_file import check_profile
 from attnlab.web import blocks, figures
 from attnlab.web.common import Settings
@@ -40,6 +42,10 @@ from attnlab.web.security import (
 from attnlab.web.ui_text import UI
 
 HERE = Path(__file__).parent
+#: Pages are compressed when the browser asks (``/lesson``: 590 KB of HTML to about a fifth).
+#: Level 1 keeps most of the gain at a small part of the CPU time of level 9, Starlette's default.
+GZIP_LEVEL = 1
+GZIP_MIN_BYTES = 1024
 
 
 def _environment(figures_on: bool) -> Environment:
@@ -111,10 +117,24 @@ def create_app(
     for module in (routes_pages, routes_progress, routes_explorer, routes_notes, routes_search):
         app.include_router(module.router)
     add_error_handlers(app)  # 4xx refusals and the 500 page: attnlab.web.errors
+    # Inside the session middleware, which streams what it passes on: GZip sees whole answers
+    # (their length decides; a streamed one would always be compressed).
+    app.add_middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES, compresslevel=GZIP_LEVEL)
     app.middleware("http")(_session_and_headers)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=hosts or list(LOCAL_HOSTS))
     app.add_middleware(BodyLimit, max_bytes=max_body)
     return app
+
+
+def build_shared(app: FastAPI) -> None:
+    """Render now what every learner's pages share: each section's explanation in each
+    language, with its figures (read from disk, or drawn once). ``attnlab serve`` calls this
+    before it answers any request, so no request waits for it or builds it in parallel."""
+    section_body = app.state.templates.globals["section_body"]
+    for lang in LANGS:
+        app.state.templates.globals["intro_body"](lang)
+        for section_id in range(SECTION_COUNT):
+            section_body(section_id, lang)
 
 
 async def _session_and_headers(

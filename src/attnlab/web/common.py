@@ -13,7 +13,8 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from attnlab.course import content
-from attnlab.example import LANGS, SECTION_COUNT
+from attnlab.example import SECTION_COUNT
+from attnlab.i18n import LANGS
 from attnlab.learn.store import ProgressStore, StoreError, StoreReadOnly, Summary
 from attnlab.web.security import (
     CSRF_COOKIE,

@@ -1,23 +1,37 @@
-"""Figures from :mod:`attnlab.plots` as inline SVG, rendered once per language and cached.
+"""Figures from :mod:`attnlab.plots` as inline SVG, drawn once per package version, kept on disk.
 
-The plotting package draws from the pipeline's stages; we only save its matplotlib figures as
-SVG text. When it cannot be imported (a trimmed install), pages render without figures.
+Drawing the ten figures (five, in two languages) takes matplotlib seconds, so it never happens
+while requests are served: ``make`` draws them at install (``python -m attnlab.web.figures``),
+and ``attnlab serve`` reads them before it answers its first request (it draws whatever is
+missing then). They are kept in :func:`cache_dir`: ``$ATTNLAB_CACHE_DIR`` or the platform's
+user cache folder, then ``figures-VERSION-DIGEST``, where DIGEST covers every file of the
+installed package and matplotlib's version: a changed plot, lesson number or template means a
+new folder, never a stale figure. When the plotting package cannot be imported (a trimmed
+install), pages render without figures.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import math
+import os
 import re
+import tempfile
 import threading
 from functools import cache
 from io import BytesIO
+from pathlib import Path
 from typing import Any
 
 from markupsafe import Markup
 
+import attnlab
+
 FIGURES: tuple[str, ...] = ("weights", "chain_a", "scale", "mask", "cost")
+CACHE_ENV = "ATTNLAB_CACHE_DIR"
 _XML_PROLOGUE = re.compile(r"^.*?(?=<svg)", re.S)
-_LOCK = threading.Lock()  # matplotlib's pyplot state is not thread-safe
+_LOCK = threading.Lock()  # matplotlib's pyplot state is not thread-safe; one drawing at a time
 
 
 def _make(name: str, lang: str) -> Any:
@@ -36,24 +50,36 @@ def _make(name: str, lang: str) -> Any:
     raise KeyError(f"figure must be one of {', '.join(FIGURES)}, got {name!r}")
 
 
-@cache
-def svg(name: str, lang: str) -> Markup | None:
-    """Figure ``name`` in ``lang`` as an ``<svg>`` element, or None without the plots package."""
-    try:
-        import matplotlib
+def package_digest(root: Path) -> str:
+    """SHA-256 (12 hex digits) of every file under ``root`` (bytecode caches aside), by path."""
+    h = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:12]
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return None
-    with _LOCK:
-        try:
-            fig = _make(name, lang)
-        except ImportError:
-            return None
-        buf = BytesIO()
-        fig.savefig(buf, format="svg", bbox_inches="tight")
-        plt.close(fig)
+
+@cache
+def cache_dir() -> Path:
+    """The folder of this version's figures (not created here)."""
+    import matplotlib
+    import platformdirs
+
+    base = os.environ.get(CACHE_ENV) or platformdirs.user_cache_dir("attnlab")
+    digest = package_digest(Path(attnlab.__file__).parent)
+    return Path(base) / f"figures-{attnlab.__version__}-{digest}-mpl{matplotlib.__version__}"
+
+
+def _draw(name: str, lang: str) -> str:
+    """Figure ``name`` drawn now, as the ``<svg>`` element the page embeds."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = _make(name, lang)
+    buf = BytesIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    plt.close(fig)
     text = _XML_PROLOGUE.sub("", buf.getvalue().decode("utf-8"), count=1)
     # Let CSS size the figure: drop the fixed width/height, keep the viewBox.
     text = re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r"<svg\1", text, count=1)
@@ -62,11 +88,52 @@ def svg(name: str, lang: str) -> Markup | None:
     view_width = re.search(r'viewBox="[\d.]+ [\d.]+ ([\d.]+)', text)
     size = f' style="--fig-width: {math.ceil(float(view_width[1]))}px"' if view_width else ""
     label = f'<svg role="img" aria-label="{name}" class="fig"{size}'
-    return Markup(text.replace("<svg", label, 1))
+    return text.replace("<svg", label, 1)
 
 
-def warm(langs: tuple[str, ...] = ("zh", "en")) -> None:
-    """Render every figure now (``attnlab serve`` calls this in a background thread)."""
+def _keep(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (a reader never sees half a file); a folder we
+    cannot write to only means drawing again next time."""
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".part")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+@cache
+def svg(name: str, lang: str) -> Markup | None:
+    """Figure ``name`` in ``lang`` as an ``<svg>`` element, or None without the plots package."""
+    if name not in FIGURES:
+        raise KeyError(f"figure must be one of {', '.join(FIGURES)}, got {name!r}")
+    try:
+        path = cache_dir() / f"{name}-{lang}.svg"
+    except ImportError:  # no matplotlib: no figures
+        return None
+    with _LOCK:  # one thread draws; one that waited here finds the file
+        if path.is_file():
+            return Markup(path.read_text(encoding="utf-8"))
+        try:
+            text = _draw(name, lang)
+        except ImportError:
+            return None
+        _keep(path, text)
+    return Markup(text)
+
+
+def build_all(langs: tuple[str, ...] = ("zh", "en")) -> Path:
+    """Read (or draw and keep) every figure now; the folder they are in."""
     for lang in langs:
         for name in FIGURES:
             svg(name, lang)
+    return cache_dir()
+
+
+if __name__ == "__main__":  # `make` runs this after installing: the first lesson page is fast
+    print(f"attnlab figures: {build_all()}")

@@ -112,4 +112,9 @@ def first_diff(got: torch.Tensor, want: torch.Tensor) -> tuple[int, ...]:
     both_nan = got.isnan() & want.isnan()
     diff = diff.masked_fill(both_nan, 0.0)
     flat = int(diff.flatten().argmax())
-    return tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), got.shape))
+    # Unravelled by hand: ``torch.unravel_index`` imports sympy on its first call (1.4 s).
+    index = []
+    for size in reversed(got.shape):
+        flat, i = divmod(flat, size)
+        index.append(i)
+    return tuple(reversed(index))

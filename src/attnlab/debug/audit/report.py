@@ -1,10 +1,14 @@
-"""Render an audit result (the dict from :func:`attnlab.debug.audit.run_audit`) as text."""
+"""Render an audit result (the dict from :func:`attnlab.debug.audit.run_audit`) as text.
+
+Each item of the result carries its checklist name and its mistakes' titles (the runner adds
+them from :mod:`attnlab.debug.catalogue`), so this module, which runs in the ``attnlab audit``
+process, imports neither the catalogue nor torch.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from attnlab.debug.catalogue import CHECKLIST, get
 from attnlab.i18n import pick
 from attnlab.show.fmt import width
 
@@ -19,9 +23,10 @@ def _pad(text: str, cols: int) -> str:
     return text + " " * max(cols - width(text), 1)
 
 
-def _mistake_line(names: list[str], section: int | None, lang: str) -> str:
-    titles = "; ".join(pick(lang, f"{n}（{get(n).title[lang]}）", f"{n} ({get(n).title[lang]})")
-                       for n in names)  # fmt: skip
+def _mistake_line(item: dict[str, Any], lang: str) -> str:
+    named = zip(item["mistakes"], item["mistake_titles"], strict=True)
+    titles = "; ".join(pick(lang, f"{n}（{t[lang]}）", f"{n} ({t[lang]})") for n, t in named)
+    section = item["section"]
     reread = pick(lang, f"重读第 {section} 节", f"reread section {section}") if section else ""
     return pick(lang, f"复现它的错误：{titles}；{reread}", f"reproduced by: {titles}; {reread}")
 
@@ -48,10 +53,10 @@ def render(result: dict[str, Any], lang: str) -> str:
     counts = {"PASS": 0, "FAIL": 0, "NOT CHECKED": 0}
     for it in result["items"]:
         counts[it["status"]] += 1
-        name, status = CHECKLIST[lang][it["item"]], _STATUS[lang][it["status"]]
+        name, status = it["name"][lang], _STATUS[lang][it["status"]]
         lines.append(f"{it['item']:>2}. {_pad(name, 26)}{_pad(status, 12)}{it['evidence'][lang]}")
         if it["status"] == "FAIL" and it["mistakes"]:
-            lines.append(" " * 4 + "→ " + _mistake_line(it["mistakes"], it["section"], lang))
+            lines.append(" " * 4 + "→ " + _mistake_line(it, lang))
         elif it["status"] == "FAIL" and it["section"]:
             lines.append(
                 " " * 4

@@ -22,7 +22,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 _TOKEN_ID_HINT = re.compile(r"indices|\bLong\b|embedding|one_hot")
 
@@ -143,6 +143,17 @@ def audit(path: Path, name: str, kind: str) -> dict[str, object]:
         }
 
 
+def with_names(result: dict[str, object]) -> dict[str, object]:
+    """Add to each item its checklist name and its mistakes' titles (``{"zh", "en"}`` each), so
+    the parent renders the report without importing the catalogue, and torch with it."""
+    from attnlab.debug.catalogue import CHECKLIST, get
+
+    for item in cast(list[dict[str, Any]], result.get("items", [])):
+        item["name"] = {lang: CHECKLIST[lang][item["item"]] for lang in CHECKLIST}
+        item["mistake_titles"] = [get(name).title for name in item["mistakes"]]
+    return result
+
+
 def main(argv: list[str]) -> int:
     request_path, result_path, ready_fd = Path(argv[1]), Path(argv[2]), int(argv[3])
     request = json.loads(request_path.read_text(encoding="utf-8"))
@@ -167,7 +178,7 @@ def main(argv: list[str]) -> int:
     os.write(ready_fd, READY + b"\n")
     os.close(ready_fd)  # before the learner's code runs: nothing it forks inherits it
     try:
-        result = audit(Path(request["path"]), request["name"], request["kind"])
+        result = with_names(audit(Path(request["path"]), request["name"], request["kind"]))
     except BaseException as exc:  # the auditor's own failure still gives a clean report
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
         result = {

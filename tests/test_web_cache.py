@@ -1,0 +1,99 @@
+"""What keeps the web lesson fast under a classroom (issue 16; the latency itself is measured by
+``benchmarks/web_load.py``): compressed pages, sections rendered at start-up, figures kept on
+disk per package version."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import attnlab
+from attnlab.example import SECTION_COUNT
+from attnlab.i18n import LANGS
+from attnlab.web import figures
+from attnlab.web.app import build_shared
+
+
+def test_lesson_is_gzipped_when_asked(tmp_path: Path, web_client_factory: Any) -> None:
+    client = web_client_factory(tmp_path)
+    zipped = client.get("/lesson?lang=en", headers={"Accept-Encoding": "gzip"})
+    assert zipped.headers.get("content-encoding") == "gzip"
+    assert 'id="s-19"' in zipped.text  # httpx decoded it
+    assert zipped.num_bytes_downloaded < len(zipped.content) / 3
+    plain = client.get("/lesson?lang=en", headers={"Accept-Encoding": "identity"})
+    assert "content-encoding" not in plain.headers
+    assert plain.content == zipped.content
+    raw = client.get("/healthz", headers={"Accept-Encoding": "gzip"})
+    assert "content-encoding" not in raw.headers  # tiny answers are not worth compressing
+
+
+def test_build_shared_renders_every_section_in_every_language(
+    tmp_path: Path, web_client_factory: Any
+) -> None:
+    app = web_client_factory(tmp_path).app
+    section_body = app.state.templates.globals["section_body"]
+    build_shared(app)
+    assert section_body.cache_info().currsize == SECTION_COUNT * len(LANGS)
+
+
+@pytest.fixture
+def drawn(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[list[tuple[str, str]]]:
+    """A fresh figure cache in ``tmp_path`` whose drawings are recorded, not drawn."""
+    calls: list[tuple[str, str]] = []
+
+    def fake(name: str, lang: str) -> str:
+        calls.append((name, lang))
+        return f'<svg aria-label="{name}">{lang} {len(calls)}</svg>'
+
+    monkeypatch.setenv(figures.CACHE_ENV, str(tmp_path))
+    monkeypatch.setattr(figures, "_draw", fake)
+    _forget()
+    yield calls
+    _forget()
+
+
+def _forget() -> None:
+    """Forget what this process read or drew (as a new server process would)."""
+    figures.cache_dir.cache_clear()
+    figures.svg.cache_clear()
+
+
+def test_figures_are_drawn_once_and_read_from_disk(drawn: list[tuple[str, str]]) -> None:
+    first = figures.svg("mask", "en")
+    assert drawn == [("mask", "en")]
+    kept = figures.cache_dir() / "mask-en.svg"
+    assert kept.read_text(encoding="utf-8") == first
+    figures.svg.cache_clear()  # a new server process: the figure is read from the disk
+    assert figures.svg("mask", "en") == first and drawn == [("mask", "en")]
+    assert figures.cache_dir().name.startswith(f"figures-{attnlab.__version__}-")
+
+
+def test_a_new_version_draws_the_figures_again(
+    drawn: list[tuple[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = figures.svg("cost", "zh")
+    old_dir = figures.cache_dir()
+    monkeypatch.setattr(attnlab, "__version__", "99.0.0")
+    _forget()
+    new = figures.svg("cost", "zh")
+    assert figures.cache_dir() != old_dir and new != old
+    assert drawn == [("cost", "zh"), ("cost", "zh")]
+
+
+def test_package_digest_follows_every_file_but_bytecode(tmp_path: Path) -> None:
+    (tmp_path / "plots").mkdir()
+    (tmp_path / "plots" / "chain.py").write_text("x = 1\n")
+    before = figures.package_digest(tmp_path)
+    (tmp_path / "plots" / "__pycache__").mkdir()
+    (tmp_path / "plots" / "__pycache__" / "chain.cpython-311.pyc").write_bytes(b"\0")
+    assert figures.package_digest(tmp_path) == before
+    (tmp_path / "plots" / "chain.py").write_text("x = 2\n")
+    assert figures.package_digest(tmp_path) != before
+
+
+def test_unknown_figure_is_refused() -> None:
+    with pytest.raises(KeyError, match=r"figure must be one of weights, .*, got 'pie'"):
+        figures.svg("pie", "en")
