@@ -50,7 +50,8 @@ def test_round_trip_of_every_kind_of_entry(db: Path) -> None:
     assert s.completed == (0, 4)
     assert s.assessments == {0: "understood", 4: "review"}
     assert (s.last_section, s.attempts, s.correct) == (5, 2, 1)
-    assert s.to_review == (4,) and s.next_section() == 4 and s.percent == 10
+    assert s.to_review == (4,) and s.percent == 10
+    assert s.next_section() == 1 and s.unfinished()[:4] == (1, 2, 3, 4)  # 4: "review"
     assert [(a["exercise"], a["correct"], a["diagnosis"]) for a in attempts] == [
         ("4a", True, None), ("4b", False, "a diagnosis"), ("check-4", None, None)
     ]  # fmt: skip
@@ -267,11 +268,12 @@ def test_cli_progress_summary_in_both_languages(tmp_path: Path) -> None:
     zh = CliRunner().invoke(app, ["progress", "--data-dir", str(tmp_path)])
     assert zh.exit_code == 0, zh.output
     assert "本周进度：20 节中已完成 1 节（5%）" in zh.output
-    assert "第 3 节" in zh.output  # marked for review, so it comes next
+    assert "标记为需要复习：第 3 节" in zh.output and "接下来：核心目标" in zh.output
     en = CliRunner().invoke(app, ["--lang", "en", "progress", "--data-dir", str(tmp_path)])
     assert "Week progress: 1 of 20 sections (5%)" in en.output
     assert "Marked review again: Section 3" in en.output
-    assert "attnlab quiz --section 3" in en.output
+    assert "Next: Core goal" in en.output  # the first unfinished section, in page order
+    assert "Run attnlab quiz to continue there" in en.output
 
 
 def test_cli_export_import_reset(tmp_path: Path) -> None:

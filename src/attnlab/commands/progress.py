@@ -124,7 +124,8 @@ def _store(
 
 
 def summary_text(summary: Summary, lang: str) -> str:
-    """The progress bar line, the sections to review, and the next one to study."""
+    """The progress bar line, the sections to review, and where ``attnlab quiz`` resumes
+    (:meth:`~attnlab.learn.store.Summary.next_section`, as the web's "continue")."""
     from attnlab.learn import knowledge
     from attnlab.learn.quiz import progress_line, section_label
 
@@ -143,6 +144,7 @@ def summary_text(summary: Summary, lang: str) -> str:
     else:
         title = f"{section_label(nxt, lang)} · {knowledge.section(nxt, lang).title}"
         lines.append(pick(lang, f"接下来：{title}", f"Next: {title}"))
-        lines.append(pick(lang, f"运行 attnlab quiz --section {nxt}",
-                          f"Run: attnlab quiz --section {nxt}"))  # fmt: skip
+        lines.append(
+            pick(lang, "运行 attnlab quiz 从这里继续", "Run attnlab quiz to continue there")
+        )
     return "\n".join(lines)

@@ -64,9 +64,9 @@ def register(app: typer.Typer) -> None:
                 )
                 return
             try:
-                quiz.run(todo)
+                quiz.run(todo, resume=section is None and not review)
             except (QuizStopped, KeyboardInterrupt) as stop:
-                at = section_label(store.summary().last_section or 0, chosen)
+                at = section_label(store.summary().next_section() or 0, chosen)
                 typer.echo(
                     quiz.t(
                         f"已保存。下次从{at}继续：attnlab quiz",
