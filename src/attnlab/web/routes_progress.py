@@ -58,34 +58,54 @@ def complete(
     return see_other(section_url(sid, lang_of(request), where))
 
 
+def _stay(sid: int, lang: str, where: str, anchor: str) -> Response:
+    """Back to the page the form was on: ``/lesson#s-N``, or ``/section/N#anchor``."""
+    return see_other(section_url(sid, lang, where, anchor="" if where == "lesson" else anchor))
+
+
 @router.post("/section/{section_id}/answer")
-def answer(request: Request, section_id: str, answer: Annotated[str, Form()]) -> Response:
+def answer(
+    request: Request,
+    section_id: str,
+    answer: Annotated[str, Form()],
+    back: Annotated[str, Form()] = "section",
+) -> Response:
     """Save the learner's answer to the knowledge check, then show the model answer."""
-    sid = _section(section_id)
+    sid, where = _section(section_id), _back(back)
     text = _text(answer, "answer", MAX_TEXT)
     store = settings(request).store()
     store.record_attempt(f"check-{sid}", text, None)  # the redirect's GET records the visit
-    return see_other(section_url(sid, lang_of(request), anchor=f"check-{sid}"))
+    return _stay(sid, lang_of(request), where, f"check-{sid}")
 
 
 @router.post("/section/{section_id}/assess")
-def assess(request: Request, section_id: str, status: Annotated[str, Form()]) -> Response:
+def assess(
+    request: Request,
+    section_id: str,
+    status: Annotated[str, Form()],
+    back: Annotated[str, Form()] = "section",
+) -> Response:
     """Record the self-assessment: understood or review."""
-    sid = _section(section_id)
+    sid, where = _section(section_id), _back(back)
     if status not in ASSESSMENTS:
         raise RequestRefused(
             422, f"status must be one of {', '.join(ASSESSMENTS)}, got {status[:20]!r}"
         )
     settings(request).store().set_assessment(sid, status)
-    return see_other(section_url(sid, lang_of(request), anchor=f"check-{sid}"))
+    return _stay(sid, lang_of(request), where, f"check-{sid}")
 
 
 @router.post("/exercise/{exercise_id}")
-def exercise(request: Request, exercise_id: str, answer: Annotated[str, Form()]) -> Response:
+def exercise(
+    request: Request,
+    exercise_id: str,
+    answer: Annotated[str, Form()],
+    back: Annotated[str, Form()] = "section",
+) -> Response:
     """Grade a numeric exercise against the pipeline's value and save the attempt."""
     if exercise_id not in knowledge.exercise_ids():
         raise RequestRefused(404, f"no exercise called {exercise_id[:20]!r}")
-    lang = lang_of(request)
+    lang, where = lang_of(request), _back(back)
     text = _text(answer, "answer", MAX_EXERCISE_TEXT)
     ex = knowledge.exercise(exercise_id, lang)
     store = settings(request).store()
@@ -99,4 +119,4 @@ def exercise(request: Request, exercise_id: str, answer: Annotated[str, Form()])
         why = reasons.explain(verdict, lang, ex.decimals, text)
         graded = verdict.kind in ("right", "wrong")
         store.record_attempt(exercise_id, text, verdict.correct if graded else None, why)
-    return see_other(section_url(ex.section, lang, anchor=f"ex-{exercise_id}"))
+    return _stay(ex.section, lang, where, f"ex-{exercise_id}")
