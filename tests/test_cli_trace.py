@@ -170,7 +170,7 @@ BAD = [
 
 
 def _run_bad(path: Path, *extra: str):
-    result = invoke("trace", "--input", str(path), *extra)
+    result = invoke("--lang", "en", "trace", "--input", str(path), *extra)
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr

@@ -110,7 +110,10 @@ def _trace(
         # Labels keep their characters in the parsed JSON, but never reach the terminal raw.
         print(escape_json_text(dumps(doc)))
         return
-    inp.check_display("text tables" if fmt is Format.text else "Markdown tables")
+    if fmt is Format.text:
+        inp.check_display()
+    else:
+        inp.check_display({"zh": "Markdown 表格", "en": "Markdown tables"})
     from attnlab.lesson import numbers
 
     lesson = None if input_file else numbers.stages()  # the lesson's numbers are computed once
