@@ -122,7 +122,8 @@ TEXT: dict[str, dict[str, str]] = {
     },
     "zh": {
         "not_number": "{field}：应为数字，实际是{found}",
-        "too_big_int": "{field}：应为浮点数能表示的数（|x| <= 1.8e308），实际是约 {digits} 位的整数",
+        "too_big_int": "{field}：应为浮点数能表示的数（|x| <= 1.8e308），"
+        "实际是约 {digits} 位的整数",
         "nan": "{field}：应为有限的数，实际是 nan",
         "inf": "{field}：应为有限的数，实际是 {value}（超过 ±1.8e308 的数会读成 inf）",
         "not_list": "{field}：应为 {ndim} 层嵌套的列表，实际是{found}",

@@ -24,7 +24,7 @@ from typing import Any
 import torch
 
 from attnlab import example, memory_guard, safe_load
-from attnlab.errors import InputError, Text, input_error, kind
+from attnlab.errors import Text, input_error, kind
 from attnlab.finite import check_finite_stages
 from attnlab.pipeline import AttentionStages, MultiHeadStages, attention_stages, multi_head_stages
 
