@@ -283,18 +283,24 @@ def test_cli_export_import_reset(tmp_path: Path) -> None:
         pass
     out = tmp_path / "mine.json"
     out.write_text("old content that must be replaced whole")
-    r = CliRunner().invoke(app, ["progress", "export", str(out), "--data-dir", str(home)])
+    r = CliRunner().invoke(
+        app, ["--lang", "en", "progress", "export", str(out), "--data-dir", str(home)]
+    )
     assert r.exit_code == 0, r.output
     data = read_export(out)
     assert isinstance(data, dict) and data["completed"][0]["section"] == 3
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
-    r = CliRunner().invoke(app, ["progress", "--data-dir", str(other), "import", str(out)])
+    r = CliRunner().invoke(
+        app, ["--lang", "en", "progress", "--data-dir", str(other), "import", str(out)]
+    )
     assert r.exit_code == 0, r.output
     with ProgressStore(other / "progress.sqlite3") as store:
         assert store.summary().completed == (3,)
-    r = CliRunner().invoke(app, ["progress", "reset", "--data-dir", str(other)])
+    r = CliRunner().invoke(app, ["--lang", "en", "progress", "reset", "--data-dir", str(other)])
     assert r.exit_code == 2 and "expected --yes" in r.stderr
-    r = CliRunner().invoke(app, ["progress", "reset", "--yes", "--data-dir", str(other)])
+    r = CliRunner().invoke(
+        app, ["--lang", "en", "progress", "reset", "--yes", "--data-dir", str(other)]
+    )
     assert r.exit_code == 0, r.output
     with ProgressStore(other / "progress.sqlite3") as store:
         assert store.summary().completed == ()
@@ -314,7 +320,9 @@ def test_cli_import_refuses_bad_files_in_one_line(tmp_path: Path, content, messa
         path.write_text(content)
     with _filled(tmp_path / "progress.sqlite3") as store:
         before = store.export_dict()["completed"]
-    r = CliRunner().invoke(app, ["progress", "import", str(path), "--data-dir", str(tmp_path)])
+    r = CliRunner().invoke(
+        app, ["--lang", "en", "progress", "import", str(path), "--data-dir", str(tmp_path)]
+    )
     assert r.exit_code == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and str(path) in lines[0], r.stderr

@@ -46,14 +46,20 @@ def in_lang(value: Text, lang: str) -> str:
     return value[lang] if isinstance(value, dict) else str(value)
 
 
-def input_error(key: str, cls: type[InputError] = InputError, /, **fields: Any) -> InputError:
-    """The error :data:`TEXT` names by ``key``, with ``fields`` filled in, in both languages."""
-    texts = {
-        lang: TEXT[lang][key].format(
+def filled(table: dict[str, dict[str, str]], key: str, /, **fields: Any) -> dict[str, str]:
+    """``table[lang][key]`` with ``fields`` filled in, for each language (a field that is a
+    ``{"zh", "en"}`` text gives each language its own)."""
+    return {
+        lang: table[lang][key].format(
             **{k: v[lang] if isinstance(v, dict) else v for k, v in fields.items()}
         )
-        for lang in TEXT
+        for lang in table
     }
+
+
+def input_error(key: str, cls: type[InputError] = InputError, /, **fields: Any) -> InputError:
+    """The error :data:`TEXT` names by ``key``, with ``fields`` filled in, in both languages."""
+    texts = filled(TEXT, key, **fields)
     return cls(texts["en"], texts["zh"])
 
 
