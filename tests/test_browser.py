@@ -127,7 +127,7 @@ def test_explorer_updates_as_you_type(page) -> None:  # type: ignore[no-untyped-
     page.screenshot(path=str(SHOTS / "attnlab-explorer.png"), full_page=True)
     page.fill('[data-cell="x[0][1][2]"]', "abc")
     page.wait_for_selector('[data-cell="x[0][1][2]"].invalid')
-    assert "x[0][1][2]: expected a number" in page.locator("#explorer-error").inner_text()
+    assert "x[0][1][2]：应为数字" in page.locator("#explorer-error").inner_text()  # zh page
 
 
 def click_and_load(page, selector: str) -> None:  # type: ignore[no-untyped-def]

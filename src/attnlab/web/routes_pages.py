@@ -20,8 +20,7 @@ from attnlab.web.common import (
     see_other,
     settings,
 )
-from attnlab.web.security import RequestRefused
-from attnlab.web.ui_text import UI
+from attnlab.web.security import refused
 
 router = APIRouter()
 
@@ -73,7 +72,7 @@ def _section_id(raw: str, lang: str) -> int:
         return content.parse_section_id(raw)
     except ValueError:
         shown = raw[:20] + ("…" if len(raw) > 20 else "")
-        raise RequestRefused(404, UI[lang]["no_section"].format(found=repr(shown))) from None
+        raise refused(404, "no_section", found=repr(shown)) from None
 
 
 @router.get("/section/{section_id}/check", response_class=HTMLResponse)
@@ -83,7 +82,7 @@ def one_check(request: Request, section_id: str, page: str = "section") -> HTMLR
     lang = lang_of(request)
     sid = _section_id(section_id, lang)
     if page not in ("lesson", "section"):
-        raise RequestRefused(422, f"page must be lesson or section, got {page[:20]!r}")
+        raise refused(422, "bad_page", found=page[:20])
     ctx = page_context(
         request,
         lang,

@@ -17,7 +17,7 @@ from attnlab.i18n import error_message
 from attnlab.learn import knowledge, reasons
 from attnlab.learn.store_file import ASSESSMENTS, MAX_TEXT
 from attnlab.web.common import csrf_protect, lang_of, section_url, see_other, settings
-from attnlab.web.security import RequestRefused
+from attnlab.web.security import refused
 
 router = APIRouter(dependencies=[Depends(csrf_protect)])
 MAX_EXERCISE_TEXT = 200
@@ -27,22 +27,23 @@ BACKS = ("section", "lesson")
 def _section(raw: str) -> int:
     try:
         return content.parse_section_id(raw)
-    except ValueError as exc:
-        raise RequestRefused(404, str(exc)) from None
+    except ValueError:
+        shown = raw[:20] + ("…" if len(raw) > 20 else "")
+        raise refused(404, "no_section", found=repr(shown)) from None
 
 
 def _back(raw: str) -> str:
     if raw not in BACKS:
-        raise RequestRefused(422, f"back must be one of {', '.join(BACKS)}, got {raw[:20]!r}")
+        raise refused(422, "bad_back", options=", ".join(BACKS), found=raw[:20])
     return raw
 
 
 def _text(raw: str, field: str, limit: int) -> str:
     text = raw.strip()
     if not text:
-        raise RequestRefused(422, f"{field}: expected some text, got an empty answer")
+        raise refused(422, "empty_text", field=field)
     if len(text) > limit:
-        raise RequestRefused(422, f"{field}: at most {limit} characters, got {len(text)}")
+        raise refused(422, "long_text", field=field, limit=limit, n=len(text))
     return text
 
 
@@ -88,9 +89,7 @@ def assess(
     """Record the self-assessment: understood or review."""
     sid, where = _section(section_id), _back(back)
     if status not in ASSESSMENTS:
-        raise RequestRefused(
-            422, f"status must be one of {', '.join(ASSESSMENTS)}, got {status[:20]!r}"
-        )
+        raise refused(422, "bad_status", options=", ".join(ASSESSMENTS), found=status[:20])
     settings(request).store().set_assessment(sid, status)
     return _stay(sid, lang_of(request), where, f"check-{sid}")
 
@@ -104,7 +103,7 @@ def exercise(
 ) -> Response:
     """Grade a numeric exercise against the pipeline's value and save the attempt."""
     if exercise_id not in knowledge.exercise_ids():
-        raise RequestRefused(404, f"no exercise called {exercise_id[:20]!r}")
+        raise refused(404, "no_exercise", found=exercise_id[:20])
     lang, where = lang_of(request), _back(back)
     text = _text(answer, "answer", MAX_EXERCISE_TEXT)
     ex = knowledge.exercise(exercise_id, lang)
