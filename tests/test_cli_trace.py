@@ -243,7 +243,7 @@ def test_bad_stage_and_prompt() -> None:
     result = invoke("trace", "--stage", "logits")
     assert result.exit_code == 2
     assert "--stage: expected one of x, q, k, v" in result.stderr
-    result = invoke("trace", "--prompt", "C")
+    result = invoke("--lang", "en", "trace", "--prompt", "C")
     assert (
         result.exit_code == 2 and "--prompt: expected one of A, B or all, got 'C'" in result.stderr
     )

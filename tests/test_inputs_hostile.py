@@ -260,7 +260,9 @@ def test_check_answer_files_refuse_what_a_float_cannot_hold(tmp_path, values, me
 
 def test_check_prompt_that_only_looks_like_a_digit() -> None:
     for prompt in ("²", "9" * 5000):
-        result = _run("check", "--stage", "x", "--prompt", prompt, "--values", "1 0 0 0")
+        result = _run(
+            "--lang", "en", "check", "--stage", "x", "--prompt", prompt, "--values", "1 0 0 0"
+        )
         assert "prompt: expected one of A, B" in _one_error_line(result)
 
 
