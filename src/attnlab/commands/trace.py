@@ -64,7 +64,11 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Section 9's shape table, measured in CausalSelfAttention."""
         if embed % heads:
-            fail(f"--embed must be divisible by --heads, got embed={embed} and heads={heads}")
+            from attnlab.i18n import pick
+
+            got = f"embed={embed}, heads={heads}"
+            fail(pick(lang_of(ctx, lang), f"--embed 应能被 --heads 整除，收到 {got}",
+                      f"--embed must be divisible by --heads, got {got}"))  # fmt: skip
         from attnlab.commands._render import print_shapes
 
         print_shapes(lang_of(ctx, lang), batch, tokens, embed, heads)

@@ -125,6 +125,7 @@ FILE_TEXT: dict[str, dict[str, str]] = {
         "database": "{p}: expected a file for the export, found the progress database {db} "
         "itself; not replaced",
         "field": "{field}: expected {expected}, found {found}",
+        "profile": "profile must be 1-64 letters, digits, '_', '.' or '-', got {got!r}",
     },
     "zh": {
         "missing": "{p}：应为进度文件，但文件不存在",
@@ -141,6 +142,7 @@ FILE_TEXT: dict[str, dict[str, str]] = {
         "target": "{p}：应为普通文件或新文件名，实际是{found}；未替换",
         "database": "{p}：应为导出用的文件，实际是进度数据库 {db} 本身；未替换",
         "field": "{field}：应为{expected}，实际是 {found}",
+        "profile": "档案名应为 1-64 个字母、数字、“_”、“.”或“-”，收到的是 {got!r}",
     },
 }
 

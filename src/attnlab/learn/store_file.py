@@ -35,9 +35,10 @@ _TOP_KEYS = {"format", "version", "profile", "exported_at", "completed", "assess
 
 
 def check_profile(name: str) -> str:
-    """``name`` if it is a valid profile name, else ``ValueError`` saying what is allowed."""
+    """``name`` if it is a valid profile name, else ``InputError`` (a ``ValueError``) saying
+    what is allowed, in both languages."""
     if not isinstance(name, str) or not _PROFILE.match(name):
-        raise ValueError(f"profile must be 1-64 letters, digits, '_', '.' or '-', got {name!r}")
+        raise file_error("profile", got=name)
     return name
 
 

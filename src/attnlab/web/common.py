@@ -13,6 +13,7 @@ from fastapi.responses import RedirectResponse
 
 from attnlab.course import content
 from attnlab.example import LANGS, SECTION_COUNT
+from attnlab.i18n import error_message
 from attnlab.learn.store import ProgressStore, StoreError, StoreReadOnly, Summary
 from attnlab.web.security import (
     CSRF_COOKIE,
@@ -51,7 +52,8 @@ class Settings:
             try:
                 store = ProgressStore.open(self.data_dir, self.profile)
             except ValueError as exc:
-                raise refused(503, "store_unavailable", why=exc) from None
+                why = {lang: error_message(exc, lang) for lang in LANGS}
+                raise refused(503, "store_unavailable", why=why) from None
             self._local.store = store
         return store
 
