@@ -72,6 +72,8 @@ CLI_CASES: dict[str, Case] = {
     "check-neither": lambda t: ["check", "--values", "1 2"],
     "check-no-file": lambda t: ["check", str(t / "missing.toml")],
     "check-not-a-list": lambda t: ["check", _file(t, {"answer": 3}, "answers.json")],
+    "check-not-a-number": lambda t: ["check", _file(t, [{"stage": "x", "values": [True]}])],
+    "check-infinite": lambda t: ["check", "--stage", "weights", "--row", "1", "--values", "-inf 1"],
     # quiz and progress options
     "quiz-section": lambda t: ["quiz", "--data-dir", str(t), "--section", "20"],
     "quiz-both": lambda t: ["quiz", "--data-dir", str(t), "--section", "3", "--review"],
