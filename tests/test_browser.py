@@ -190,7 +190,12 @@ def test_checks_stay_put_on_the_lesson_page(page) -> None:  # type: ignore[no-un
     page.click("#check-3 .answer-form button")
     expect(page.locator("#check-3 .your-answer")).to_contain_text("the mean of the rows")
     assert page.url.endswith("/lesson"), page.url
+    page.click("#check-3 details.revise summary")  # the saved answer, ready to edit
+    expect(page.locator("#answer-3")).to_have_value("the mean of the rows")
+    page.fill("#answer-3", "each row's mean")
+    page.click("#check-3 details.revise button")
+    expect(page.locator("#check-3 .your-answer")).to_contain_text("each row's mean")
     page.reload()  # saved: the lesson page shows both again
     expect(page.locator(f"#exin-{ex.id}")).to_have_value(right)
     expect(page.locator(f"#ex-{ex.id} .verdict.ok")).to_be_visible()
-    expect(page.locator("#check-3 .your-answer")).to_contain_text("the mean of the rows")
+    expect(page.locator("#check-3 .your-answer")).to_contain_text("each row's mean")

@@ -61,6 +61,8 @@ def test_the_lesson_shows_saved_answers_and_verdicts(client) -> None:
     assert f'value="{RIGHT}"' in nine and "✓ Right" in nine
     assert 'value="0.5"' in four and "✗ Not yet" in four
     assert 'name="back" value="lesson"' in three  # its forms come back here
+    textarea = re.search(r'<textarea id="answer-3"[^>]*>(.*?)</textarea>', three, re.S)
+    assert textarea and textarea.group(1) == "the mean of the rows"  # prefilled to edit
 
 
 def test_one_check_alone(client) -> None:

@@ -83,6 +83,7 @@ UI: dict[str, dict[str, str]] = {
         "bad_page": "page 应为 lesson 或 section，收到的是 {found!r}",
         "bad_lang": "lang 应为 {options} 之一，收到的是 {found!r}",
         "store_unavailable": "无法使用进度存储：{why}",
+        "revise": "修改我的回答",
     },
     "en": {
         "site": "Week 7 · Attention",
@@ -164,5 +165,6 @@ UI: dict[str, dict[str, str]] = {
         "bad_page": "page must be lesson or section, got {found!r}",
         "bad_lang": "lang must be one of {options}, got {found!r}",
         "store_unavailable": "progress store unavailable: {why}",
+        "revise": "Edit my answer",
     },
 }
