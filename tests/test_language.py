@@ -43,6 +43,8 @@ def _cell(row: int, col: int, value: object) -> list[list[Any]]:
     return w
 
 
+BIG = {"x": [[[0.5]] * 20_000], "w_q": [[1.0]], "w_k": [[1.0]], "w_v": [[1.0]]}  # T² scores
+
 # name -> argv built in a temporary folder; every one must fail with one line and exit 2.
 Case = Callable[[Path], list[str]]
 CLI_CASES: dict[str, Case] = {
@@ -65,6 +67,7 @@ CLI_CASES: dict[str, Case] = {
     "input-nan": lambda t: ["trace", "--input", _file(t, _with(w_q=_cell(0, 0, float("nan"))))],
     "input-display": lambda t: ["trace", "--input", _file(t, _with(x=[[[0.1] * 4] * 20]))],
     "trace-prompt": lambda t: ["trace", "--prompt", "C"],
+    "input-budget": lambda t: ["trace", "--format", "json", "--input", _file(t, BIG)],
     # check (hand answers)
     "check-prompt": lambda t: ["check", "--stage", "x", "--prompt", "C", "--values", "1 0 0 0"],
     "check-stage": lambda t: ["check", "--stage", "logits", "--values", "1"],

@@ -126,6 +126,9 @@ TEXT: dict[str, dict[str, str]] = {
         "not_utf8": "{what}: expected UTF-8 text but {path} has byte 0x{byte:02x} at offset "
         "{offset}",
         "one_of": "{option}: expected one of {names}{extra}, got {got!r}",
+        "budget": "{what} need about {need:.2f} GiB, more than the {limit:g} GiB one command "
+        "may use; {hint}",
+        "grows": "they grow with B·n_head·T²; use a shorter sequence or fewer prompts",
         "head": "{option}: expected 1..{n}, got {got!r}",
         "stage": "stage: expected one of {names}, got {got!r}",
         "row": "row: expected 0..{last} for {stage}, got {got}",
@@ -176,6 +179,8 @@ TEXT: dict[str, dict[str, str]] = {
         "too_large": "{what}：{path} 超过 {mib} MiB",
         "not_utf8": "{what}：应为 UTF-8 文本，但 {path} 在偏移 {offset} 处有字节 0x{byte:02x}",
         "one_of": "{option}：应为 {names}{extra} 之一，收到的是 {got!r}",
+        "budget": "{what}约需 {need:.2f} GiB，超过一条命令可用的 {limit:g} GiB；{hint}",
+        "grows": "它们随 B·n_head·T² 增长；请用更短的序列或更少的 Prompt",
         "head": "{option}：应为 1..{n}，收到的是 {got!r}",
         "stage": "stage：应为 {names} 之一，收到的是 {got!r}",
         "row": "row：{stage} 的行号应为 0..{last}，收到的是 {got}",

@@ -24,7 +24,7 @@ from typing import Any
 import torch
 
 from attnlab import example, memory_guard, safe_load
-from attnlab.errors import Text, input_error, kind
+from attnlab.errors import TEXT, Text, input_error, kind
 from attnlab.finite import check_finite_stages
 from attnlab.pipeline import AttentionStages, MultiHeadStages, attention_stages, multi_head_stages
 
@@ -77,11 +77,13 @@ class LabInput:
                 :data:`~attnlab.memory_guard.COMMAND_BUDGET_BYTES` (predicted, nothing built).
             attnlab.finite.NonFiniteStageError: a stage overflowed float64.
         """
+        shape, n = list(self.x.shape), self.heads
         memory_guard.check_budget(
             self.stage_bytes(),
-            f"the stages of x [B, T, C] = {list(self.x.shape)} with {self.heads} head(s)",
-            "the score tables grow with B·n_head·T²; use a shorter sequence or fewer prompts",
-        )
+            {"zh": f"x [B, T, C] = {shape}、{n} 个头的各阶段",
+             "en": f"the stages of x [B, T, C] = {shape} with {n} head(s)"},
+            {lang: TEXT[lang]["grows"] for lang in TEXT},
+        )  # fmt: skip
         if self.num_heads is None:
             result: AttentionStages | MultiHeadStages = attention_stages(
                 self.x, self.w_q, self.w_k, self.w_v

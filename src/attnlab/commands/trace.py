@@ -148,9 +148,11 @@ def check_document_fits(inp: LabInput) -> None:
     numbers = document_numbers(inp)
     memory_guard.check_budget(
         inp.stage_bytes() + numbers * memory_guard.DOCUMENT_BYTES_PER_NUMBER,
-        f"trace --format json: the stages and a document of {numbers:,} numbers",
-        "it grows with B·n_head·T²; use a shorter sequence or fewer prompts",
-    )
+        {"zh": f"trace --format json：各阶段和含 {numbers:,} 个数的文档",
+         "en": f"trace --format json: the stages and a document of {numbers:,} numbers"},
+        {"zh": "文档随 B·n_head·T² 增长；请用更短的序列或更少的 Prompt",
+         "en": "it grows with B·n_head·T²; use a shorter sequence or fewer prompts"},
+    )  # fmt: skip
 
 
 def _lesson_json(inp: LabInput, lang: str, prompt: str, stage: str | None) -> dict:

@@ -18,7 +18,7 @@ import torch
 from attnlab import memory_guard, safe_load
 from attnlab.debug import diagnosis
 from attnlab.debug.catalogue import CATALOGUE
-from attnlab.errors import input_error
+from attnlab.errors import TEXT, input_error
 from attnlab.example import head_index, prompt_index
 from attnlab.learn import grading
 from attnlab.learn.answer_parse import Typed, file_value, parse_numbers
@@ -60,9 +60,10 @@ def lab_input(path: Path | None) -> MistakeInput:
     copies = len(CATALOGUE) + 1
     memory_guard.check_budget(
         copies * lab.stage_bytes() + memory_guard.SCORE_TENSORS * lab.x.size(0) * lab.score_bytes(),
-        f"check --input: the right stages and {copies - 1} mistakes' stages",
-        "they grow with B·n_head·T²; use a shorter sequence or fewer prompts",
-    )
+        {"zh": f"check --input：正确的各阶段和 {copies - 1} 种错误的各阶段",
+         "en": f"check --input: the right stages and {copies - 1} mistakes' stages"},
+        {lang: TEXT[lang]["grows"] for lang in TEXT},
+    )  # fmt: skip
     lab.stages()  # refuses, naming the stage, numbers that overflow float64
     return MistakeInput(lab.x, lab.w_q, lab.w_k, lab.w_v, lab.num_heads or 1, lab.w_o)
 
