@@ -182,10 +182,11 @@ def test_check_complete_reload_and_switch_language(page) -> None:  # type: ignor
 
     page.goto("/section/6")
     page.fill("#answer-6", "Both the weights and the values differ.")
-    click_and_load(page, "#check-6 .answer-form button")
+    page.click("#check-6 .answer-form button")  # saved in place (see test_checks_stay_put)
     expect(page.locator("#check-6 .your-answer")).to_contain_text("Both the weights and the values")
     expect(page.locator("#check-6 .model")).to_be_visible()
-    click_and_load(page, "#check-6 .assess button:has-text('我懂了')")
+    page.click("#check-6 .assess button:has-text('我懂了')")
+    expect(page.locator("#check-6 .assess button").first).to_have_class(re.compile("chosen"))
     click_and_load(page, "#check-6 button.mark")
     page.reload()
     expect(page.locator("#check-6 button.done")).to_be_disabled()
@@ -227,3 +228,34 @@ def test_copy_button_copies_exactly_the_tested_listing(browser, server, name: st
     pg.wait_for_function("b => b.textContent === b.dataset.copied", arg=button.element_handle())
     assert pg.evaluate("navigator.clipboard.readText()") == listing(name, "en")
     context.close()
+
+
+def test_checks_stay_put_on_the_lesson_page(page) -> None:  # type: ignore[no-untyped-def]
+    from playwright.sync_api import expect
+
+    from attnlab.learn import knowledge
+    from attnlab.show.fmt import answer
+
+    ex = knowledge.section(9).exercises[0]
+    right = answer(ex.expected, ex.decimals)
+    page.goto("/lesson")
+    page.locator(f"#exin-{ex.id}").scroll_into_view_if_needed()
+    page.fill(f"#exin-{ex.id}", right)
+    y = page.evaluate("window.scrollY")
+    page.click(f"#ex-{ex.id} button")
+    expect(page.locator(f"#ex-{ex.id} .verdict.ok")).to_be_visible()
+    assert page.url.endswith("/lesson"), page.url  # no jump to /section/9
+    assert abs(page.evaluate("window.scrollY") - y) <= 2
+    page.fill("#answer-3", "the mean of the rows")
+    page.click("#check-3 .answer-form button")
+    expect(page.locator("#check-3 .your-answer")).to_contain_text("the mean of the rows")
+    assert page.url.endswith("/lesson"), page.url
+    page.click("#check-3 details.revise summary")  # the saved answer, ready to edit
+    expect(page.locator("#answer-3")).to_have_value("the mean of the rows")
+    page.fill("#answer-3", "each row's mean")
+    page.click("#check-3 details.revise button")
+    expect(page.locator("#check-3 .your-answer")).to_contain_text("each row's mean")
+    page.reload()  # saved: the lesson page shows both again
+    expect(page.locator(f"#exin-{ex.id}")).to_have_value(right)
+    expect(page.locator(f"#ex-{ex.id} .verdict.ok")).to_be_visible()
+    expect(page.locator("#check-3 .your-answer")).to_contain_text("each row's mean")

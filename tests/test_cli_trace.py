@@ -171,7 +171,7 @@ BAD = [
 
 
 def _run_bad(path: Path, *extra: str):
-    result = invoke("trace", "--input", str(path), *extra)
+    result = invoke("--lang", "en", "trace", "--input", str(path), *extra)
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
@@ -244,7 +244,7 @@ def test_bad_stage_and_prompt() -> None:
     result = invoke("trace", "--stage", "logits")
     assert result.exit_code == 2
     assert "--stage: expected one of x, q, k, v" in result.stderr
-    result = invoke("trace", "--prompt", "C")
+    result = invoke("--lang", "en", "trace", "--prompt", "C")
     assert (
         result.exit_code == 2 and "--prompt: expected one of A, B or all, got 'C'" in result.stderr
     )

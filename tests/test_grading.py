@@ -113,7 +113,8 @@ def test_infinity_only_where_a_masked_score_is_the_answer() -> None:
     ]
     (entry,) = json.loads(runner.invoke(app, [*masked, "0.40 −∞"]).output)  # 0.4 is too coarse
     assert entry["correct"] and entry["given"] == [0.4, "-inf"] and entry["head"] == 1
-    result = runner.invoke(app, ["check", "--stage", "weights", "--row", "0", "--values", "1 -inf"])
+    bad = ["--lang", "en", "check", "--stage", "weights", "--row", "0", "--values", "1 -inf"]
+    result = runner.invoke(app, bad)
     assert result.exit_code == 2
     assert "expected a finite number, got '-inf' (only masked_scores holds -inf)" in result.output
     with pytest.raises(InputError, match="expected a finite number, got '-inf'"):

@@ -135,7 +135,7 @@ def test_input_file_is_used(tmp_path: Path) -> None:
             "prompt: expected one of A, B",
         ),
         (["--values", "1 2"], "expected --stage and --values"),
-        (["missing.toml"], "answer file not found: missing.toml"),
+        (["missing.toml"], "answer file: file not found: missing.toml"),
     ],
 )
 def test_bad_input_one_line_exit_2(args: list[str], message: str) -> None:

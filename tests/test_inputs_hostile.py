@@ -156,7 +156,7 @@ HUGE_INTEGERS = [
 @pytest.mark.parametrize(("literal", "message"), HUGE_INTEGERS)
 def test_numbers_too_large_for_a_float_are_refused_naming_the_cell(tmp_path, literal, message):
     text = json.dumps(_doc([[[1.0, 1.0]]])).replace("1.0", literal, 1)
-    line = _one_error_line(_run("trace", "--input", str(_write(tmp_path, text))))
+    line = _one_error_line(_run("--lang", "en", "trace", "--input", str(_write(tmp_path, text))))
     assert "x[0][0][0]: expected" in line and message in line
 
 
@@ -174,9 +174,9 @@ def test_parsers_never_raise_recursion_or_value_errors(tmp_path, name, text, mes
     path = _write(tmp_path, text, name)
     for command in (("trace",), ("check", "--stage", "x", "--values", "1 1"), ("plot", "chain")):
         line = _one_error_line(
-            _run(*command, "--input", str(path), "--out", str(tmp_path))
+            _run("--lang", "en", *command, "--input", str(path), "--out", str(tmp_path))
             if command[0] == "plot"
-            else _run(*command, "--input", str(path))
+            else _run("--lang", "en", *command, "--input", str(path))
         )
         assert message in line, line
 
@@ -260,7 +260,9 @@ def test_check_answer_files_refuse_what_a_float_cannot_hold(tmp_path, values, me
 
 def test_check_prompt_that_only_looks_like_a_digit() -> None:
     for prompt in ("²", "9" * 5000):
-        result = _run("check", "--stage", "x", "--prompt", prompt, "--values", "1 0 0 0")
+        result = _run(
+            "--lang", "en", "check", "--stage", "x", "--prompt", prompt, "--values", "1 0 0 0"
+        )
         assert "prompt: expected one of A, B" in _one_error_line(result)
 
 

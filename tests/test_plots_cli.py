@@ -157,7 +157,7 @@ def test_too_large_input_suggests_cost_or_json(tmp_path: Path) -> None:
     ],
 )
 def test_bad_options_give_one_line(tmp_path: Path, args: list[str], message: str) -> None:
-    line = one_line_error(plot(*args, "--out", str(tmp_path / "out")))
+    line = one_line_error(plot("--lang", "en", *args, "--out", str(tmp_path / "out")))
     assert message in line
     assert not (tmp_path / "out").exists()
 

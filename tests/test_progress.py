@@ -50,7 +50,8 @@ def test_round_trip_of_every_kind_of_entry(db: Path) -> None:
     assert s.completed == (0, 4)
     assert s.assessments == {0: "understood", 4: "review"}
     assert (s.last_section, s.attempts, s.correct) == (5, 2, 1)
-    assert s.to_review == (4,) and s.next_section() == 4 and s.percent == 10
+    assert s.to_review == (4,) and s.percent == 10
+    assert s.next_section() == 1 and s.unfinished()[:4] == (1, 2, 3, 4)  # 4: "review"
     assert [(a["exercise"], a["correct"], a["diagnosis"]) for a in attempts] == [
         ("4a", True, None), ("4b", False, "a diagnosis"), ("check-4", None, None)
     ]  # fmt: skip
@@ -267,11 +268,12 @@ def test_cli_progress_summary_in_both_languages(tmp_path: Path) -> None:
     zh = CliRunner().invoke(app, ["progress", "--data-dir", str(tmp_path)])
     assert zh.exit_code == 0, zh.output
     assert "本周进度：20 节中已完成 1 节（5%）" in zh.output
-    assert "第 3 节" in zh.output  # marked for review, so it comes next
+    assert "标记为需要复习：第 3 节" in zh.output and "接下来：核心目标" in zh.output
     en = CliRunner().invoke(app, ["--lang", "en", "progress", "--data-dir", str(tmp_path)])
     assert "Week progress: 1 of 20 sections (5%)" in en.output
     assert "Marked review again: Section 3" in en.output
-    assert "attnlab quiz --section 3" in en.output
+    assert "Next: Core goal" in en.output  # the first unfinished section, in page order
+    assert "Run attnlab quiz to continue there" in en.output
 
 
 def test_cli_export_import_reset(tmp_path: Path) -> None:
@@ -281,18 +283,24 @@ def test_cli_export_import_reset(tmp_path: Path) -> None:
         pass
     out = tmp_path / "mine.json"
     out.write_text("old content that must be replaced whole")
-    r = CliRunner().invoke(app, ["progress", "export", str(out), "--data-dir", str(home)])
+    r = CliRunner().invoke(
+        app, ["--lang", "en", "progress", "export", str(out), "--data-dir", str(home)]
+    )
     assert r.exit_code == 0, r.output
     data = read_export(out)
     assert isinstance(data, dict) and data["completed"][0]["section"] == 3
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
-    r = CliRunner().invoke(app, ["progress", "--data-dir", str(other), "import", str(out)])
+    r = CliRunner().invoke(
+        app, ["--lang", "en", "progress", "--data-dir", str(other), "import", str(out)]
+    )
     assert r.exit_code == 0, r.output
     with ProgressStore(other / "progress.sqlite3") as store:
         assert store.summary().completed == (3,)
-    r = CliRunner().invoke(app, ["progress", "reset", "--data-dir", str(other)])
+    r = CliRunner().invoke(app, ["--lang", "en", "progress", "reset", "--data-dir", str(other)])
     assert r.exit_code == 2 and "expected --yes" in r.stderr
-    r = CliRunner().invoke(app, ["progress", "reset", "--yes", "--data-dir", str(other)])
+    r = CliRunner().invoke(
+        app, ["--lang", "en", "progress", "reset", "--yes", "--data-dir", str(other)]
+    )
     assert r.exit_code == 0, r.output
     with ProgressStore(other / "progress.sqlite3") as store:
         assert store.summary().completed == ()
@@ -312,7 +320,9 @@ def test_cli_import_refuses_bad_files_in_one_line(tmp_path: Path, content, messa
         path.write_text(content)
     with _filled(tmp_path / "progress.sqlite3") as store:
         before = store.export_dict()["completed"]
-    r = CliRunner().invoke(app, ["progress", "import", str(path), "--data-dir", str(tmp_path)])
+    r = CliRunner().invoke(
+        app, ["--lang", "en", "progress", "import", str(path), "--data-dir", str(tmp_path)]
+    )
     assert r.exit_code == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and str(path) in lines[0], r.stderr

@@ -65,7 +65,9 @@ def _one_line_refusal(result, path: object, message: str) -> None:
 
 
 def _import(home: Path, path: object):
-    return CliRunner().invoke(app, ["progress", "import", str(path), "--data-dir", str(home)])
+    return CliRunner().invoke(
+        app, ["--lang", "en", "progress", "import", str(path), "--data-dir", str(home)]
+    )
 
 
 WRONG_TYPES = [
@@ -158,7 +160,8 @@ from typer.testing import CliRunner
 from attnlab.cli import app
 out = {}
 for path in sys.argv[2:]:
-    r = CliRunner().invoke(app, ["progress", "import", path, "--data-dir", sys.argv[1]])
+    argv = ["--lang", "en", "progress", "import", path, "--data-dir", sys.argv[1]]
+    r = CliRunner().invoke(app, argv)
     out[path] = [r.exit_code, r.stderr]
 print(json.dumps(out))
 """
@@ -184,7 +187,9 @@ def test_import_refuses_devices_and_fifos_at_once(home: Path) -> None:
 
 
 def _export_to(home: Path, target: Path):
-    return CliRunner().invoke(app, ["progress", "export", str(target), "--data-dir", str(home)])
+    return CliRunner().invoke(
+        app, ["--lang", "en", "progress", "export", str(target), "--data-dir", str(home)]
+    )
 
 
 def _leftovers(folder: Path) -> list[str]:

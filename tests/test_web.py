@@ -92,7 +92,7 @@ def test_language_switch_keeps_the_section(client: TestClient) -> None:
     assert knowledge.section(7, "en").title in en.text and 'lang="en"' in en.text
     assert client.get("/lesson").text.count(knowledge.section(3, "en").title) >= 1  # cookie kept
     r = client.get("/lesson?lang=fr")
-    assert r.status_code == 400 and "lang must be one of zh, en" in r.text
+    assert r.status_code == 400 and "lang 应为 zh, en 之一" in r.text  # the page's language
 
 
 def test_mark_complete_needs_same_origin_and_token(client: TestClient, tmp_path: Path) -> None:
@@ -100,9 +100,9 @@ def test_mark_complete_needs_same_origin_and_token(client: TestClient, tmp_path:
     url = "/section/4/complete"
     assert client.post(url, data={"csrf_token": token}).status_code == 403  # no Origin/Referer
     r = client.post(url, data={"csrf_token": token}, headers={"Origin": "http://evil.example"})
-    assert r.status_code == 403 and "cross-site request refused" in r.text
+    assert r.status_code == 403 and "已拒绝跨站请求" in r.text
     r = client.post(url, data={"csrf_token": "x" * 43}, headers={"Origin": ORIGIN})
-    assert r.status_code == 403 and "token mismatch" in r.text
+    assert r.status_code == 403 and "会话令牌不匹配" in r.text
     r = client.post(url, data={}, headers={"Referer": ORIGIN + "/lesson"})
     assert r.status_code == 403
     assert completed(tmp_path) == ()

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlab.errors import InputError
+from attnlab.errors import InputError, Text, input_error
 from attnlab.i18n import LANGS
 
 #: Vocabulary of the whole course: the same IDs in both editions.
@@ -82,18 +82,18 @@ def prompt_rows(choice: str, batch: int, option: str = "--prompt") -> list[int]:
     try:
         return [prompt_index(choice, batch, option)]
     except InputError:
-        raise _unknown_prompt(option, batch, choice, " or all") from None
+        raise _unknown_prompt(option, batch, choice, {"zh": " 或 all", "en": " or all"}) from None
 
 
-def _unknown_prompt(option: str, batch: int, got: object, extra: str = "") -> InputError:
+def _unknown_prompt(option: str, batch: int, got: object, extra: Text = "") -> InputError:
     names = ", ".join(prompt_names(batch))
-    return InputError(f"{option}: expected one of {names}{extra}, got {got!r}")
+    return input_error("one_of", option=option, names=names, extra=extra, got=got)
 
 
 def head_index(number: int, n_head: int, option: str = "head") -> int:
     """The index of head ``number``: heads are numbered from 1 in text, options and JSON."""
     if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= n_head:
-        raise InputError(f"{option}: expected 1..{n_head}, got {number!r}")
+        raise input_error("head", option=option, n=n_head, got=number)
     return number - 1
 
 

@@ -4,8 +4,9 @@ Text in two languages has one shape in attnlab, keyed by language code first:
 
 * a table of texts is ``{"zh": {key: text}, "en": {key: text}}``, read as ``TABLE[lang][key]``
   (``show.walk_text.TEXT``, ``show.explain.STAGE_TITLES``, ``web.ui_text.UI``,
-  ``plots.labels``, ``debug.catalogue.CHECKLIST``; each record of ``data/*.toml`` likewise
-  has a ``zh`` and an ``en`` table);
+  ``plots.labels``, ``debug.catalogue.CHECKLIST``, the error messages ``errors.TEXT`` and
+  ``learn.store_errors.FILE_TEXT``; each record of ``data/*.toml`` likewise has a ``zh`` and
+  an ``en`` table);
 * one text, written as data or built at run time, is ``{"zh": text, "en": text}``, read as
   ``text[lang]`` (a mistake's ``title``, an audit verdict's ``evidence``, a bench bar's ``what``);
 * a phrase written once in code is ``pick(lang, zh, en)``, the same choice without the dict.

@@ -24,7 +24,7 @@ from typing import Any
 import torch
 
 from attnlab import example, memory_guard, safe_load
-from attnlab.errors import InputError
+from attnlab.errors import TEXT, Text, input_error, kind
 from attnlab.finite import check_finite_stages
 from attnlab.pipeline import AttentionStages, MultiHeadStages, attention_stages, multi_head_stages
 
@@ -32,6 +32,9 @@ MAX_NUMBERS = 1_000_000
 MAX_FILE_BYTES = safe_load.MAX_FILE_BYTES
 #: Largest sizes shown as text or Markdown tables; JSON has no limit but MAX_NUMBERS.
 DISPLAY_LIMITS = {"B": 8, "T": 16, "C": 16}
+
+
+_TEXT_TABLES = {"zh": "文本表格", "en": "text tables"}
 
 
 @dataclass(frozen=True)
@@ -74,11 +77,13 @@ class LabInput:
                 :data:`~attnlab.memory_guard.COMMAND_BUDGET_BYTES` (predicted, nothing built).
             attnlab.finite.NonFiniteStageError: a stage overflowed float64.
         """
+        shape, n = list(self.x.shape), self.heads
         memory_guard.check_budget(
             self.stage_bytes(),
-            f"the stages of x [B, T, C] = {list(self.x.shape)} with {self.heads} head(s)",
-            "the score tables grow with B·n_head·T²; use a shorter sequence or fewer prompts",
-        )
+            {"zh": f"x [B, T, C] = {shape}、{n} 个头的各阶段",
+             "en": f"the stages of x [B, T, C] = {shape} with {n} head(s)"},
+            {lang: TEXT[lang]["grows"] for lang in TEXT},
+        )  # fmt: skip
         if self.num_heads is None:
             result: AttentionStages | MultiHeadStages = attention_stages(
                 self.x, self.w_q, self.w_k, self.w_v
@@ -90,16 +95,13 @@ class LabInput:
         check_finite_stages(result)
         return result
 
-    def check_display(self, what: str = "text tables") -> None:
+    def check_display(self, what: Text = _TEXT_TABLES) -> None:
         """Raise unless every size fits :data:`DISPLAY_LIMITS` (for text/Markdown/figures)."""
         B, T, C = self.x.shape
         for axis, size in (("B", B), ("T", T), ("C", C)):
             limit = DISPLAY_LIMITS[axis]
             if size > limit:
-                raise InputError(
-                    f"x: {axis}={size} exceeds the display limit {axis} <= {limit} for {what}; "
-                    "use --format json for large inputs"
-                )
+                raise input_error("display", axis=axis, size=size, limit=limit, what=what)
 
 
 def lesson_input(lang: str = "zh") -> LabInput:
@@ -113,18 +115,6 @@ def lesson_input(lang: str = "zh") -> LabInput:
     )
 
 
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, str):
-        return f"a string ({value[:20]!r})"
-    if value is None:
-        return "null"
-    if isinstance(value, dict):
-        return "an object"
-    return "a list" if isinstance(value, list) else type(value).__name__
-
-
 class _Counter:
     def __init__(self) -> None:
         self.n = 0
@@ -132,32 +122,23 @@ class _Counter:
     def add(self, k: int) -> None:
         self.n += k
         if self.n > MAX_NUMBERS:
-            raise InputError(
-                f"input: more than {MAX_NUMBERS:,} numbers in total; the limit keeps the "
-                "lab responsive"
-            )
+            raise input_error("too_many", limit=MAX_NUMBERS)
 
 
 def _number(value: Any, field: str) -> float:
     """``value`` as a float, refusing what a float64 cannot hold with the field named."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(f"{field}: expected a number but found {_kind(value)}")
+        raise input_error("not_number", field=field, found=kind(value))
     if isinstance(value, int):
         try:
             return float(value)
         except OverflowError:
             digits = int(value.bit_length() * math.log10(2)) + 1
-            raise InputError(
-                f"{field}: expected a number a float can hold (|x| <= 1.8e308) but found an "
-                f"integer of about {digits} digits"
-            ) from None
+            raise input_error("too_big_int", field=field, digits=digits) from None
     if math.isnan(value):
-        raise InputError(f"{field}: expected a finite number but found nan")
+        raise input_error("nan", field=field)
     if math.isinf(value):
-        raise InputError(
-            f"{field}: expected a finite number but found {value} (a number past ±1.8e308 "
-            "reads as inf)"
-        )
+        raise input_error("inf", field=field, value=value)
     return value
 
 
@@ -166,9 +147,9 @@ def _array(value: Any, field: str, ndim: int, counter: _Counter) -> Any:
     if ndim == 0:
         return _number(value, field)
     if not isinstance(value, list):
-        raise InputError(f"{field}: expected a list ({ndim}-deep) but found {_kind(value)}")
+        raise input_error("not_list", field=field, ndim=ndim, found=kind(value))
     if not value:
-        raise InputError(f"{field}: expected a non-empty list but found []")
+        raise input_error("empty_list", field=field)
     if ndim == 1:
         counter.add(len(value))
     items = [_array(v, f"{field}[{i}]", ndim - 1, counter) for i, v in enumerate(value)]
@@ -176,34 +157,29 @@ def _array(value: Any, field: str, ndim: int, counter: _Counter) -> Any:
         first = len(items[0])
         for i, item in enumerate(items):
             if len(item) != first:
-                raise InputError(
-                    f"{field}: ragged nested lists: {field}[{i}] has {len(item)} entries "
-                    f"but {field}[0] has {first}"
-                )
+                raise input_error("ragged", field=field, i=i, n=len(item), first=first)
     return items
 
 
 def _read(path: Path) -> dict[str, Any]:
     data = safe_load.load(path, "--input")
     if not isinstance(data, dict):
-        raise InputError(
-            f"--input: expected an object with keys x, w_q, w_k, w_v, found {_kind(data)}"
-        )
+        raise input_error("not_object", found=kind(data))
     return data
 
 
 def _tensor(data: dict[str, Any], key: str, ndim: int, counter: _Counter) -> torch.Tensor:
     if key not in data:
         shape = "[B][T][C]" if key == "x" else "[C][d]"
-        raise InputError(f"{key}: missing (expected {shape} numbers)")
+        raise input_error("missing", key=key, shape=shape)
     return torch.tensor(_array(data[key], key, ndim, counter), dtype=torch.float64)
 
 
-def _check_rows(name: str, w: torch.Tensor, C: int, cols: int | None, why: str = "") -> None:
+def _check_rows(name: str, w: torch.Tensor, C: int, cols: int | None, why: Text = "") -> None:
     if w.size(0) != C:
-        raise InputError(f"{name}: expected {C} rows (C from x) but found {w.size(0)}")
+        raise input_error("rows", name=name, C=C, n=w.size(0))
     if cols is not None and w.size(1) != cols:
-        raise InputError(f"{name}: expected {cols} columns{why} but found {w.size(1)}")
+        raise input_error("columns", name=name, cols=cols, why=why, n=w.size(1))
 
 
 def _num_heads(data: dict[str, Any], C: int) -> int | None:
@@ -211,9 +187,9 @@ def _num_heads(data: dict[str, Any], C: int) -> int | None:
     if n is None:
         return None
     if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
-        raise InputError(f"num_heads: expected a positive integer but found {_kind(n)} {n!r}")
+        raise input_error("heads_positive", found=kind(n), value=repr(n))
     if C % n != 0:
-        raise InputError(f"num_heads: expected a divisor of C={C} but found {n}")
+        raise input_error("heads_divisor", C=C, n=n)
     return n
 
 
@@ -222,14 +198,17 @@ def _tokens(data: dict[str, Any], B: int, T: int) -> list[list[str]]:
     if tokens is None:
         return [[str(t) for t in range(T)] for _ in range(B)]
     if not isinstance(tokens, list) or len(tokens) != B:
-        raise InputError(f"tokens: expected {B} rows (B from x) but found {_kind(tokens)}")
+        raise input_error("token_rows", B=B, found=kind(tokens))
     for b, row in enumerate(tokens):
         if not isinstance(row, list) or len(row) != T:
-            raise InputError(f"tokens[{b}]: expected {T} labels (T from x) but found {_kind(row)}")
+            raise input_error("token_row", b=b, T=T, found=kind(row))
         for t, label in enumerate(row):
             if not isinstance(label, str):
-                raise InputError(f"tokens[{b}][{t}]: expected a string but found {_kind(label)}")
+                raise input_error("token_label", b=b, t=t, found=kind(label))
     return [[label[:24] for label in row] for row in tokens]
+
+
+_WITH_HEADS = {"zh": "（有 num_heads 时为 C）", "en": " (C, with num_heads)"}
 
 
 def parse_input(data: dict[str, Any], source: str = "input") -> LabInput:
@@ -240,15 +219,15 @@ def parse_input(data: dict[str, Any], source: str = "input") -> LabInput:
     w_q, w_k, w_v = (_tensor(data, k, 2, counter) for k in ("w_q", "w_k", "w_v"))
     num_heads = _num_heads(data, C)
     width = C if num_heads else None
-    _check_rows("w_q", w_q, C, width, " (C, with num_heads)")
-    _check_rows("w_k", w_k, C, w_q.size(1), " (d from w_q)")
-    _check_rows("w_v", w_v, C, width, " (C, with num_heads)")
+    _check_rows("w_q", w_q, C, width, _WITH_HEADS)
+    _check_rows("w_k", w_k, C, w_q.size(1), {"zh": "（d 取自 w_q）", "en": " (d from w_q)"})
+    _check_rows("w_v", w_v, C, width, _WITH_HEADS)
     w_o = None
     if "w_o" in data:
         if num_heads is None:
-            raise InputError("w_o: given without num_heads; add num_heads (1 or more)")
+            raise input_error("w_o_alone")
         w_o = _tensor(data, "w_o", 2, counter)
-        _check_rows("w_o", w_o, C, C, " (C)")
+        _check_rows("w_o", w_o, C, C, {"zh": "（C）", "en": " (C)"})
     return LabInput(x, w_q, w_k, w_v, _tokens(data, B, T), num_heads, w_o, source)
 
 

@@ -18,7 +18,7 @@ import math
 
 import torch
 
-from attnlab.errors import InputError
+from attnlab.errors import InputError, Text, input_error
 
 #: Score tensors of ``B·n_head·T²`` elements that ``attend`` holds at once.
 SCORE_TENSORS = 4
@@ -44,7 +44,7 @@ class ScoresTooLargeError(TooLargeError):
     """The dense path's score tensors would not fit in the memory available."""
 
 
-def check_budget(need: int, what: str, hint: str) -> None:
+def check_budget(need: int, what: Text, hint: Text) -> None:
     """Raise :class:`TooLargeError` when ``need`` bytes exceed :data:`COMMAND_BUDGET_BYTES`.
 
     Args:
@@ -60,10 +60,10 @@ def check_budget(need: int, what: str, hint: str) -> None:
         attnlab.memory_guard.TooLargeError: the stages need about 3.00 GiB, more than the 2 GiB one command may use; use a shorter sequence
     """  # noqa: E501
     if need > COMMAND_BUDGET_BYTES:
-        raise TooLargeError(
-            f"{what} need about {need / GIB:.2f} GiB, more than the "
-            f"{COMMAND_BUDGET_BYTES / GIB:g} GiB one command may use; {hint}"
-        )
+        raise input_error(
+            "budget", TooLargeError, what=what, need=need / GIB,
+            limit=COMMAND_BUDGET_BYTES / GIB, hint=hint,
+        )  # fmt: skip
 
 
 def score_bytes(q: torch.Tensor, k: torch.Tensor | None = None) -> int:

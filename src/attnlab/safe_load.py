@@ -15,7 +15,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from attnlab.errors import InputError
+from attnlab.errors import InputError, Text, in_lang, input_error
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 #: Values, lists and tables a document may hold (counted as separators and brackets before
@@ -35,16 +35,13 @@ def _int(text: str) -> int | float:
     return int(text) if len(text) <= MAX_INT_DIGITS else float(text)
 
 
-def _count_items(text: str, what: str) -> None:
+def _count_items(text: str, what: Text) -> None:
     items = sum(text.count(c) for c in ",[{\n")
     if items > MAX_ITEMS:
-        raise InputError(
-            f"{what}: expected at most {MAX_ITEMS:,} values, lists and tables but found about "
-            f"{items:,}; the limit keeps the lab within 2 GiB and a few seconds"
-        )
+        raise input_error("items", what=what, limit=MAX_ITEMS, n=items)
 
 
-def loads(text: str, suffix: str, what: str) -> Any:
+def loads(text: str, suffix: str, what: Text) -> Any:
     """Parse ``text`` as JSON (``suffix=".json"``) or TOML, refusing with one line.
 
     Args:
@@ -63,55 +60,50 @@ def loads(text: str, suffix: str, what: str) -> Any:
             return json.loads(text, parse_int=_int)
         return tomllib.loads(text)
     except json.JSONDecodeError as exc:
-        raise InvalidSyntax(
-            f"{what} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        raise input_error(
+            "json", InvalidSyntax, what=what, msg=exc.msg, line=exc.lineno, col=exc.colno
         ) from None
     except tomllib.TOMLDecodeError as exc:
-        raise InvalidSyntax(f"{what} is not valid TOML: {exc}") from None
+        raise input_error("toml", InvalidSyntax, what=what, msg=str(exc)) from None
     except RecursionError:
-        raise InputError(
-            f"{what}: expected lists nested a few levels deep (x is [B][T][C]) but found "
-            "nesting deeper than the parser can follow"
-        ) from None
+        raise input_error("deep", what=what) from None
     except ValueError as exc:  # tomllib: an integer past Python's 4300-digit limit
-        raise InputError(
-            f"{what}: expected numbers a float can hold (|x| <= 1.8e308) but found one too "
-            f"long to read ({exc})"
-        ) from None
+        raise input_error("long_number", what=what, msg=str(exc)) from None
 
 
-def read_text(path: Path, what: str, suffixes: tuple[str, ...] = SUFFIXES) -> str:
+def read_text(path: Path, what: Text, suffixes: tuple[str, ...] = SUFFIXES) -> str:
     """The UTF-8 text of a regular file of at most :data:`MAX_FILE_BYTES`.
 
     At most ``MAX_FILE_BYTES + 1`` bytes are read, so ``/dev/zero`` or a named pipe is refused
     at once rather than read forever.
     """
     if not path.exists():
-        raise InputError(f"{what}: file not found: {path}")
+        raise input_error("no_file", what=what, path=path)
     if path.is_dir():
-        raise InputError(f"{what}: expected a file but {path} is a directory")
+        raise input_error("is_dir", what=what, path=path)
     if not path.is_file():
-        raise InputError(f"{what}: expected a regular file but {path} is a device or pipe")
+        raise input_error("not_regular", what=what, path=path)
     if path.suffix.lower() not in suffixes:
-        names = " or ".join(suffixes)
-        raise InputError(f"{what}: expected a {names} file, found {path.name!r}")
+        names = {"zh": " 或 ".join(suffixes), "en": " or ".join(suffixes)}
+        raise input_error("suffix", what=what, names=names, name=path.name)
     try:
         with path.open("rb") as f:
             raw = f.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
-        raise InputError(f"{what}: cannot read {path}: {exc.strerror}") from None
+        raise input_error("unreadable", what=what, path=path, why=exc.strerror) from None
     if len(raw) > MAX_FILE_BYTES:
-        raise InputError(f"{what}: {path} is larger than {MAX_FILE_BYTES // 2**20} MiB")
+        raise input_error("too_large", what=what, path=path, mib=MAX_FILE_BYTES // 2**20)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(
-            f"{what}: expected UTF-8 text but {path} has byte 0x{raw[exc.start]:02x} "
-            f"at offset {exc.start}"
+        raise input_error(
+            "not_utf8", what=what, path=path, byte=raw[exc.start], offset=exc.start
         ) from None
 
 
-def load(path: Path, what: str) -> Any:
-    """Read and parse a ``.json`` or ``.toml`` file (see :func:`read_text` and :func:`loads`)."""
+def load(path: Path, what: Text) -> Any:
+    """Read and parse a ``.json`` or ``.toml`` file (see :func:`read_text` and :func:`loads`);
+    ``what`` names the file in messages (``"--input"``, or a text in both languages)."""
     text = read_text(path, what)
-    return loads(text, path.suffix.lower(), f"{what}: {path}")
+    named = {lang: f"{in_lang(what, lang)}: {path}" for lang in ("zh", "en")}
+    return loads(text, path.suffix.lower(), named)

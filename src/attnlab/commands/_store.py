@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from attnlab.commands._common import fail
+from attnlab.i18n import error_message
 
 if TYPE_CHECKING:
     from attnlab.learn.store import ProgressStore
@@ -47,7 +48,7 @@ def open_store(data_dir: str | None, profile: str | None, lang: str) -> Iterator
     except StoreError as exc:
         fail(exc.text(lang))
     except (ValueError, OSError) as exc:
-        fail(str(exc))
+        fail(error_message(exc, lang))
     with store:
         try:
             yield store

@@ -136,15 +136,15 @@ def _answers(
     head: int,
     values: str | None,
 ) -> list[Answer]:
-    from attnlab.errors import InputError
+    from attnlab.errors import input_error
     from attnlab.learn import handcheck
     from attnlab.learn.answer_parse import parse_numbers
 
     if answers is not None:
         if stage is not None or values is not None:
-            raise InputError("give either an answer file or --stage/--values, not both")
+            raise input_error("both_answers")
         return handcheck.load_answers(answers)
     if stage is None or values is None:
-        raise InputError("expected --stage and --values (or an answer file), got neither")
+        raise input_error("no_answer")
     typed = tuple(parse_numbers(values, "--values", infinity=True))
     return [handcheck.Answer(stage, prompt, typed, row, head, values)]

@@ -9,7 +9,7 @@ import typer
 
 from attnlab.commands._common import LangOption, fail, lang_of
 from attnlab.commands._store import DataDirOption, ProfileOption, open_store
-from attnlab.i18n import pick
+from attnlab.i18n import error_message, pick
 
 if TYPE_CHECKING:
     from attnlab.learn.store import ProgressStore, Summary
@@ -63,9 +63,11 @@ def register(app: typer.Typer) -> None:
                     file, store.export_dict(), keep=(db, sidecar(db, "-wal"), sidecar(db, "-shm"))
                 )
             except InputError as exc:
-                fail(str(exc))
+                fail(error_message(exc, chosen))
             except OSError as exc:
-                fail(f"{file}: cannot write the export ({exc.strerror or exc})")
+                why = exc.strerror or exc
+                fail(pick(chosen, f"{file}：无法写入导出文件（{why}）",
+                          f"{file}: cannot write the export ({why})"))  # fmt: skip
             name = store.profile
         typer.echo(pick(chosen, f"已导出 {name} 的进度：{file}",
                         f"Exported the progress of {name} to {file}"))  # fmt: skip
@@ -88,7 +90,7 @@ def register(app: typer.Typer) -> None:
             data = read_export(file)
             validate_export(data)
         except InputError as exc:
-            message = str(exc)
+            message = error_message(exc, chosen)
             fail(message if message.startswith(str(file)) else f"{file}: {message}")
         with _store(ctx, data_dir, profile, chosen) as store:
             counts = store.import_dict(data)  # a read-only or busy store: one line, exit 2
@@ -109,11 +111,19 @@ def register(app: typer.Typer) -> None:
         profile: ProfileOption = None,
     ) -> None:
         """Delete everything saved for this profile (asks for --yes)."""
+        chosen = lang_of(ctx)
         if not yes:
-            fail("reset deletes this profile's progress: expected --yes, found none")
-        with _store(ctx, data_dir, profile, lang_of(ctx)) as store:
+            fail(
+                pick(
+                    chosen,
+                    "reset 会删除这个档案的进度：需要 --yes，但没有给出",
+                    "reset deletes this profile's progress: expected --yes, found none",
+                )
+            )
+        with _store(ctx, data_dir, profile, chosen) as store:
             store.reset()
-            typer.echo(f"reset: {store.profile}: {store.path}")
+            typer.echo(pick(chosen, f"已清空 {store.profile} 的进度：{store.path}",
+                            f"reset: {store.profile}: {store.path}"))  # fmt: skip
 
 
 def _store(
@@ -124,7 +134,8 @@ def _store(
 
 
 def summary_text(summary: Summary, lang: str) -> str:
-    """The progress bar line, the sections to review, and the next one to study."""
+    """The progress bar line, the sections to review, and where ``attnlab quiz`` resumes
+    (:meth:`~attnlab.learn.store.Summary.next_section`, as the web's "continue")."""
     from attnlab.learn import knowledge
     from attnlab.learn.quiz import progress_line, section_label
 
@@ -143,6 +154,7 @@ def summary_text(summary: Summary, lang: str) -> str:
     else:
         title = f"{section_label(nxt, lang)} · {knowledge.section(nxt, lang).title}"
         lines.append(pick(lang, f"接下来：{title}", f"Next: {title}"))
-        lines.append(pick(lang, f"运行 attnlab quiz --section {nxt}",
-                          f"Run: attnlab quiz --section {nxt}"))  # fmt: skip
+        lines.append(
+            pick(lang, "运行 attnlab quiz 从这里继续", "Run attnlab quiz to continue there")
+        )
     return "\n".join(lines)

@@ -42,13 +42,17 @@ def register(app: typer.Typer) -> None:
         lang: LangOption = None,
     ) -> None:
         """Answer the knowledge checks; resumes where you stopped. Type q to stop."""
+        from attnlab.example import SECTION_COUNT
+        from attnlab.i18n import pick
         from attnlab.learn.quiz import Quiz, QuizStopped, plan, progress_line, section_label
 
-        chosen = lang_of(ctx, lang)
-        if section is not None and not 0 <= section <= 19:
-            fail(f"--section must be 0-19 (0 = core goal), got {section}")
+        chosen, last = lang_of(ctx, lang), SECTION_COUNT - 1
+        if section is not None and not 0 <= section <= last:
+            fail(pick(chosen, f"--section 应为 0-{last}（0 = 核心目标），收到的是 {section}",
+                      f"--section must be 0-{last} (0 = core goal), got {section}"))  # fmt: skip
         if section is not None and review:
-            fail("use either --section or --review, got both")
+            fail(pick(chosen, "--section 和 --review 只能选一个，收到了两个",
+                      "use either --section or --review, got both"))  # fmt: skip
         with open_store(data_dir, profile, chosen) as store:
             store.check_writable()  # refuse a read-only file before asking anything
             quiz = Quiz(store, chosen, _ask, typer.echo)
@@ -64,9 +68,9 @@ def register(app: typer.Typer) -> None:
                 )
                 return
             try:
-                quiz.run(todo)
+                quiz.run(todo, resume=section is None and not review)
             except (QuizStopped, KeyboardInterrupt) as stop:
-                at = section_label(store.summary().last_section or 0, chosen)
+                at = section_label(store.summary().next_section() or 0, chosen)
                 typer.echo(
                     quiz.t(
                         f"已保存。下次从{at}继续：attnlab quiz",

@@ -64,7 +64,11 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Section 9's shape table, measured in CausalSelfAttention."""
         if embed % heads:
-            fail(f"--embed must be divisible by --heads, got embed={embed} and heads={heads}")
+            from attnlab.i18n import pick
+
+            got = f"embed={embed}, heads={heads}"
+            fail(pick(lang_of(ctx, lang), f"--embed 应能被 --heads 整除，收到 {got}",
+                      f"--embed must be divisible by --heads, got {got}"))  # fmt: skip
         from attnlab.commands._render import print_shapes
 
         print_shapes(lang_of(ctx, lang), batch, tokens, embed, heads)
@@ -110,7 +114,10 @@ def _trace(
         # Labels keep their characters in the parsed JSON, but never reach the terminal raw.
         print(escape_json_text(dumps(doc)))
         return
-    inp.check_display("text tables" if fmt is Format.text else "Markdown tables")
+    if fmt is Format.text:
+        inp.check_display()
+    else:
+        inp.check_display({"zh": "Markdown 表格", "en": "Markdown tables"})
     from attnlab.lesson import numbers
 
     lesson = None if input_file else numbers.stages()  # the lesson's numbers are computed once
@@ -141,9 +148,11 @@ def check_document_fits(inp: LabInput) -> None:
     numbers = document_numbers(inp)
     memory_guard.check_budget(
         inp.stage_bytes() + numbers * memory_guard.DOCUMENT_BYTES_PER_NUMBER,
-        f"trace --format json: the stages and a document of {numbers:,} numbers",
-        "it grows with B·n_head·T²; use a shorter sequence or fewer prompts",
-    )
+        {"zh": f"trace --format json：各阶段和含 {numbers:,} 个数的文档",
+         "en": f"trace --format json: the stages and a document of {numbers:,} numbers"},
+        {"zh": "文档随 B·n_head·T² 增长；请用更短的序列或更少的 Prompt",
+         "en": "it grows with B·n_head·T²; use a shorter sequence or fewer prompts"},
+    )  # fmt: skip
 
 
 def _lesson_json(inp: LabInput, lang: str, prompt: str, stage: str | None) -> dict:

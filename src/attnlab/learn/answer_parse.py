@@ -133,15 +133,20 @@ def file_value(value: Any, where: str) -> Typed:
     if isinstance(value, str):
         return read_number(value.strip(), where, infinity=True)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(f"{where}: expected numbers, got {type(value).__name__} {value!r:.20}")
+        found = f"{type(value).__name__} {value!r:.20}"
+        raise AnswerError(
+            f"{where}: expected numbers, got {found}", f"{where}：应为数字，收到的是 {found}"
+        )
     try:
         number = float(value)
     except OverflowError:
         number = math.inf
     if not math.isfinite(number):
-        raise InputError(
+        raise AnswerError(
             f"{where}: expected numbers a float can hold (|x| <= 1.8e308), got {number}; "
-            'write "-inf" (a string) for a masked score'
+            'write "-inf" (a string) for a masked score',
+            f"{where}：应为浮点数能表示的数（|x| <= 1.8e308），收到的是 {number}；"
+            '被掩码的分数请写成字符串 "-inf"',
         )
     written = str(value) if isinstance(value, int) else repr(number)
     return read_number(written if len(written) <= MAX_NUMBER_CHARS else repr(number), where)

@@ -164,7 +164,8 @@ def grade(
     infinite = [t.text for t in typed if math.isinf(t.value)]
     if infinite and not holds_infinity(at):
         raise InputError(
-            f"expected a finite number, got {infinite[0]!r} (only {MASKED_STAGE} holds -inf)"
+            f"expected a finite number, got {infinite[0]!r} (only {MASKED_STAGE} holds -inf)",
+            f"应为有限的数，收到的是 {infinite[0]!r}（只有 {MASKED_STAGE} 含 -inf）",
         )
     given = [t.value for t in typed]
     if len(typed) != len(expected):

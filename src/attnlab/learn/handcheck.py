@@ -18,7 +18,7 @@ import torch
 from attnlab import memory_guard, safe_load
 from attnlab.debug import diagnosis
 from attnlab.debug.catalogue import CATALOGUE
-from attnlab.errors import InputError
+from attnlab.errors import TEXT, input_error
 from attnlab.example import head_index, prompt_index
 from attnlab.learn import grading
 from attnlab.learn.answer_parse import Typed, file_value, parse_numbers
@@ -60,9 +60,10 @@ def lab_input(path: Path | None) -> MistakeInput:
     copies = len(CATALOGUE) + 1
     memory_guard.check_budget(
         copies * lab.stage_bytes() + memory_guard.SCORE_TENSORS * lab.x.size(0) * lab.score_bytes(),
-        f"check --input: the right stages and {copies - 1} mistakes' stages",
-        "they grow with B·n_head·T²; use a shorter sequence or fewer prompts",
-    )
+        {"zh": f"check --input：正确的各阶段和 {copies - 1} 种错误的各阶段",
+         "en": f"check --input: the right stages and {copies - 1} mistakes' stages"},
+        {lang: TEXT[lang]["grows"] for lang in TEXT},
+    )  # fmt: skip
     lab.stages()  # refuses, naming the stage, numbers that overflow float64
     return MistakeInput(lab.x, lab.w_q, lab.w_k, lab.w_v, lab.num_heads or 1, lab.w_o)
 
@@ -72,13 +73,13 @@ def address(answer: Answer, inp: MistakeInput) -> Address:
     stage, prompt, head or row, naming what is there)."""
     stages = diagnosis.correct_stages(inp)
     if answer.stage not in stages:
-        raise InputError(f"stage: expected one of {', '.join(stages)}, got {answer.stage[:40]!r}")
+        raise input_error("stage", names=", ".join(stages), got=answer.stage[:40])
     b = prompt_index(answer.prompt, inp.x.size(0))
     t = stages[answer.stage][b]
     if answer.stage not in _NO_HEAD_AXIS and not inp.is_single_head:
         t = t[head_index(answer.head, t.size(0))]  # [T, ...]
     if answer.row is not None and not 0 <= answer.row < t.size(0):
-        raise InputError(f"row: expected 0..{t.size(0) - 1} for {answer.stage}, got {answer.row}")
+        raise input_error("row", last=t.size(0) - 1, stage=answer.stage, got=answer.row)
     return Address(answer.stage, b, 1 if inp.is_single_head else answer.head, answer.row)
 
 
@@ -97,24 +98,26 @@ def check_answer(answer: Answer, inp: MistakeInput) -> Verdict:
     want = expected_slice(at, inp)
     verdict = grading.grade(list(answer.values), want.tolist(), at=at, inp=inp)
     if verdict.kind == "count":
-        where = f"row {answer.row}" if answer.row is not None else "the whole table"
-        hint = comma_hint(answer.text)
-        raise InputError(
-            f"{answer.stage} ({where}) of prompt {answer.prompt}: expected "
-            f"{want.numel()} numbers, got {len(answer.values)}"
-            + (f" (decimal point: {hint})" if hint else "")
+        where = (
+            {"zh": f"第 {answer.row} 行", "en": f"row {answer.row}"}
+            if answer.row is not None
+            else {"zh": "整张表", "en": "the whole table"}
         )
+        found = comma_hint(answer.text)
+        hint = {"zh": f"（小数点用“.”：{found}）", "en": f" (decimal point: {found})"}
+        raise input_error(
+            "count", stage=answer.stage, where=where, prompt=answer.prompt, n=want.numel(),
+            got=len(answer.values), hint=hint if found else "",
+        )  # fmt: skip
     return verdict
 
 
 def _answer(entry: Any, n: int) -> Answer:
     if not isinstance(entry, dict):
-        raise InputError(
-            f"answer {n}: expected a table with stage, prompt, values; got {type(entry).__name__}"
-        )
+        raise input_error("answer_table", n=n, got=type(entry).__name__)
     for key in ("stage", "values"):
         if key not in entry:
-            raise InputError(f"answer {n}: missing {key!r} (keys found: {', '.join(entry) or '-'})")
+            raise input_error("answer_key", n=n, key=key, keys=", ".join(entry) or "-")
     raw, text = entry["values"], ""
     where = f"answer {n}: values"
     if isinstance(raw, list):
@@ -124,10 +127,10 @@ def _answer(entry: Any, n: int) -> Answer:
         values = tuple(parse_numbers(text, where, infinity=True))
     row = entry.get("row")
     if row is not None and (isinstance(row, bool) or not isinstance(row, int)):
-        raise InputError(f"answer {n}: row must be an integer, got {row!r}")
+        raise input_error("answer_row", n=n, got=row)
     head = entry.get("head", 1)  # numbered from 1, as trace and the lesson number heads
     if isinstance(head, bool) or not isinstance(head, int) or head < 1:
-        raise InputError(f"answer {n}: head must be an integer from 1, got {head!r}")
+        raise input_error("answer_head", n=n, got=head)
     return Answer(str(entry["stage"]), str(entry.get("prompt", "A")), values, row, head, text)
 
 
@@ -137,20 +140,23 @@ def _flat(items: list[Any], where: str) -> list[Any]:
     for v in items:
         if isinstance(v, list):
             if any(isinstance(w, list) for w in v):
-                raise InputError(f"{where}: expected numbers or rows of numbers, got deeper lists")
+                raise input_error("answer_deep", where=where)
             out.extend(v)
         else:
             out.append(v)
     return out
 
 
+_ANSWER_FILE = {"zh": "答案文件", "en": "answer file"}
+
+
 def load_answers(path: Path) -> list[Answer]:
     """Answers from a TOML (``[[answer]]`` tables) or JSON (a list, or ``{"answer": [...]}``)
     file."""
     if not path.exists():
-        raise InputError(f"answer file not found: {path}")
-    data: Any = safe_load.load(path, "answer file")
+        raise input_error("no_file", what=_ANSWER_FILE, path=path)
+    data: Any = safe_load.load(path, _ANSWER_FILE)
     entries = data.get("answer", data.get("answers")) if isinstance(data, dict) else data
     if not isinstance(entries, list) or not entries:
-        raise InputError(f"{path.name}: expected a list of answers ([[answer]] tables in TOML)")
+        raise input_error("answer_list", name=path.name)
     return [_answer(e, n) for n, e in enumerate(entries, start=1)]

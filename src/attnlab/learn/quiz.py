@@ -14,6 +14,7 @@ the command line with the terminal. Typing ``q`` (or end of input) stops it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from attnlab.errors import InputError
 from attnlab.example import SECTION_COUNT
@@ -52,15 +53,14 @@ def progress_line(summary: Summary, lang: str) -> str:
 
 
 def plan(summary: Summary, section: int | None, review: bool) -> list[int]:
-    """Which sections to go through: one, the ones marked "review", or those not yet done
-    (starting where the learner left off)."""
+    """Which sections to go through: one, the ones marked "review", or every unfinished one in
+    page order (so the quiz resumes at :meth:`Summary.next_section`, as the web and
+    ``attnlab progress`` do)."""
     if section is not None:
         return [section]
     if review:
         return list(summary.to_review)
-    start = summary.last_section or 0
-    order = [*range(start, SECTION_COUNT), *range(start)]
-    return [s for s in order if s not in summary.completed]
+    return list(summary.unfinished())
 
 
 class Quiz:
@@ -80,35 +80,44 @@ class Quiz:
             raise QuizStopped
         return line.strip()
 
-    def run(self, sections: list[int]) -> int:
-        """Go through ``sections``; return how many were finished."""
+    def run(self, sections: list[int], resume: bool = False) -> int:
+        """Go through ``sections``; return how many were finished. With ``resume`` (plain
+        ``attnlab quiz``) the questions already answered are shown, not asked again."""
         finished = 0
         for section_id in sections:
-            self.section(section_id)
+            self.section(section_id, resume)
             finished += 1
         return finished
 
-    def section(self, section_id: int) -> None:
+    def section(self, section_id: int, resume: bool = False) -> None:
         """One section: question, graded exercises, reveal, self-assessment, recap; then
         complete. The summary and model answer print the numbers the exercises ask for, so they
         come after the exercises."""
         s = knowledge.section(section_id, self.lang)
+        saved = self.store.attempts() if resume else []
         self.store.set_last_section(section_id)
         self.say(f"\n== {section_label(section_id, self.lang)} · {s.title} ==")
         self.say(self.t("问题：", "Question: ") + s.question)
-        answer = self.ask(
-            self.t("你的回答（回车跳过，q 退出）> ", "Your answer (Enter skips, q quits)> ")
-        )
-        if answer:
-            self.store.record_attempt(f"check-{section_id}", answer, None)
+        self.check_answer(section_id, [a for a in saved if a["exercise"] == f"check-{section_id}"])
         for ex in s.exercises:
-            self.exercise(ex)
+            self.exercise(ex, [a for a in saved if a["exercise"] == ex.id])
         self.say(self.t("参考答案：", "Model answer: ") + s.answer)
         self.say(self.t("常见错误：", "Common mistake: ") + s.mistake)
         self.store.set_assessment(section_id, self.assess())
         self.say(self.t("回顾：", "Recap: ") + s.summary)
         self.store.mark_complete(section_id)
         self.say(self.t("已保存。", "Saved. ") + progress_line(self.store.summary(), self.lang))
+
+    def check_answer(self, section_id: int, saved: list[dict[str, Any]]) -> None:
+        """Take the answer to the check question, or show the one saved before."""
+        if saved:
+            self.say(self.t("你已回答（已保存）：", "Your saved answer: ") + saved[-1]["answer"])
+            return
+        answer = self.ask(
+            self.t("你的回答（回车跳过，q 退出）> ", "Your answer (Enter skips, q quits)> ")
+        )
+        if answer:
+            self.store.record_attempt(f"check-{section_id}", answer, None)
 
     def assess(self) -> str:
         """Ask until the learner says "understood" or "review again"."""
@@ -124,15 +133,15 @@ class Quiz:
                 return "review"
             self.say(self.t("请输入 u 或 r。", "Please type u or r."))
 
-    def exercise(self, ex: knowledge.Exercise) -> None:
-        """Ask a graded exercise (two tries); save every graded answer as it is given."""
-        d = ex.decimals
-        if d == 0:
-            how = self.t("（整数）", " (whole numbers)")
-        else:
-            how = self.t(f"（保留 {d} 位小数）", f" (give {d} decimal{'s' if d > 1 else ''})")
-        self.say(self.t(f"练习 {ex.id}：", f"Exercise {ex.id}: ") + ex.prompt + how)
-        tries = 0
+    def exercise(self, ex: knowledge.Exercise, saved: list[dict[str, Any]] | None = None) -> None:
+        """Ask a graded exercise (two tries); save every graded answer as it is given. An
+        exercise already answered in ``saved`` (right, or both tries used) is shown, not asked."""
+        graded = [a for a in saved or [] if a["correct"] is not None]
+        self.say(self.t(f"练习 {ex.id}：", f"Exercise {ex.id}: ") + ex.prompt + self._how(ex))
+        if any(a["correct"] for a in graded) or len(graded) >= MAX_TRIES:
+            self._answered(ex, graded[-1])
+            return
+        tries = len(graded)
         while tries < MAX_TRIES:
             text = self.ask("> ")
             try:
@@ -157,6 +166,19 @@ class Quiz:
             if tries < MAX_TRIES:
                 self.say(self.t("再试一次。", "Try once more."))
         self.say(self.t("正确答案：", "The answer: ") + self._value(ex))
+
+    def _answered(self, ex: knowledge.Exercise, last: dict[str, Any]) -> None:
+        if last["correct"]:
+            self.say(self.t("✓ 已答对：", "✓ Answered right: ") + last["answer"])
+            return
+        self.say(self.t("✗ 已作答：", "✗ Answered: ") + last["answer"])
+        self.say(self.t("正确答案：", "The answer: ") + self._value(ex))
+
+    def _how(self, ex: knowledge.Exercise) -> str:
+        d = ex.decimals
+        if d == 0:
+            return self.t("（整数）", " (whole numbers)")
+        return self.t(f"（保留 {d} 位小数）", f" (give {d} decimal{'s' if d > 1 else ''})")
 
     def _value(self, ex: knowledge.Exercise) -> str:
         return fmt.answer(ex.expected, ex.decimals)

@@ -24,13 +24,13 @@ _DECIMAL_COMMA = re.compile(r"(?<![\d,])(\d+),(\d+)(?![\d,])")
 
 
 def comma_hint(text: str) -> str | None:
-    """``"0,6 → use 0.6"`` when ``text`` holds a number written with a decimal comma (one that
+    """``"0,6 → 0.6"`` when ``text`` holds a number written with a decimal comma (one that
     cannot be a thousands separator), else None."""
     if "." in text:
         return None
     for found in _DECIMAL_COMMA.finditer(text):
         if found[1] == "0" or len(found[2]) != 3:  # 1,000 may be a thousand; 0,426 may not
-            return f"{found[0]} → use {found[1]}.{found[2]}"
+            return f"{found[0]} → {found[1]}.{found[2]}"
     return None
 
 

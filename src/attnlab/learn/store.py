@@ -79,13 +79,18 @@ class Summary:
         """Sections whose check is marked "review", in page order."""
         return tuple(s for s in sorted(self.assessments) if self.assessments[s] == "review")
 
+    def finished(self, section: int) -> bool:
+        """Whether ``section`` is finished: completed, and not marked "review again"."""
+        return section in self.completed and self.assessments.get(section) != "review"
+
+    def unfinished(self) -> tuple[int, ...]:
+        """The sections not finished yet, in page order."""
+        return tuple(s for s in range(SECTION_COUNT) if not self.finished(s))
+
     def next_section(self) -> int | None:
-        """The first section to review, else the first one not yet completed, else None."""
-        if self.to_review:
-            return self.to_review[0]
-        start = self.last_section or 0
-        order = [*range(start, SECTION_COUNT), *range(start)]
-        return next((s for s in order if s not in self.completed), None)
+        """Where the learner resumes (``attnlab quiz``, the web's "continue", ``attnlab
+        progress``): the first unfinished section in page order, else None."""
+        return next(iter(self.unfinished()), None)
 
 
 _STORES: weakref.WeakSet[ProgressStore] = weakref.WeakSet()  # this process's open stores
@@ -251,7 +256,8 @@ class ProgressStore(NotesMixin, SearchMixin):
             )
 
     def set_last_section(self, section: int) -> None:
-        """Remember the section the learner is on (where ``attnlab quiz`` resumes)."""
+        """Remember the section the learner visited last (where they resume is
+        :meth:`Summary.next_section`)."""
         check_section(section)
         with self._write() as db:
             db.execute(

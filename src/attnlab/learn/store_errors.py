@@ -3,6 +3,8 @@
 * :class:`StoreError`: the file is not ours, is corrupted, is too new, or SQLite failed on it.
 * :class:`StoreBusy`: another program held the write lock longer than the busy timeout.
 * :class:`StoreReadOnly`: the file or its folder cannot be written; reading still works.
+* :func:`file_error`: an export file to import or write is not what was expected
+  (:data:`FILE_TEXT`, used by ``store_io`` and ``store_file``).
 
 Every message names the file's path; the front ends print it (CLI, exit 2) or show it on an
 error page in the page's language (web: 503 when busy, 409 when read-only).
@@ -12,7 +14,9 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
+from attnlab.errors import InputError, filled
 from attnlab.i18n import pick
 
 # Primary SQLite result codes (https://sqlite.org/rescode.html); Python 3.11 exposes the
@@ -94,3 +98,79 @@ def translate(exc: sqlite3.Error, path: Path, seconds: float) -> StoreError:
         f"{path} cannot be used ({exc}); left as it is",
         f"{path} 无法使用（{exc}）；未做任何改动",
     )
+
+
+def file_error(key: str, /, **fields: Any) -> InputError:
+    """An export/import file problem (:data:`FILE_TEXT`'s ``key``) as one line in both
+    languages."""
+    texts = filled(FILE_TEXT, key, **fields)
+    return InputError(texts["en"], texts["zh"])
+
+
+#: What an export file must be (``store_io``) and hold (``store_file``), in both languages.
+FILE_TEXT: dict[str, dict[str, str]] = {
+    "en": {
+        "missing": "{p}: expected a progress file, found no such file",
+        "unreadable": "{p}: expected a readable progress file, found {found}",
+        "not_regular": "{p}: expected a progress file, found {found}",
+        "too_large": "{p}: expected a progress file of at most {n} bytes, found more",
+        "not_utf8": "{p}: expected UTF-8 text, found byte 0x{byte:02x} at offset {offset}",
+        "big_int": "{p}: expected integers of at most {n} digits, found one of {digits}",
+        "constant": "{p}: expected JSON numbers, found {name} (not JSON)",
+        "not_json": "{p}: expected JSON, found invalid content ({msg})",
+        "deep": "{p}: expected JSON nested a few levels deep, found far deeper",
+        "symlink": "{p}: expected a regular file or a new name, found a symbolic link to "
+        "{to!r}; not replaced (give the real path)",
+        "target": "{p}: expected a regular file or a new name, found {found}; not replaced",
+        "database": "{p}: expected a file for the export, found the progress database {db} "
+        "itself; not replaced",
+        "field": "{field}: expected {expected}, found {found}",
+        "profile": "profile must be 1-64 letters, digits, '_', '.' or '-', got {got!r}",
+    },
+    "zh": {
+        "missing": "{p}：应为进度文件，但文件不存在",
+        "unreadable": "{p}：应为可读的进度文件，实际是 {found}",
+        "not_regular": "{p}：应为进度文件，实际是{found}",
+        "too_large": "{p}：进度文件最多 {n} 字节，实际更大",
+        "not_utf8": "{p}：应为 UTF-8 文本，但在偏移 {offset} 处有字节 0x{byte:02x}",
+        "big_int": "{p}：整数最多 {n} 位，实际有一个 {digits} 位的整数",
+        "constant": "{p}：应为 JSON 数字，实际是 {name}（不是 JSON）",
+        "not_json": "{p}：应为 JSON，实际内容无效（{msg}）",
+        "deep": "{p}：JSON 应只嵌套几层，实际嵌套得深得多",
+        "symlink": "{p}：应为普通文件或新文件名，实际是指向 {to!r} 的符号链接；"
+        "未替换（请给出真实路径）",
+        "target": "{p}：应为普通文件或新文件名，实际是{found}；未替换",
+        "database": "{p}：应为导出用的文件，实际是进度数据库 {db} 本身；未替换",
+        "field": "{field}：应为{expected}，实际是 {found}",
+        "profile": "档案名应为 1-64 个字母、数字、“_”、“.”或“-”，收到的是 {got!r}",
+    },
+}
+
+#: Kinds of file that are not a regular one (``found`` in the messages above).
+FILE_KINDS: dict[str, dict[str, str]] = {
+    "en": {"dir": "a directory", "fifo": "a FIFO (named pipe)", "chr": "a character device",
+           "blk": "a block device", "sock": "a socket", "lnk": "a symbolic link",
+           "other": "not a regular file"},
+    "zh": {"dir": "文件夹", "fifo": "命名管道（FIFO）", "chr": "字符设备", "blk": "块设备",
+           "sock": "套接字", "lnk": "符号链接", "other": "非普通文件"},
+}  # fmt: skip
+
+#: What each export field must be (``expected`` in ``FILE_TEXT["field"]``).
+EXPECTED: dict[str, dict[str, str]] = {
+    "en": {"time": "an ISO 8601 time with a UTC offset", "keys": "an object with keys {keys}",
+           "list": "a list", "text": "text of at most {n} characters", "object": "a JSON object",
+           "format": "{format!r} (not an attnlab progress file)", "version": "the integer {v}",
+           "top": "keys {keys}", "profile": "a profile name", "section": "an integer 0-{last}",
+           "status": "{options}", "flag": "true, false or null",
+           "exercise": "a known exercise id", "versions": "the integer 1 or {v}",
+           "note_id": "a note id (UUID)", "bool": "true or false",
+           "note_text": "text of 1-{n} characters"},
+    "zh": {"time": "带 UTC 偏移的 ISO 8601 时间", "keys": "含键 {keys} 的对象", "list": "列表",
+           "text": "最多 {n} 个字符的文本", "object": "JSON 对象",
+           "format": "{format!r}（否则不是 attnlab 的进度文件）", "version": "整数 {v}",
+           "top": "键 {keys}", "profile": "档案名", "section": "0-{last} 的整数",
+           "status": "{options}", "flag": "true、false 或 null",
+           "exercise": "已知的练习编号", "versions": "整数 1 或 {v}",
+           "note_id": "笔记编号（UUID）", "bool": "true 或 false",
+           "note_text": "1-{n} 个字符的文本"},
+}  # fmt: skip

@@ -27,8 +27,9 @@ import sqlite3
 from datetime import UTC, datetime
 from typing import Any
 
-from attnlab.errors import InputError
+from attnlab.errors import InputError, filled
 from attnlab.example import SECTION_COUNT
+from attnlab.learn.store_errors import EXPECTED, file_error
 
 FORMAT = "attnlab-progress"
 FORMAT_VERSION = 2
@@ -38,14 +39,15 @@ _PROFILE = re.compile(r"^[\w.-]{1,64}$")
 _TOP_KEYS_V1 = {"format", "version", "profile", "exported_at", "completed", "assessments",
                 "attempts", "last_section"}  # fmt: skip
 _TOP_KEYS = _TOP_KEYS_V1 | {"notes", "bookmarks"}
-_SECTION = f"an integer 0-{SECTION_COUNT - 1}"
+_SECTION = "section"  # an EXPECTED key
 _NOTE_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
 def check_profile(name: str) -> str:
-    """``name`` if it is a valid profile name, else ``ValueError`` saying what is allowed."""
+    """``name`` if it is a valid profile name, else ``InputError`` (a ``ValueError``) saying
+    what is allowed, in both languages."""
     if not isinstance(name, str) or not _PROFILE.match(name):
-        raise ValueError(f"profile must be 1-64 letters, digits, '_', '.' or '-', got {name!r}")
+        raise file_error("profile", got=name)
     return name
 
 
@@ -149,27 +151,30 @@ def build_export(
     }
 
 
-def _fail(field: str, expected: str, found: object) -> InputError:
+def _fail(field: str, expected: str, found: object, **fields: object) -> InputError:
+    """``field: expected ..., found ...`` in both languages; ``expected`` is an
+    :data:`~attnlab.learn.store_errors.EXPECTED` key, filled with ``fields``."""
     shown = repr(found)
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
-    return InputError(f"{field}: expected {expected}, found {shown}")
+    return file_error("field", field=field, expected=filled(EXPECTED, expected, **fields),
+                      found=shown)  # fmt: skip
 
 
 def _time(value: object, field: str) -> str:
     if not isinstance(value, str):
-        raise _fail(field, "an ISO 8601 time with a UTC offset", value)
+        raise _fail(field, "time", value)
     try:
         parsed = datetime.fromisoformat(value)
         if parsed.tzinfo is None:
             raise ValueError("no UTC offset")
         return parsed.astimezone(UTC).isoformat(timespec="microseconds")
     except (ValueError, OverflowError):  # 0001-01-01T00:00+01:00 is before year 1 in UTC
-        raise _fail(field, "an ISO 8601 time with a UTC offset", value) from None
+        raise _fail(field, "time", value) from None
 
 
 def _entry(item: object, field: str, keys: set[str]) -> dict[str, Any]:
     if not isinstance(item, dict) or set(item) != keys:
-        raise _fail(field, "an object with keys " + ", ".join(sorted(keys)), item)
+        raise _fail(field, "keys", item, keys=", ".join(sorted(keys)))
     return item
 
 
@@ -177,7 +182,7 @@ def _checked(check: Any, value: object, field: str, expected: str) -> Any:
     try:
         return check(value)
     except ValueError:
-        raise _fail(field, expected, value) from None
+        raise _fail(field, expected, value, last=SECTION_COUNT - 1, n=MAX_TEXT) from None
 
 
 def _is_int(value: object, expected: int) -> bool:
@@ -187,7 +192,7 @@ def _is_int(value: object, expected: int) -> bool:
 def _list(data: dict[str, Any], key: str) -> list[Any]:
     value = data[key]
     if not isinstance(value, list):
-        raise _fail(key, "a list", value)
+        raise _fail(key, "list", value)
     return value
 
 
@@ -195,7 +200,7 @@ def _text(value: object, field: str, optional: bool = False) -> str | None:
     if value is None and optional:
         return None
     if not isinstance(value, str) or len(value) > MAX_TEXT:
-        raise _fail(field, f"text of at most {MAX_TEXT} characters", value)
+        raise _fail(field, "text", value, n=MAX_TEXT)
     return value
 
 
@@ -206,16 +211,16 @@ def validate_export(data: object) -> dict[str, Any]:
         InputError: one line naming the first bad field, what was expected and what was found.
     """
     if not isinstance(data, dict):
-        raise _fail("progress file", "a JSON object", type(data).__name__)
+        raise _fail("progress file", "object", type(data).__name__)
     if data.get("format") != FORMAT:
-        raise _fail("format", f"{FORMAT!r} (not an attnlab progress file)", data.get("format"))
+        raise _fail("format", "format", data.get("format"), format=FORMAT)
     version = data.get("version")
     if not any(_is_int(version, v) for v in (1, FORMAT_VERSION)):  # 1.0 and true are not 1
-        raise _fail("version", f"the integer 1 or {FORMAT_VERSION}", version)
+        raise _fail("version", "versions", version, v=FORMAT_VERSION)
     keys = _TOP_KEYS if version == FORMAT_VERSION else _TOP_KEYS_V1
     if set(data) != keys:
-        raise _fail("progress file", "keys " + ", ".join(sorted(keys)), sorted(data))
-    _checked(check_profile, data["profile"], "profile", "a profile name")
+        raise _fail("progress file", "top", sorted(data), keys=", ".join(sorted(keys)))
+    _checked(check_profile, data["profile"], "profile", "profile")
     _time(data["exported_at"], "exported_at")
     completed = []
     for i, item in enumerate(_list(data, "completed")):
@@ -227,7 +232,8 @@ def validate_export(data: object) -> dict[str, Any]:
         e = _entry(item, f"assessments[{i}]", {"section", "status", "at"})
         s = _checked(check_section, e["section"], f"assessments[{i}].section", _SECTION)
         if e["status"] not in ASSESSMENTS:
-            raise _fail(f"assessments[{i}].status", " or ".join(ASSESSMENTS), e["status"])
+            options = {"zh": " 或 ".join(ASSESSMENTS), "en": " or ".join(ASSESSMENTS)}
+            raise _fail(f"assessments[{i}].status", "status", e["status"], options=options)
         assessments.append((s, e["status"], _time(e["at"], f"assessments[{i}].at")))
     attempts = [_attempt(item, f"attempts[{i}]") for i, item in enumerate(_list(data, "attempts"))]
     visit = None
@@ -245,14 +251,14 @@ def validate_export(data: object) -> dict[str, Any]:
 
 def _note(item: object, field: str) -> tuple[Any, ...]:
     e = _entry(item, field, {"id", "section", "text", "created", "at", "deleted"})
-    note_id = _checked(check_note_id, e["id"], f"{field}.id", "a note id (UUID)")
+    note_id = _checked(check_note_id, e["id"], f"{field}.id", "note_id")
     section = _checked(check_section, e["section"], f"{field}.section", _SECTION)
     if type(e["deleted"]) is not bool:
-        raise _fail(f"{field}.deleted", "true or false", e["deleted"])
+        raise _fail(f"{field}.deleted", "bool", e["deleted"])
     if e["deleted"] and e["text"] == "":  # a deleted note keeps only its id and times
         text = ""
     else:
-        text = _checked(check_note_text, e["text"], f"{field}.text", f"1-{MAX_TEXT} characters")
+        text = _checked(check_note_text, e["text"], f"{field}.text", "note_text")
     created, at = _time(e["created"], f"{field}.created"), _time(e["at"], f"{field}.at")
     return (note_id, section, text, created, at, int(e["deleted"]))
 
@@ -261,15 +267,15 @@ def _bookmark(item: object, field: str) -> tuple[Any, ...]:
     e = _entry(item, field, {"section", "marked", "at"})
     section = _checked(check_section, e["section"], f"{field}.section", _SECTION)
     if type(e["marked"]) is not bool:
-        raise _fail(f"{field}.marked", "true or false", e["marked"])
+        raise _fail(f"{field}.marked", "bool", e["marked"])
     return (section, int(e["marked"]), _time(e["at"], f"{field}.at"))
 
 
 def _attempt(item: object, field: str) -> tuple[Any, ...]:
     e = _entry(item, field, {"exercise", "answer", "correct", "diagnosis", "at"})
-    exercise = _checked(check_exercise, e["exercise"], f"{field}.exercise", "a known exercise id")
+    exercise = _checked(check_exercise, e["exercise"], f"{field}.exercise", "exercise")
     if not any(e["correct"] is flag for flag in (True, False, None)):  # 1 and 0 are not flags
-        raise _fail(f"{field}.correct", "true, false or null", e["correct"])
+        raise _fail(f"{field}.correct", "flag", e["correct"])
     answer = _text(e["answer"], f"{field}.answer")
     diagnosis = _text(e["diagnosis"], f"{field}.diagnosis", optional=True)
     return (exercise, answer, e["correct"], diagnosis, _time(e["at"], f"{field}.at"))

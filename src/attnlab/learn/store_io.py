@@ -2,7 +2,8 @@
 
 * :func:`read_export` reads only a regular file (a FIFO or ``/dev/zero`` is refused before it
   is opened, so it can never hang), at most :data:`MAX_FILE_BYTES` + 1 bytes of it, as UTF-8
-  JSON with bounded integers and nesting; anything else is one :class:`InputError` line.
+  JSON with bounded integers and nesting; anything else is one :class:`InputError` line in
+  both languages (:data:`attnlab.learn.store_errors.FILE_TEXT`).
 * :func:`write_json_atomic` writes a temporary file next to the target, flushes it and renames
   it over a regular file or a new name, never over a symbolic link, a device or the progress
   database itself.
@@ -19,58 +20,61 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from attnlab.errors import InputError
+from attnlab.learn.store_errors import FILE_KINDS, file_error
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 #: Every number in an export is a section (0-19) or the version; 18 digits is plenty.
 MAX_INT_DIGITS = 18
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link"))  # fmt: skip
+_KINDS = ((stat.S_ISDIR, "dir"), (stat.S_ISFIFO, "fifo"), (stat.S_ISCHR, "chr"),
+          (stat.S_ISBLK, "blk"), (stat.S_ISSOCK, "sock"), (stat.S_ISLNK, "lnk"))  # fmt: skip
 
 
 class _Refused(ValueError):
-    """A JSON value :func:`read_export` will not build (raised from the parser's hooks)."""
+    """A JSON value :func:`read_export` will not build (raised from the parser's hooks):
+    a ``FILE_TEXT`` key and its fields."""
+
+    def __init__(self, key: str, **fields: object) -> None:
+        super().__init__(key)
+        self.key, self.fields = key, fields
 
 
-def _kind(mode: int) -> str:
-    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+def _kind(mode: int) -> dict[str, str]:
+    key = next((name for test, name in _KINDS if test(mode)), "other")
+    return {lang: FILE_KINDS[lang][key] for lang in FILE_KINDS}
 
 
 def _bounded_int(text: str) -> int:
     digits = len(text.lstrip("-"))
     if digits > MAX_INT_DIGITS:
-        raise _Refused(f"integers of at most {MAX_INT_DIGITS} digits, found one of {digits}")
+        raise _Refused("big_int", n=MAX_INT_DIGITS, digits=digits)
     return int(text)
 
 
 def _no_constant(name: str) -> object:
-    raise _Refused(f"JSON numbers, found {name} (not JSON)")
+    raise _Refused("constant", name=name)
 
 
 def _read_bytes(p: Path) -> bytes:
     try:
         mode = os.stat(p).st_mode  # look before opening: opening a FIFO waits for a writer
     except FileNotFoundError:
-        raise InputError(f"{p}: expected a progress file, found no such file") from None
+        raise file_error("missing", p=p) from None
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
         found = getattr(exc, "strerror", None) or exc
-        raise InputError(f"{p}: expected a readable progress file, found {found}") from None
+        raise file_error("unreadable", p=p, found=found) from None
     if not stat.S_ISREG(mode):
-        raise InputError(f"{p}: expected a progress file, found {_kind(mode)}")
+        raise file_error("not_regular", p=p, found=_kind(mode))
     try:
         fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
-        raise InputError(f"{p}: expected a readable progress file, found {exc.strerror}") from None
+        raise file_error("unreadable", p=p, found=exc.strerror) from None
     with os.fdopen(fd, "rb") as fh:
         now = os.fstat(fh.fileno()).st_mode
         if not stat.S_ISREG(now):  # replaced between the look and the open
-            raise InputError(f"{p}: expected a progress file, found {_kind(now)}")
+            raise file_error("not_regular", p=p, found=_kind(now))
         data = fh.read(MAX_FILE_BYTES + 1)  # at most one byte more than allowed
     if len(data) > MAX_FILE_BYTES:
-        raise InputError(
-            f"{p}: expected a progress file of at most {MAX_FILE_BYTES} bytes, found more"
-        )
+        raise file_error("too_large", p=p, n=MAX_FILE_BYTES)
     return data
 
 
@@ -86,17 +90,15 @@ def read_export(path: str | os.PathLike[str]) -> object:
     try:
         text = data.decode("utf-8-sig")  # a byte-order mark from a Windows editor is fine
     except UnicodeDecodeError as exc:
-        raise InputError(
-            f"{p}: expected UTF-8 text, found byte 0x{data[exc.start]:02x} at offset {exc.start}"
-        ) from None
+        raise file_error("not_utf8", p=p, byte=data[exc.start], offset=exc.start) from None
     try:
         return json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant)
     except _Refused as exc:
-        raise InputError(f"{p}: expected {exc}") from None
+        raise file_error(exc.key, p=p, **exc.fields) from None
     except json.JSONDecodeError as exc:
-        raise InputError(f"{p}: expected JSON, found invalid content ({exc})") from None
+        raise file_error("not_json", p=p, msg=exc) from None
     except RecursionError:
-        raise InputError(f"{p}: expected JSON nested a few levels deep, found far deeper") from None
+        raise file_error("deep", p=p) from None
 
 
 def _refuse_target(target: Path, keep: Sequence[Path]) -> int | None:
@@ -106,25 +108,16 @@ def _refuse_target(target: Path, keep: Sequence[Path]) -> int | None:
     except FileNotFoundError:
         return None
     if stat.S_ISLNK(info.st_mode):
-        raise InputError(
-            f"{target}: expected a regular file or a new name, found a symbolic link to "
-            f"{os.readlink(target)!r}; not replaced (give the real path)"
-        )
+        raise file_error("symlink", p=target, to=os.readlink(target))
     if not stat.S_ISREG(info.st_mode):
-        raise InputError(
-            f"{target}: expected a regular file or a new name, found {_kind(info.st_mode)}; "
-            "not replaced"
-        )
+        raise file_error("target", p=target, found=_kind(info.st_mode))
     for protected in keep:
         try:
             same = os.path.samestat(info, os.stat(protected))
         except OSError:
             continue
         if same:
-            raise InputError(
-                f"{target}: expected a file for the export, found the progress database "
-                f"{protected} itself; not replaced"
-            )
+            raise file_error("database", p=target, db=protected)
     return stat.S_IMODE(info.st_mode)
 
 

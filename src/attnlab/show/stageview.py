@@ -91,7 +91,7 @@ class StageView:
     explanation: str
     shape: tuple[int, ...]
     tables: list[StageTable]
-    note: str | None  # footnote for masked entries
+    note: str | None  # footnote: the masked mark, or W_O's identity default
 
 
 def stage_view(

@@ -6,10 +6,12 @@ them as Markdown or as a JSON document; the rich terminal rendering lives in the
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from attnlab.errors import InputError
 from attnlab.example import prompt_rows
+from attnlab.i18n import pick
 from attnlab.inputs import LabInput
 from attnlab.pipeline import STAGE_NAMES, AttentionStages, MultiHeadStages
 from attnlab.show import document
@@ -22,6 +24,19 @@ MULTI_HEAD_EXTRA = ("concat", "projected")
 def stage_choices(inp: LabInput) -> tuple[str, ...]:
     """Stage names valid for ``--stage`` with this input."""
     return STAGE_NAMES + (MULTI_HEAD_EXTRA if inp.num_heads else ())
+
+
+def w_o_note(inp: LabInput, lang: str) -> str | None:
+    """One line saying W_O is the identity when the input has heads but no ``w_o``, else None
+    (the pipeline's default, :func:`attnlab.pipeline.multi_head_stages`)."""
+    if inp.num_heads is None or inp.w_o is not None:
+        return None
+    return pick(
+        lang,
+        "输入里没有 w_o，W_O 默认取单位矩阵 I [C, C]：输出就是各头输出的拼接。",
+        "The input has no w_o, so W_O defaults to the identity I [C, C]: the output is the "
+        "concatenated heads.",
+    )
 
 
 def check_stage(inp: LabInput, stage: str | None) -> None:
@@ -52,6 +67,9 @@ def build_views(
             views.append(stage_view(key, tensor, inp.tokens, rows, lang, precision))
     else:
         views += _multi_head_views(result, inp, rows, lang, precision)
+        note = w_o_note(inp, lang)
+        if note is not None:  # said under the stage W_O makes
+            views[-1] = dataclasses.replace(views[-1], note=note)
     return [v for v in views if stage is None or v.key == stage]
 
 
@@ -94,6 +112,8 @@ def input_document(inp: LabInput, prompt: str = "all", stage: str | None = None)
         doc["num_heads"] = inp.num_heads
         if inp.w_o is not None:
             doc["w_o"] = document.to_json(inp.w_o)
+        else:
+            doc["w_o_default"] = "identity"  # see w_o_note
         stages = document.multi_head_document(result)  # type: ignore[arg-type]
     else:
         doc["axes"] = document.axes_document()

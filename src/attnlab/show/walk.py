@@ -98,7 +98,7 @@ def render_lesson(lang: str = "zh", precision: int = DEFAULT_PRECISION) -> str:
         out += ["", *lines]
     out += ["", "== " + t["conclusion"].format(last=last)]
     for name, row in zip(example.prompt_names(2), st.weights[:, -1], strict=True):
-        out.append(f"  Prompt {name}: {vec(row.tolist(), max(p, 4))}")
+        out.append(f"  Prompt {name}: {vec(row.tolist(), p)}")
     return "\n".join([*out, t["conclusion_end"]])
 
 

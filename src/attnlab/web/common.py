@@ -14,15 +14,15 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 from attnlab.course import content
 from attnlab.example import SECTION_COUNT
-from attnlab.i18n import LANGS
+from attnlab.i18n import LANGS, error_message
 from attnlab.learn.store import ProgressStore, StoreError, StoreReadOnly, Summary
 from attnlab.web.security import (
     CSRF_COOKIE,
     CSRF_FIELD,
     CSRF_HEADER,
-    RequestRefused,
     check_origin,
     check_token,
+    refused,
 )
 from attnlab.web.ui_text import UI
 
@@ -53,7 +53,8 @@ class Settings:
             try:
                 store = ProgressStore.open(self.data_dir, self.profile)
             except ValueError as exc:
-                raise RequestRefused(503, f"progress store unavailable: {exc}") from None
+                why = {lang: error_message(exc, lang) for lang in LANGS}
+                raise refused(503, "store_unavailable", why=why) from None
             self._local.store = store
         return store
 
@@ -75,7 +76,7 @@ def lang_of(request: Request) -> str:
     asked = request.query_params.get("lang")
     if asked is not None:
         if asked not in LANGS:
-            raise RequestRefused(400, f"lang must be one of {', '.join(LANGS)}, got {asked[:20]!r}")
+            raise refused(400, "bad_lang", options=", ".join(LANGS), found=asked[:20])
         return asked
     cookie = request.cookies.get(LANG_COOKIE)
     return cookie if cookie in LANGS else settings(request).default_lang

@@ -31,7 +31,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException
 
-from attnlab.i18n import DEFAULT_LANG
+from attnlab.i18n import DEFAULT_LANG, error_message
 from attnlab.learn.store import StoreError
 from attnlab.web.common import lang_of, store_status
 from attnlab.web.security import SECURITY_HEADERS, RequestRefused
@@ -80,7 +80,8 @@ def render_error(
 
 
 def _refused(request: Request, exc: Any) -> Response:
-    return render_error(request, exc.status, exc.message)
+    lang = page_lang(request)
+    return render_error(request, exc.status, error_message(exc, lang), lang=lang)
 
 
 def _invalid(request: Request, exc: Any) -> Response:

@@ -16,8 +16,7 @@ from attnlab.web.blocks import code_css
 from attnlab.web.common import lang_of, page_context, render, see_other, settings
 from attnlab.web.routes_notes import NotesView
 from attnlab.web.routes_search import highlighter
-from attnlab.web.security import RequestRefused
-from attnlab.web.ui_text import UI
+from attnlab.web.security import refused
 
 router = APIRouter()
 
@@ -30,38 +29,72 @@ def home(request: Request) -> Response:
 
 @router.get("/lesson", response_class=HTMLResponse)
 def lesson(request: Request) -> HTMLResponse:
-    """All 20 sections in the lesson's order, each with its knowledge check."""
+    """All 20 sections in the lesson's order, each with its knowledge check and the learner's
+    saved answers."""
     lang = lang_of(request)
-    store = settings(request).store()
     views = content.all_sections(lang)
-    notes = NotesView.of(store)
+    store = settings(request).store()
+    checks = _check_states(request, [s.id for s in views])
     ctx = page_context(
-        request, lang, store.summary(), sections=views, page="lesson", checks={}, notes=notes
+        request,
+        lang,
+        store.summary(),
+        sections=views,
+        page="lesson",
+        checks=checks,
+        notes=NotesView.of(store),
     )
     return render("lesson.html", lang, ctx)
 
 
-def _check_state(request: Request, section_id: int) -> dict[str, Any]:
-    store = settings(request).store()
-    answers = store.attempts(f"check-{section_id}")
-    exercise_ids = [e.id for e in knowledge.section(section_id).exercises]
-    last = {}
-    for eid in exercise_ids:
-        tries = store.attempts(eid)
-        if tries:
-            last[eid] = tries[-1]
-    return {"answer": answers[-1] if answers else None, "exercises": last}
+def _check_states(request: Request, section_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Per section: the last saved answer to its check and the last attempt at each exercise
+    (all read at once)."""
+    last: dict[str, dict[str, Any]] = {}
+    for attempt in settings(request).store().attempts():  # oldest first: the newest wins
+        last[attempt["exercise"]] = attempt
+    states = {}
+    for sid in section_ids:
+        ids = [e.id for e in knowledge.section(sid).exercises]
+        states[sid] = {
+            "answer": last.get(f"check-{sid}"),
+            "exercises": {eid: last[eid] for eid in ids if eid in last},
+        }
+    return states
+
+
+def _section_id(raw: str, lang: str) -> int:
+    try:
+        return content.parse_section_id(raw)
+    except ValueError:
+        shown = raw[:20] + ("…" if len(raw) > 20 else "")
+        raise refused(404, "no_section", found=repr(shown)) from None
+
+
+@router.get("/section/{section_id}/check", response_class=HTMLResponse)
+def one_check(request: Request, section_id: str, page: str = "section") -> HTMLResponse:
+    """One section's knowledge check alone (``page`` = ``lesson`` or ``section``: where its
+    forms return); the page's script swaps it in after posting an answer in place."""
+    lang = lang_of(request)
+    sid = _section_id(section_id, lang)
+    if page not in ("lesson", "section"):
+        raise refused(422, "bad_page", found=page[:20])
+    ctx = page_context(
+        request,
+        lang,
+        settings(request).store().summary(),
+        s=content.section(sid, lang),
+        state=_check_states(request, [sid])[sid],
+        page=page,
+    )
+    return render("_check_only.html", lang, ctx)
 
 
 @router.get("/section/{section_id}", response_class=HTMLResponse)
 def one_section(request: Request, section_id: str) -> HTMLResponse:
     """One section alone (where forms return, and where the language switch keeps you)."""
     lang = lang_of(request)
-    try:
-        sid = content.parse_section_id(section_id)
-    except ValueError:
-        shown = section_id[:20] + ("…" if len(section_id) > 20 else "")
-        raise RequestRefused(404, UI[lang]["no_section"].format(found=repr(shown))) from None
+    sid = _section_id(section_id, lang)
     store = settings(request).store()
     # Remember the visit only for the learner's own navigation: a page on another site could
     # load this URL (an <img>, say) to move "continue where I left off" (Fetch Metadata).
@@ -76,7 +109,7 @@ def one_section(request: Request, section_id: str) -> HTMLResponse:
         sections=[content.section(sid, lang)],
         page="section",
         current=sid,
-        checks={sid: _check_state(request, sid)},
+        checks=_check_states(request, [sid]),
         prev_id=sid - 1 if sid > 0 else None,
         next_id=sid + 1 if sid + 1 < example.SECTION_COUNT else None,
         notes=NotesView.of(store),
@@ -91,7 +124,8 @@ def one_section(request: Request, section_id: str) -> HTMLResponse:
 
 @router.get("/continue")
 def continue_lesson(request: Request) -> Response:
-    """Go to the section to work on next: the first to review, else the first not completed."""
+    """Go to where the learner resumes: the first unfinished section in page order
+    (:meth:`~attnlab.learn.store.Summary.next_section`, as ``attnlab quiz``)."""
     lang = lang_of(request)
     target = settings(request).store().summary().next_section()
     return see_other(f"/section/{target}?lang={lang}" if target is not None else "/lesson")

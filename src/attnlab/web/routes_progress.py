@@ -17,7 +17,7 @@ from attnlab.i18n import error_message
 from attnlab.learn import knowledge, reasons
 from attnlab.learn.store_file import ASSESSMENTS, MAX_TEXT
 from attnlab.web.common import csrf_protect, lang_of, section_url, see_other, settings
-from attnlab.web.security import RequestRefused
+from attnlab.web.security import refused
 
 router = APIRouter(dependencies=[Depends(csrf_protect)])
 MAX_EXERCISE_TEXT = 200
@@ -27,22 +27,23 @@ BACKS = ("section", "lesson")
 def _section(raw: str) -> int:
     try:
         return content.parse_section_id(raw)
-    except ValueError as exc:
-        raise RequestRefused(404, str(exc)) from None
+    except ValueError:
+        shown = raw[:20] + ("…" if len(raw) > 20 else "")
+        raise refused(404, "no_section", found=repr(shown)) from None
 
 
 def _back(raw: str) -> str:
     if raw not in BACKS:
-        raise RequestRefused(422, f"back must be one of {', '.join(BACKS)}, got {raw[:20]!r}")
+        raise refused(422, "bad_back", options=", ".join(BACKS), found=raw[:20])
     return raw
 
 
 def _text(raw: str, field: str, limit: int) -> str:
     text = raw.strip()
     if not text:
-        raise RequestRefused(422, f"{field}: expected some text, got an empty answer")
+        raise refused(422, "empty_text", field=field)
     if len(text) > limit:
-        raise RequestRefused(422, f"{field}: at most {limit} characters, got {len(text)}")
+        raise refused(422, "long_text", field=field, limit=limit, n=len(text))
     return text
 
 
@@ -58,34 +59,52 @@ def complete(
     return see_other(section_url(sid, lang_of(request), where))
 
 
+def _stay(sid: int, lang: str, where: str, anchor: str) -> Response:
+    """Back to the page the form was on: ``/lesson#s-N``, or ``/section/N#anchor``."""
+    return see_other(section_url(sid, lang, where, anchor="" if where == "lesson" else anchor))
+
+
 @router.post("/section/{section_id}/answer")
-def answer(request: Request, section_id: str, answer: Annotated[str, Form()]) -> Response:
+def answer(
+    request: Request,
+    section_id: str,
+    answer: Annotated[str, Form()],
+    back: Annotated[str, Form()] = "section",
+) -> Response:
     """Save the learner's answer to the knowledge check, then show the model answer."""
-    sid = _section(section_id)
+    sid, where = _section(section_id), _back(back)
     text = _text(answer, "answer", MAX_TEXT)
     store = settings(request).store()
     store.record_attempt(f"check-{sid}", text, None)  # the redirect's GET records the visit
-    return see_other(section_url(sid, lang_of(request), anchor=f"check-{sid}"))
+    return _stay(sid, lang_of(request), where, f"check-{sid}")
 
 
 @router.post("/section/{section_id}/assess")
-def assess(request: Request, section_id: str, status: Annotated[str, Form()]) -> Response:
+def assess(
+    request: Request,
+    section_id: str,
+    status: Annotated[str, Form()],
+    back: Annotated[str, Form()] = "section",
+) -> Response:
     """Record the self-assessment: understood or review."""
-    sid = _section(section_id)
+    sid, where = _section(section_id), _back(back)
     if status not in ASSESSMENTS:
-        raise RequestRefused(
-            422, f"status must be one of {', '.join(ASSESSMENTS)}, got {status[:20]!r}"
-        )
+        raise refused(422, "bad_status", options=", ".join(ASSESSMENTS), found=status[:20])
     settings(request).store().set_assessment(sid, status)
-    return see_other(section_url(sid, lang_of(request), anchor=f"check-{sid}"))
+    return _stay(sid, lang_of(request), where, f"check-{sid}")
 
 
 @router.post("/exercise/{exercise_id}")
-def exercise(request: Request, exercise_id: str, answer: Annotated[str, Form()]) -> Response:
+def exercise(
+    request: Request,
+    exercise_id: str,
+    answer: Annotated[str, Form()],
+    back: Annotated[str, Form()] = "section",
+) -> Response:
     """Grade a numeric exercise against the pipeline's value and save the attempt."""
     if exercise_id not in knowledge.exercise_ids():
-        raise RequestRefused(404, f"no exercise called {exercise_id[:20]!r}")
-    lang = lang_of(request)
+        raise refused(404, "no_exercise", found=exercise_id[:20])
+    lang, where = lang_of(request), _back(back)
     text = _text(answer, "answer", MAX_EXERCISE_TEXT)
     ex = knowledge.exercise(exercise_id, lang)
     store = settings(request).store()
@@ -99,4 +118,4 @@ def exercise(request: Request, exercise_id: str, answer: Annotated[str, Form()])
         why = reasons.explain(verdict, lang, ex.decimals, text)
         graded = verdict.kind in ("right", "wrong")
         store.record_attempt(exercise_id, text, verdict.correct if graded else None, why)
-    return see_other(section_url(ex.section, lang, anchor=f"ex-{exercise_id}"))
+    return _stay(ex.section, lang, where, f"ex-{exercise_id}")

@@ -27,6 +27,9 @@ from urllib.parse import urlsplit
 
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
+from attnlab.errors import filled
+from attnlab.web.ui_text import UI
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -51,11 +54,23 @@ SECURITY_HEADERS: dict[str, str] = {
 
 
 class RequestRefused(Exception):
-    """A request the server will not act on: ``status`` and a one-line ``message``."""
+    """A request the server will not act on: ``status`` and a one-line ``message`` (English),
+    with its Chinese twin ``zh`` when there is one (:meth:`localized` picks)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, zh: str | None = None) -> None:
         super().__init__(message)
         self.status, self.message = status, message
+        self.texts = {"en": message, "zh": message if zh is None else zh}
+
+    def localized(self, lang: str) -> str:
+        """The reason in ``lang`` (``"zh"`` or ``"en"``)."""
+        return self.texts.get(lang, self.message)
+
+
+def refused(status: int, key: str, /, **fields: Any) -> RequestRefused:
+    """The refusal :data:`attnlab.web.ui_text.UI` words as ``key``, in both languages."""
+    texts = filled(UI, key, **fields)
+    return RequestRefused(status, texts["en"], texts["zh"])
 
 
 def _refusal(scope: Scope, status: int, message: str) -> Response:
@@ -125,28 +140,19 @@ def check_origin(headers: MutableMapping[str, str] | Any) -> None:
     origin = headers.get("origin")
     source, value = ("Origin", origin) if origin else ("Referer", headers.get("referer"))
     if not value:
-        raise RequestRefused(
-            403, "cross-site check failed: the request carries neither Origin nor Referer"
-        )
+        raise refused(403, "no_origin")
     netloc = urlsplit(value).netloc if value != "null" else "null"
     if netloc.lower() != host.lower():
-        raise RequestRefused(
-            403,
-            f"cross-site request refused: {source} {value[:80]!r} is not this server ({host})",
-        )
+        raise refused(403, "cross_site", source=source, value=value[:80], host=host)
 
 
 def check_token(cookie: str | None, sent: str | None) -> None:
     """Raise 403 unless the token sent with the request equals the session cookie's."""
     if not valid_token(cookie):
-        raise RequestRefused(
-            403, "missing session token: reload the page (cookies must be enabled) and try again"
-        )
+        raise refused(403, "no_token")
     # As bytes: compare_digest refuses str with non-ASCII characters (TypeError, a 500).
     if not sent or not hmac.compare_digest(_utf8(sent), _utf8(cookie)):
-        raise RequestRefused(
-            403, "session token mismatch: reload the page and submit the form from it again"
-        )
+        raise refused(403, "token_mismatch")
 
 
 def _utf8(text: str | None) -> bytes:

@@ -47,6 +47,39 @@
     if (location.hash) follow(location.hash);
   }
 
+  // Knowledge checks: post an answer, an exercise or a self-assessment in place and swap in the
+  // check as saved, so the learner stays where they were (without this, the form's 303 returns
+  // to /lesson#s-N or /section/N#check-N). Any failure falls back to the plain form post.
+  var checkPage = document.body.classList.contains("page-lesson") ? "lesson" : "section";
+  var pageLang = document.documentElement.lang === "en" ? "en" : "zh";
+  function wireCheck(check) {
+    check.querySelectorAll("form:not(.complete)").forEach(function (f) {
+      f.addEventListener("submit", function (e) {
+        e.preventDefault();
+        var x = window.scrollX, y = window.scrollY;
+        var id = check.id.replace("check-", "");
+        var url = "/section/" + id + "/check?page=" + checkPage + "&lang=" + pageLang;
+        fetch(f.action, { method: "POST", body: new FormData(f), credentials: "same-origin", redirect: "manual" })
+          .then(function (r) {
+            if (r.type !== "opaqueredirect") throw new Error("not saved");
+            return fetch(url, { credentials: "same-origin" });
+          })
+          .then(function (r) { if (!r.ok) throw new Error("no check"); return r.text(); })
+          .then(function (html) {
+            var box = document.createElement("div");
+            box.innerHTML = html;
+            var fresh = box.querySelector("section.check");
+            if (!fresh) throw new Error("no check");
+            check.replaceWith(fresh);
+            wireCheck(fresh);
+            window.scrollTo(x, y);
+          })
+          .catch(function () { f.submit(); });
+      });
+    });
+  }
+  document.querySelectorAll("section.check").forEach(wireCheck);
+
   // Explorer: recompute as the learner types.
   var form = document.getElementById("explorer-form");
   if (!form) return;
