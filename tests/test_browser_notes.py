@@ -32,8 +32,13 @@ def test_note_autosaves_and_survives_a_closed_tab(page) -> None:  # type: ignore
     other.goto("/section/9?lang=en")
     other.locator("#note-9").press_sequentially("axes: B, T, C")
     other.close(run_before_unload=True)  # before the autosave's pause: pagehide must save it
-    page.goto("/notes?lang=en")
-    expect(page.locator("#notes-9 .note-item")).to_contain_text("axes: B, T, C", timeout=10_000)
+    # The keepalive request may land after /notes was read: reload until it shows (bounded).
+    for _ in range(20):
+        page.goto("/notes?lang=en")
+        if page.locator("#notes-9 .note-item").count():
+            break
+        page.wait_for_timeout(500)
+    expect(page.locator("#notes-9 .note-item")).to_contain_text("axes: B, T, C")
 
 
 def test_ctrl_k_searches_and_the_hit_is_marked(page) -> None:  # type: ignore[no-untyped-def]

@@ -113,7 +113,7 @@ def test_the_import_field_messages_speak_both_languages(tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:
         validate_export(bad)
     zh, en = caught.value.localized("zh"), caught.value.localized("en")
-    assert en == "version: expected the integer 1, found 1.0" and zh.startswith(
+    assert en == "version: expected the integer 1 or 2, found 1.0" and zh.startswith(
         "version：应为整数 1"
     )
 

@@ -1,6 +1,6 @@
 """One resume rule for the three front ends on one store: ``attnlab quiz``, the web's "continue"
 and ``attnlab progress`` all go to the first unfinished section in page order
-(:meth:`attnlab.learn.store.Summary.next_section`)."""
+(:meth:`attnlab.learn.summary.Summary.next_section`)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,8 @@ from attnlab.commands._store import DataDirOption, ProfileOption, open_store
 from attnlab.i18n import error_message, pick
 
 if TYPE_CHECKING:
-    from attnlab.learn.store import ProgressStore, Summary
+    from attnlab.learn.store import ProgressStore
+from attnlab.learn.summary import Summary
 
 ORDER = 80
 
@@ -135,7 +136,7 @@ def _store(
 
 def summary_text(summary: Summary, lang: str) -> str:
     """The progress bar line, the sections to review, and where ``attnlab quiz`` resumes
-    (:meth:`~attnlab.learn.store.Summary.next_section`, as the web's "continue")."""
+    (:meth:`~attnlab.learn.summary.Summary.next_section`, as the web's "continue")."""
     from attnlab.learn import knowledge
     from attnlab.learn.quiz import progress_line, section_label
 

@@ -20,7 +20,8 @@ from attnlab.errors import InputError
 from attnlab.example import SECTION_COUNT
 from attnlab.i18n import error_message, pick
 from attnlab.learn import knowledge, reasons
-from attnlab.learn.store import ProgressStore, Summary
+from attnlab.learn.store import ProgressStore
+from attnlab.learn.summary import Summary
 from attnlab.show import fmt
 
 Ask = Callable[[str], "str | None"]

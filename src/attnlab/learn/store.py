@@ -27,11 +27,9 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attnlab.example import SECTION_COUNT
 from attnlab.learn import store_access as progress_access
 from attnlab.learn import store_db as progress_db
 from attnlab.learn import store_file
@@ -40,6 +38,7 @@ from attnlab.learn.store_errors import StoreBusy, StoreError, StoreReadOnly, tra
 from attnlab.learn.store_file import ASSESSMENTS, check_profile, check_section
 from attnlab.learn.store_notes import NotesMixin
 from attnlab.learn.store_search import SearchMixin
+from attnlab.learn.summary import Summary
 
 DATA_DIR_ENV = "ATTNLAB_DATA_DIR"
 PROFILE_ENV = "ATTNLAB_PROFILE"
@@ -56,41 +55,6 @@ def default_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
     import platformdirs
 
     return Path(platformdirs.user_data_dir("attnlab", appauthor=False))
-
-
-@dataclass(frozen=True)
-class Summary:
-    """One profile's progress at a glance."""
-
-    profile: str
-    completed: tuple[int, ...]
-    assessments: dict[int, str]
-    last_section: int | None
-    attempts: int
-    correct: int
-
-    @property
-    def percent(self) -> int:
-        """Whole-number percentage of the 20 sections completed."""
-        return round(100 * len(self.completed) / SECTION_COUNT)
-
-    @property
-    def to_review(self) -> tuple[int, ...]:
-        """Sections whose check is marked "review", in page order."""
-        return tuple(s for s in sorted(self.assessments) if self.assessments[s] == "review")
-
-    def finished(self, section: int) -> bool:
-        """Whether ``section`` is finished: completed, and not marked "review again"."""
-        return section in self.completed and self.assessments.get(section) != "review"
-
-    def unfinished(self) -> tuple[int, ...]:
-        """The sections not finished yet, in page order."""
-        return tuple(s for s in range(SECTION_COUNT) if not self.finished(s))
-
-    def next_section(self) -> int | None:
-        """Where the learner resumes (``attnlab quiz``, the web's "continue", ``attnlab
-        progress``): the first unfinished section in page order, else None."""
-        return next(iter(self.unfinished()), None)
 
 
 _STORES: weakref.WeakSet[ProgressStore] = weakref.WeakSet()  # this process's open stores

@@ -164,7 +164,7 @@ EXPECTED: dict[str, dict[str, str]] = {
            "status": "{options}", "flag": "true, false or null",
            "exercise": "a known exercise id", "versions": "the integer 1 or {v}",
            "note_id": "a note id (UUID)", "bool": "true or false",
-           "note_text": "text of 1-{n} characters"},
+           "note_text": "1-{n} characters"},
     "zh": {"time": "带 UTC 偏移的 ISO 8601 时间", "keys": "含键 {keys} 的对象", "list": "列表",
            "text": "最多 {n} 个字符的文本", "object": "JSON 对象",
            "format": "{format!r}（否则不是 attnlab 的进度文件）", "version": "整数 {v}",

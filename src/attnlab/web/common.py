@@ -15,7 +15,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from attnlab.course import content
 from attnlab.example import SECTION_COUNT
 from attnlab.i18n import LANGS, error_message
-from attnlab.learn.store import ProgressStore, StoreError, StoreReadOnly, Summary
+from attnlab.learn.store import ProgressStore, StoreError, StoreReadOnly
+from attnlab.learn.summary import Summary
 from attnlab.web.security import (
     CSRF_COOKIE,
     CSRF_FIELD,

@@ -125,7 +125,7 @@ def one_section(request: Request, section_id: str) -> HTMLResponse:
 @router.get("/continue")
 def continue_lesson(request: Request) -> Response:
     """Go to where the learner resumes: the first unfinished section in page order
-    (:meth:`~attnlab.learn.store.Summary.next_section`, as ``attnlab quiz``)."""
+    (:meth:`~attnlab.learn.summary.Summary.next_section`, as ``attnlab quiz``)."""
     lang = lang_of(request)
     target = settings(request).store().summary().next_section()
     return see_other(f"/section/{target}?lang={lang}" if target is not None else "/lesson")
