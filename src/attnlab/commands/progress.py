@@ -13,7 +13,7 @@ from attnlab.i18n import error_message, pick
 
 if TYPE_CHECKING:
     from attnlab.learn.store import ProgressStore
-from attnlab.learn.summary import Summary
+    from attnlab.learn.summary import Summary
 
 ORDER = 80
 
