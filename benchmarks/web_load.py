@@ -17,6 +17,11 @@ the bar (p95 <= 100 ms, no error); exits 1 when it is missed. Before/after compa
     .venv/bin/python benchmarks/web_load.py --no-gzip              # clients do not ask for gzip
     .venv/bin/python benchmarks/web_load.py --src /tmp/before/src  # another checkout's server
     .venv/bin/python benchmarks/web_load.py --mix lesson,explorer,write --seconds 30
+    .venv/bin/python benchmarks/web_load.py --think 500             # learners pause ~0.5 s
+
+Back to back (the default) every client sends its next request the moment an answer arrives: a
+stress test that measures throughput (latency ≈ clients / requests per second). ``--think`` adds
+the pause a learner takes to read or type, which is what a classroom sends.
 
 ``--src`` puts that folder first on ``PYTHONPATH`` (``git archive main | tar -x -C /tmp/before``).
 The server's figure cache lives in a fresh temporary folder unless ``--figure-cache`` names one
@@ -28,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import random
 import socket
 import statistics
 import subprocess
@@ -98,12 +104,17 @@ async def _one(client: httpx.AsyncClient, kind: str, n: int, i: int, tally: Tall
 
 
 async def _client(
-    n: int, base: str, deadline: float, mix: list[str], headers: dict[str, str], tally: Tally
+    n: int, base: str, deadline: float, args: argparse.Namespace, tally: Tally
 ) -> None:
+    mix = args.mix.split(",")
+    headers = {"Accept-Encoding": "identity"} if args.no_gzip else {}
+    pause = random.Random(n)  # each learner's own reading pauses, the same in every run
     async with httpx.AsyncClient(base_url=base, timeout=60, headers=headers) as client:
         await client.get("/healthz")  # the session cookie (CSRF token); not timed
         i = 0
         while time.monotonic() < deadline:
+            if args.think > 0:  # a learner reads (or types) between requests
+                await asyncio.sleep(pause.uniform(0, 2 * args.think / 1000))
             kind = mix[i % len(mix)]
             start = time.perf_counter()
             try:
@@ -153,7 +164,9 @@ def _report(args: argparse.Namespace, tally: Tally, start_s: float) -> bool:
     print(f"{args.clients} clients, {args.seconds:g} s on loopback, {os.cpu_count()} CPUs, "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")  # fmt: skip
     gzip = "no" if args.no_gzip else "yes"
+    think = f"{args.think:g} ms on average" if args.think > 0 else "none (back to back)"
     print(f"  server start-up {start_s:.1f} s; gzip asked: {gzip}; {tally.bytes / 2**20:.1f} MiB")
+    print(f"  pause between a client's requests: {think}")
     for kind, values in [*tally.latency.items(), ("all", every)]:
         if values:
             print(f"  {kind:9s} n={len(values):5d}  p50={_pct(values, 50):7.1f} ms  "
@@ -177,6 +190,13 @@ def main() -> int:
     parser.add_argument("--no-gzip", action="store_true", help="ask for uncompressed pages")
     parser.add_argument("--src", type=Path, help="serve the attnlab found in this folder")
     parser.add_argument("--figure-cache", type=Path, help="the server's figure cache folder")
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="mean pause in ms between one client's requests (uniform in [0, 2*think]); "
+        "0 = back to back, a stress test where latency is clients / throughput",
+    )
     args = parser.parse_args()
     mix = args.mix.split(",")
     if not mix or set(mix) - set(KINDS):
@@ -184,7 +204,6 @@ def main() -> int:
     data_dir = Path(tempfile.mkdtemp(prefix="attnlab-load-"))
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
-    headers = {"Accept-Encoding": "identity"} if args.no_gzip else {}
     proc = _server(args, port, data_dir)
     tally = Tally()
     try:
@@ -193,7 +212,7 @@ def main() -> int:
         deadline = time.monotonic() + args.seconds
 
         async def run_all() -> None:
-            clients = (_client(n, base, deadline, mix, headers, tally) for n in range(args.clients))
+            clients = (_client(n, base, deadline, args, tally) for n in range(args.clients))
             await asyncio.gather(*clients)
 
         asyncio.run(run_all())
