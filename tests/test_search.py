@@ -161,3 +161,12 @@ def test_web_search_page_and_marks(web_client_factory, home: Path) -> None:  # t
     empty = client.get("/search", params={"q": "zebra", "lang": "en"})
     assert "Nothing found for “zebra”." in empty.text
     assert client.get("/search").status_code == 200  # the form alone
+
+
+def test_snippets_carry_no_latex(tmp_path: Path) -> None:
+    """A hit's snippet is readable text: formulas' LaTeX is not indexed (it leaked
+    ``\\end{bmatrix}`` into the snippet of 掩码)."""
+    with ProgressStore.open(tmp_path) as store:
+        for query in ("掩码", "softmax", "W_Q"):
+            for hit in search.search(store, query, "zh"):
+                assert "\\end{" not in hit.snippet and "\\begin{" not in hit.snippet, hit

@@ -82,7 +82,11 @@ def check_query(raw: str) -> list[str]:
 
 
 def _block_text(block: Block) -> str:
-    # A code block is found by its caption and where it lives, not by every name in its source.
+    # A code block is found by its caption and where it lives, not by every name in its source;
+    # a formula's LaTeX (\\end{bmatrix}) would make an unreadable snippet, and the prose around
+    # it names what it shows.
+    if block.kind == "math":
+        return ""
     parts = [block.text, *block.items, *block.headers, *(c for row in block.rows for c in row)]
     if block.kind == "code":
         parts.append(str(block.data.get("path", "")))
