@@ -126,3 +126,28 @@ def without_root_rights() -> tuple[str, ...]:
     if setpriv is None:
         pytest.skip("running as root without setpriv: cannot make permission bits apply")
     return (setpriv, "--bounding-set=-dac_override,-dac_read_search")
+
+
+@contextmanager
+def serve_in_thread(app: object) -> Iterator[str]:
+    """Run ``app`` with uvicorn on a free loopback port in a daemon thread; yield its URL."""
+    import socket
+    import threading
+
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    srv = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))  # type: ignore[arg-type]
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not srv.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert srv.started, "uvicorn did not start within 15 s"
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        srv.should_exit = True
+        thread.join(timeout=5)
+        sock.close()

@@ -10,14 +10,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import torch
+from store_support import serve_in_thread
 
 from attnlab import example
 from attnlab.pipeline import attention_stages, lesson_stages
@@ -52,25 +50,10 @@ def _chromium() -> str:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    import uvicorn
-
     from attnlab.web.app import create_app
 
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    app = create_app(tmp_path_factory.mktemp("progress"), figures_on=False)
-    srv = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
-    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not srv.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert srv.started, "uvicorn did not start within 15 s"
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=5)
-    sock.close()
+    with serve_in_thread(create_app(tmp_path_factory.mktemp("progress"), figures_on=False)) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -9,14 +9,12 @@ plus the 20 section pages and a 404 page. One browser, one context per language,
 from __future__ import annotations
 
 import os
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from store_support import serve_in_thread
 from test_browser import browser  # noqa: F401  (the shared Chromium fixture)
 
 from attnlab.web.ui_text import UI
@@ -41,7 +39,6 @@ LAYOUT_REPORT = (Path(__file__).parent / "phone_layout.js").read_text(encoding="
 @pytest.fixture(scope="module")
 def server_with_figures(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The web lesson with its figures (they decide how wide a phone page gets)."""
-    import uvicorn
 
     from attnlab.plots import effects
     from attnlab.web.app import create_app
@@ -51,20 +48,9 @@ def server_with_figures(tmp_path_factory: pytest.TempPathFactory) -> Iterator[st
     # The figures' size is what matters here, not section 8's full measurement (seconds of
     # sampling, checked in test_plots.py).
     patch.setattr(effects, "scale_data", lambda: small)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
     app = create_app(tmp_path_factory.mktemp("progress"), figures_on=True)
-    srv = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
-    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not srv.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert srv.started, "uvicorn did not start within 15 s"
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    srv.should_exit = True
-    thread.join(timeout=5)
-    sock.close()
+    with serve_in_thread(app) as url:
+        yield url
     patch.undo()
 
 
