@@ -33,11 +33,11 @@ async ({ SCROLLERS, SLACK, HINTS }) => {
     const r = caption.getBoundingClientRect();  // text that scrolls away with its table
     if (r.width && r.right > width + 0.5) problems.push(`${name(caption)} runs off the screen`);
   }
-  for (const svg of document.querySelectorAll("figure.plot svg")) {
-    const drawn = svg.getBoundingClientRect().width, points = svg.viewBox.baseVal.width;
-    if (drawn < points - 1) problems.push(`figure ${svg.getAttribute("aria-label")} drawn ${drawn}px for ${points}pt: text too small`);
+  for (const img of document.querySelectorAll("figure.plot img")) {
+    const drawn = img.getBoundingClientRect().width, points = Number(img.dataset.points);
+    if (drawn < points - 1) problems.push(`figure ${img.closest("figure").dataset.figure} drawn ${drawn}px for ${points}pt: text too small`);
   }
   const links = [...document.querySelectorAll("a[href]")].map(a => a.href);
-  return {problems, links, figures: document.querySelectorAll("figure.plot svg").length,
+  return {problems, links, figures: document.querySelectorAll("figure.plot img").length,
           hints: document.querySelectorAll(".overflows").length};
 }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html as html_lib
 import inspect
+import math
 import re
 from pathlib import Path
 
@@ -265,11 +266,26 @@ def test_explorer_page_and_form_fallback(client: TestClient) -> None:
     assert re.search(r'data-cell="w_k\[2\]\[1\]"[^>]*class="invalid"', r.text)
 
 
-def test_figures_are_inline_svg(tmp_path: Path) -> None:
+def test_figures_are_kept_svg_files_the_page_links(tmp_path: Path) -> None:
+    """A page links each figure (the figures were 450 of /lesson's 640 KB when inline); the
+    file is SVG, kept by the browser (its URL changes with the version), sized in points."""
     pytest.importorskip("matplotlib")
     client = TestClient(create_app(tmp_path), base_url=ORIGIN)
-    html = client.get("/section/11").text
-    assert re.search(r'<figure class="plot" data-figure="mask"><svg', html)
+    html = client.get("/section/11?lang=en").text
+    found = re.search(r'<figure class="plot" data-figure="mask"><img src="([^"]+)"[^>]*'
+                      r'width="(\d+)"[^>]*data-points="(\d+)"', html)  # fmt: skip
+    assert found and found[2] == found[3]
+    assert re.fullmatch(r"/figures/en/mask\.svg\?v=[0-9a-f]{10}", found[1])
+    svg = client.get(found[1])
+    assert svg.status_code == 200 and svg.headers["content-type"].startswith("image/svg+xml")
+    assert "immutable" in svg.headers["cache-control"]
+    assert svg.text.startswith("<svg") and 'xmlns="http://www.w3.org/2000/svg"' in svg.text
+    box = re.search(r'viewBox="0 0 ([\d.]+) ', svg.text)
+    assert box and math.ceil(float(box[1])) == int(found[2])  # one CSS px per point
+    assert "<svg" not in client.get("/lesson?lang=en").text
+    for bad in ("/figures/en/pie.svg", "/figures/xx/mask.svg"):
+        refused = client.get(bad)
+        assert refused.status_code == 404 and "mask" in refused.text
 
 
 def test_serve_command_refuses_bad_setup_without_starting(tmp_path: Path) -> None:

@@ -55,7 +55,7 @@ def _environment(figures_on: bool) -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.globals["figure_svg"] = figures.svg
+    env.globals["figure_ref"] = figures.ref
     env.globals["mathml"] = blocks.mathml
     env.globals["highlighted"] = blocks.highlighted
 

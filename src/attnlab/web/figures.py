@@ -1,4 +1,8 @@
-"""Figures from :mod:`attnlab.plots` as inline SVG, drawn once per package version, kept on disk.
+"""Figures from :mod:`attnlab.plots` as SVG files, drawn once per package version, kept on disk.
+
+A page refers to a figure by URL (:func:`ref`: ``/figures/LANG/NAME.svg?v=VERSION``) rather than
+embedding it: the figures are three quarters of the lesson's bytes, and this way a browser
+fetches each once and keeps it (the URL changes with the version), while every page stays small.
 
 Drawing the ten figures (five, in two languages) takes matplotlib seconds, so it never happens
 while requests are served: ``make`` draws them at install (``python -m attnlab.web.figures``),
@@ -19,12 +23,11 @@ import os
 import re
 import tempfile
 import threading
+from dataclasses import dataclass
 from functools import cache
 from io import BytesIO
 from pathlib import Path
 from typing import Any
-
-from markupsafe import Markup
 
 import attnlab
 
@@ -70,7 +73,7 @@ def cache_dir() -> Path:
 
 
 def _draw(name: str, lang: str) -> str:
-    """Figure ``name`` drawn now, as the ``<svg>`` element the page embeds."""
+    """Figure ``name`` drawn now, as an SVG document without a fixed size."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -81,14 +84,8 @@ def _draw(name: str, lang: str) -> str:
     fig.savefig(buf, format="svg", bbox_inches="tight")
     plt.close(fig)
     text = _XML_PROLOGUE.sub("", buf.getvalue().decode("utf-8"), count=1)
-    # Let CSS size the figure: drop the fixed width/height, keep the viewBox.
-    text = re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r"<svg\1", text, count=1)
-    # One viewBox unit is one point of the figure; drawn at >= 1 CSS px per point, its smallest
-    # text (9.5 pt) stays readable, so a phone scrolls the figure rather than shrink it.
-    view_width = re.search(r'viewBox="[\d.]+ [\d.]+ ([\d.]+)', text)
-    size = f' style="--fig-width: {math.ceil(float(view_width[1]))}px"' if view_width else ""
-    label = f'<svg role="img" aria-label="{name}" class="fig"{size}'
-    return text.replace("<svg", label, 1)
+    # Let the page size the figure (see :func:`ref`): drop the fixed width/height, keep the viewBox.
+    return re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r"<svg\1", text, count=1)
 
 
 def _keep(path: Path, text: str) -> None:
@@ -108,8 +105,8 @@ def _keep(path: Path, text: str) -> None:
 
 
 @cache
-def svg(name: str, lang: str) -> Markup | None:
-    """Figure ``name`` in ``lang`` as an ``<svg>`` element, or None without the plots package."""
+def svg(name: str, lang: str) -> str | None:
+    """Figure ``name`` in ``lang`` as SVG text, or None without the plots package."""
     if name not in FIGURES:
         raise KeyError(f"figure must be one of {', '.join(FIGURES)}, got {name!r}")
     try:
@@ -118,13 +115,35 @@ def svg(name: str, lang: str) -> Markup | None:
         return None
     with _LOCK:  # one thread draws; one that waited here finds the file
         if path.is_file():
-            return Markup(path.read_text(encoding="utf-8"))
+            return path.read_text(encoding="utf-8")
         try:
             text = _draw(name, lang)
         except ImportError:
             return None
         _keep(path, text)
-    return Markup(text)
+    return text
+
+
+@dataclass(frozen=True)
+class Ref:
+    """Where a page finds a figure, and its natural size in points (one CSS px per point keeps
+    its smallest text readable; a phone scrolls a wider figure rather than shrink it)."""
+
+    url: str
+    width: int
+    height: int
+
+
+@cache
+def ref(name: str, lang: str) -> Ref | None:
+    """The figure's URL and size, or None without the plots package."""
+    text = svg(name, lang)
+    if text is None:
+        return None
+    box = re.search(r'viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ([\d.]+)"', text)
+    width, height = (math.ceil(float(v)) for v in box.groups()) if box else (640, 480)
+    version = hashlib.sha256(cache_dir().name.encode()).hexdigest()[:10]
+    return Ref(f"/figures/{lang}/{name}.svg?v={version}", width, height)
 
 
 def build_all(langs: tuple[str, ...] = ("zh", "en")) -> Path:

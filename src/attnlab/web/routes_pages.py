@@ -10,8 +10,10 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 
 from attnlab import example
 from attnlab.course import content
+from attnlab.i18n import LANGS
 from attnlab.learn import knowledge
 from attnlab.learn.store import StoreBusy
+from attnlab.web import figures
 from attnlab.web.blocks import code_css
 from attnlab.web.common import lang_of, page_context, render, see_other, settings
 from attnlab.web.routes_notes import NotesView
@@ -159,6 +161,20 @@ def progress_json(request: Request) -> dict[str, object]:
 def code_stylesheet() -> Response:
     """Highlighting colours for the code blocks (pygments)."""
     return PlainTextResponse(code_css(), media_type="text/css")
+
+
+@router.get("/figures/{lang}/{name}.svg")
+def figure_file(lang: str, name: str) -> Response:
+    """A figure of the lesson (``?v=`` in the page's link changes with attnlab's version, so
+    the browser may keep it for good)."""
+    options = ", ".join(figures.FIGURES)
+    if lang not in LANGS or name not in figures.FIGURES:
+        raise refused(404, "no_figure", found=repr(f"{lang}/{name}"[:40]), options=options)
+    text = figures.svg(name, lang)
+    if text is None:  # a trimmed install without the plots package
+        raise refused(404, "no_figure", found=repr(name), options=options)
+    cache = {"Cache-Control": "public, max-age=31536000, immutable"}
+    return Response(str(text), media_type="image/svg+xml", headers=cache)
 
 
 @router.get("/healthz")
