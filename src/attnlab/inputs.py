@@ -125,7 +125,7 @@ class _Counter:
             raise input_error("too_many", limit=MAX_NUMBERS)
 
 
-def _number(value: Any, field: str) -> float:
+def finite_number(value: Any, field: str) -> float:
     """``value`` as a float, refusing what a float64 cannot hold with the field named."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise input_error("not_number", field=field, found=kind(value))
@@ -145,7 +145,7 @@ def _number(value: Any, field: str) -> float:
 def _array(value: Any, field: str, ndim: int, counter: _Counter) -> Any:
     """Check ``value`` is a non-ragged ``ndim``-deep list of finite numbers."""
     if ndim == 0:
-        return _number(value, field)
+        return finite_number(value, field)
     if not isinstance(value, list):
         raise input_error("not_list", field=field, ndim=ndim, found=kind(value))
     if not value:

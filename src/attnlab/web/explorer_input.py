@@ -9,12 +9,12 @@ page (``str(error)`` is the English one). Sizes: ``B`` prompts, ``T`` positions,
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 from attnlab.errors import InputError
 from attnlab.i18n import pick
+from attnlab.inputs import finite_number
 
 #: Largest sizes the explorer accepts (B is the two prompts of the lesson).
 LIMITS: dict[str, int] = {"B": 2, "T": 8, "C": 8, "d": 8, "n_head": 8}
@@ -30,8 +30,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "whole": "{field}：应为整数，收到的是 {found}",
         "entries": "{field}：应为含 {n} 项的列表，收到的是 {found}",
         "list": "{field}：应为列表，收到的是 {found}",
-        "number": "{field}：应为数字，收到的是 {found}",
-        "finite": "{field}：应为有限的数（|x| ≤ 1.8e308），收到的是 {found}",
         "label": "{field}：应为文字标签，收到的是 {found}",
         "n_head": "n_head：C={C} 必须能被 n_head 整除（每个 Head 宽 C/n_head），收到的是 {found}",
         "preset": "preset：应为 {names} 之一，收到的是 {found}",
@@ -43,8 +41,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "whole": "{field}: expected a whole number but found {found}",
         "entries": "{field}: expected a list of {n} entries but found {found}",
         "list": "{field}: expected a list but found {found}",
-        "number": "{field}: expected a number but found {found}",
-        "finite": "{field}: expected a finite number (|x| <= 1.8e308) but found {found}",
         "label": "{field}: expected a text label but found {found}",
         "n_head": "n_head: C={C} must be divisible by n_head (each head is C/n_head wide) "
         "but found {found}",
@@ -73,13 +69,21 @@ class ExplorerError(InputError):
     """A learner's explorer input that cannot be computed, with its message in both languages.
 
     Attributes:
-        key: the message's key in :data:`MESSAGES`.
+        key: the message's key in :data:`MESSAGES` (``"cell"`` when ``wraps`` holds the
+            message: a cell refused by :func:`attnlab.inputs.finite_number`).
         field: the matrix or size named (``"x"``, ``"n_head"``); ``cell`` the cell
             (``"x[0][1][2]"``) when one cell is wrong, else ``""``.
     """
 
-    def __init__(self, key: str, field: str, found: Any = None, **params: Any) -> None:
-        self.key, self.found, self.params = key, found, params
+    def __init__(
+        self,
+        key: str,
+        field: str,
+        found: Any = None,
+        wraps: InputError | None = None,
+        **params: Any,
+    ) -> None:
+        self.key, self.found, self.params, self.wraps = key, found, params, wraps
         self.cell = field if "[" in field else ""
         self.field = field.split("[")[0]
         self.where = field
@@ -87,6 +91,8 @@ class ExplorerError(InputError):
 
     def localized(self, lang: str) -> str:
         """The one-line message in ``lang``."""
+        if self.wraps is not None:
+            return self.wraps.localized(lang)
         found = found_text(self.found, lang)
         return MESSAGES[lang][self.key].format(field=self.where, found=found, **self.params)
 
@@ -114,16 +120,12 @@ def check_heads(C: int, n_head: int) -> None:
 
 
 def number(value: Any, field: str) -> float:
-    """One cell as a finite float."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ExplorerError("number", field, value)
+    """One cell as a finite float, by the rule every input file follows
+    (:func:`attnlab.inputs.finite_number`); the error names the cell."""
     try:
-        out = float(value)
-    except OverflowError:
-        raise ExplorerError("finite", field, value) from None
-    if not math.isfinite(out):
-        raise ExplorerError("finite", field, value)
-    return out
+        return finite_number(value, field)
+    except InputError as exc:
+        raise ExplorerError("cell", field, wraps=exc) from None
 
 
 def grid(value: Any, field: str, shape: tuple[int, ...]) -> Any:
