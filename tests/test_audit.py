@@ -24,6 +24,7 @@ from attnlab.debug import catalogue
 from attnlab.debug.audit import run_audit
 from attnlab.debug.audit.context import build_audit
 from attnlab.debug.audit.judge import judge
+from attnlab.debug.audit.remote import local_target
 from attnlab.debug.audit.report import render
 from attnlab.debug.audit.runner import audit
 from attnlab.modules import AttentionHead, CausalSelfAttention, MultiHeadAttention
@@ -237,7 +238,8 @@ def test_bad_arguments_one_line_exit_2(args: list[str], message: str) -> None:
     ids=["AttentionHead", "MultiHeadAttention", "CausalSelfAttention-sdpa", "-explicit"],
 )
 def test_attnlab_own_modules_pass_every_checked_item(factory: Any, kind: str) -> None:
-    a = build_audit(factory, kind, Path(modules.__file__))
+    path = Path(modules.__file__)
+    a = build_audit(local_target(factory, path), kind, path)
     items = judge(a)
     assert a.matches_ref and a.reproduced_by == []
     statuses = {i["item"]: i["status"] for i in items}

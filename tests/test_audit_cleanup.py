@@ -62,6 +62,9 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[P
     pids.mkdir()
     tmp.mkdir()
     monkeypatch.setenv("ATTNLAB_TEST_PIDS", str(pids))
+    # The learner files here report their PIDs in a host folder: no bubblewrap, so these tests
+    # hold the keeper's own clean-up to account (test_audit_sandbox.py tests the sandbox).
+    monkeypatch.setenv("ATTNLAB_AUDIT_SANDBOX", "off")
     monkeypatch.setenv("TMPDIR", str(tmp))
     monkeypatch.setattr(tempfile, "tempdir", str(tmp))
     yield pids, tmp

@@ -47,8 +47,9 @@ def _outcome() -> dict[str, object]:
     items[3].update(status="FAIL", mistakes=["no_scale"], section=8)
     result = with_names({"status": "ok", "kind": "head", "layout": None, "items": items})
     empty = {"text": "", "bytes": 0, "dropped": 0}
-    return {"ready": True, "timed_out": False, "returncode": 0, "result": result,
-            "stdout": empty, "stderr": empty, "strays": 0}  # fmt: skip
+    return {"ready": ["judge", "learner"], "timed_out": False, "memory": None,
+            "learner_died": False, "returncode": 0, "result": result, "stdout": empty,
+            "stderr": empty, "judge_stderr": "", "strays": 0, "isolation": None}  # fmt: skip
 
 
 def test_the_audit_command_never_imports_torch(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Correct attention that prints far too much: 8 MiB through print() and 24 MiB each to
-file descriptors 1 and 2, once. It then records how big the audit's temp folder (the folder
-of the request file the runner was given) had grown, in $ATTNLAB_TEST_PIDS/FloodHead/.
+file descriptors 1 and 2, once. It then records how big its temp folder ($TMPDIR) had grown,
+in $ATTNLAB_TEST_PIDS/FloodHead/.
 FloodExit prints 8 MiB to stderr, then last words with a terminal escape, then calls os._exit."""
 import math
 import os
@@ -33,7 +33,7 @@ def flood():
     sys.stdout.flush()
     os.write(1, b"flood-end\n")
     os.write(2, b"flood-end\n")
-    used = sum(f.stat().st_size for f in Path(sys.argv[1]).parent.rglob("*") if f.is_file())
+    used = sum(f.stat().st_size for f in Path(tempfile.gettempdir()).rglob("*") if f.is_file())
     folder = Path(os.environ.get("ATTNLAB_TEST_PIDS", tempfile.gettempdir())) / "FloodHead"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "tempdir_bytes").write_text(str(used))

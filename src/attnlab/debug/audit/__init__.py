@@ -1,17 +1,24 @@
 """``attnlab audit``: check a learner's attention module against the lesson's 10-point list.
 
-The learner's code never runs in this process: :func:`run_audit` starts the
-:mod:`~attnlab.debug.audit.keeper`, which runs ``python -m attnlab.debug.audit.runner`` with a
-wall-clock timeout, a CPU-time cap and a memory cap, caps what it prints, and kills every
-process the learner's code started when the audit ends. Whatever happens there (a report, an
-exception, ``sys.exit``, a crash, a hang, a stray process, a flood of prints) becomes one
-JSON-ready dict.
+The learner's code never runs in this process, nor in the one that judges it. :func:`run_audit`
+starts the :mod:`~attnlab.debug.audit.keeper`, which starts two processes: the learner's
+(:mod:`~attnlab.debug.audit.learner`, inside a bubblewrap sandbox where one can start, see
+:mod:`~attnlab.debug.audit.sandbox`), the only one that imports the learner's file, and the
+judge (:mod:`~attnlab.debug.audit.runner`), which sends it inputs over a pipe, gets raw outputs
+back and computes every reference and verdict itself. The keeper times both, caps the memory of
+the learner's whole process tree, caps what it prints, and kills every process it started when
+the audit ends. Whatever happens (a report, an exception, ``sys.exit``, a crash, a hang, a stray
+process, a flood of prints, a killed keeper) becomes one JSON-ready dict.
+
 Modules:
 
-* :mod:`~attnlab.debug.audit.keeper`: times and cleans up after the child process,
-  :mod:`~attnlab.debug.audit.runner`; :mod:`~attnlab.debug.audit.loader`: import and build the
-  learner's class; :mod:`~attnlab.debug.audit.probe`: find its projections;
-* :mod:`~attnlab.debug.audit.record`/:mod:`~attnlab.debug.audit.observe`: watch its forward pass;
+* :mod:`~attnlab.debug.audit.keeper`, :mod:`~attnlab.debug.audit.sandbox`: the processes;
+  :mod:`~attnlab.debug.audit.wire`: the pipe's messages;
+* :mod:`~attnlab.debug.audit.learner`: the learner's side: import, build and run the module
+  (:mod:`~attnlab.debug.audit.loader`, :mod:`~attnlab.debug.audit.record`);
+* :mod:`~attnlab.debug.audit.remote`: the judge's mirror of the module;
+  :mod:`~attnlab.debug.audit.probe`: find its projections;
+  :mod:`~attnlab.debug.audit.observe`: what a forward pass showed;
 * :mod:`~attnlab.debug.audit.context`/:mod:`~attnlab.debug.audit.items`: judge the 10 items;
 * :mod:`~attnlab.debug.audit.overall`: the output check next to them (equal to the reference
   on the lesson example and on random inputs of several B and T, and deterministic); exit 0
@@ -25,6 +32,7 @@ import contextlib
 import json
 import math
 import os
+import secrets
 import select
 import signal
 import subprocess
@@ -33,7 +41,8 @@ import time
 from pathlib import Path
 from typing import Any, cast
 
-from attnlab.debug.audit.keeper import CAPTURE_BYTES, CLEANUP_LIMIT, STARTUP_LIMIT
+from attnlab.debug.audit.keeper import CAPTURE_BYTES, CLEANUP_LIMIT, JUDGE_SLACK, STARTUP_LIMIT
+from attnlab.debug.audit.sandbox import MARK, REASONS
 from attnlab.errors import InputError
 
 __all__ = ["CAPTURE_BYTES", "KINDS", "STARTUP_LIMIT", "parse_target", "run_audit"]
@@ -44,6 +53,8 @@ DEFAULT_MEMORY_MB = 2048
 KEEPER = Path(__file__).with_name("keeper.py")
 #: Seconds the keeper gets on top of its own limits before it is presumed stuck.
 KEEPER_GRACE = 4 * CLEANUP_LIMIT
+#: Seconds between two looks at whether the keeper was stopped (SIGSTOP).
+STOPPED_POLL = 0.5
 
 
 def parse_target(spec: str) -> tuple[Path, str]:
@@ -93,7 +104,7 @@ def run_audit(
     timeout: float = DEFAULT_TIMEOUT,
     memory_mb: int = DEFAULT_MEMORY_MB,
 ) -> dict[str, object]:
-    """Audit ``FILE.py:NAME`` in a sandboxed child process; nothing it starts outlives the call.
+    """Audit ``FILE.py:NAME`` in sandboxed child processes; nothing they start outlives the call.
 
     Args:
         spec: ``FILE.py:NAME``; NAME is a class or function called as the lesson's classes are.
@@ -132,7 +143,7 @@ def run_audit(
     return result
 
 
-def _request(path: Path, name: str, kind: str, timeout: float, memory_mb: int) -> str:
+def _request(path: Path, name: str, kind: str, timeout: float, memory_mb: int, mark: str) -> str:
     return json.dumps(
         {
             "path": str(path),
@@ -141,6 +152,7 @@ def _request(path: Path, name: str, kind: str, timeout: float, memory_mb: int) -
             "timeout": timeout,
             "memory_mb": memory_mb,
             "cpu_seconds": math.ceil(timeout) + 30,  # a backstop; the wall clock decides
+            "mark": mark,
         }
     )
 
@@ -149,25 +161,38 @@ def _spawn(path: Path, name: str, kind: str, timeout: float, memory_mb: int) -> 
     # The keeper is a script, not ``-m attnlab...``: it must not pay for importing torch.
     # Its stdin is a pipe we never write to: when this process exits or dies, the keeper reads
     # end-of-file and cleans up; its own session keeps a terminal's Ctrl-C for us to handle.
+    mark = secrets.token_hex(8)
+    request = _request(path, name, kind, timeout, memory_mb, mark)
     keeper = subprocess.Popen(
-        [sys.executable, "-P", str(KEEPER), _request(path, name, kind, timeout, memory_mb)],
+        [sys.executable, "-P", str(KEEPER), request],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
     try:
-        raw = _read_to_end(keeper, STARTUP_LIMIT + timeout + KEEPER_GRACE)
+        raw = _read_to_end(keeper, STARTUP_LIMIT + JUDGE_SLACK * timeout + KEEPER_GRACE)
     except BaseException:  # KeyboardInterrupt, a signal handler's exception: stop, then re-raise
         _stop(keeper)
+        sweep(mark)
         raise
     _stop(keeper, ask=raw is None)  # if it answered, it is exiting: close the pipes, reap it
     if raw is None:
+        sweep(mark)
         return _internal("看守进程没有按时结束", "the keeper process did not finish in time")
     try:
         outcome = json.loads(raw)
     except ValueError:  # nothing, or cut short: it died before it could answer
+        sweep(mark)
         code = keeper.returncode
+        if code < 0:  # killed or stopped by a signal: nobody but the learner's code had cause
+            sig = signal.Signals(-code).name
+            return _crash(
+                f"审计的看守进程被 {sig} 结束（你的代码向它发了信号？）；它启动的进程都已结束",
+                f"the audit's keeper process was ended by {sig} (did your code signal it?); "
+                "every process it started was killed",
+                "stopped",
+            )
         return _internal(f"看守进程退出（退出码 {code}）", f"the keeper exited with code {code}")
     if "stopped" in outcome:  # a signal we did not send: the learner's code, or someone else
         sig = outcome["stopped"]
@@ -182,19 +207,57 @@ def _spawn(path: Path, name: str, kind: str, timeout: float, memory_mb: int) -> 
 
 
 def _read_to_end(keeper: subprocess.Popen[bytes], limit: float) -> bytes | None:
-    """All the keeper writes, once it closes its stdout; ``None`` after ``limit`` seconds."""
+    """All the keeper writes, once it closes its stdout; ``None`` after ``limit`` seconds.
+    A keeper stopped by SIGSTOP (only the learner's code has cause to) is killed: its
+    answer then ends at once."""
     assert keeper.stdout is not None  # a pipe
     fd, deadline = keeper.stdout.fileno(), time.monotonic() + limit
     poller = select.poll()  # not select(): a long-lived caller may hold fds above 1024
     poller.register(fd, select.POLLIN)
     chunks: list[bytes] = []
     while (left := deadline - time.monotonic()) > 0:
-        if poller.poll(1000 * left):
+        if poller.poll(1000 * min(left, STOPPED_POLL)):
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 return b"".join(chunks)
             chunks.append(chunk)
+        elif _stopped(keeper.pid):
+            keeper.kill()
     return None
+
+
+def _stopped(pid: int) -> bool:
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_STOPPED
+    except psutil.Error:
+        return False
+
+
+def sweep(mark: str) -> int:
+    """Kill every process that carries the audit's mark in its environment: what is left when
+    the keeper itself was killed (a sandboxed tree dies with it; this is for the rest)."""
+    import psutil
+
+    killed = 0
+    for _ in range(50):
+        found = []
+        for proc in psutil.process_iter():
+            with contextlib.suppress(psutil.Error):
+                if proc.environ().get(MARK) == mark:
+                    found.append(proc)
+        if not found:
+            break
+        for proc in found:
+            with contextlib.suppress(psutil.Error):
+                proc.suspend()
+        for proc in found:
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+                killed += 1
+        time.sleep(0.01)
+    return killed
 
 
 def _stop(keeper: subprocess.Popen[bytes], ask: bool = True) -> None:
@@ -215,29 +278,76 @@ def _stop(keeper: subprocess.Popen[bytes], ask: bool = True) -> None:
 
 
 def _result(outcome: dict[str, Any], timeout: float) -> dict[str, Any]:
-    """The runner's result, or what went wrong, plus what the learner printed and left running."""
+    """The judge's result, or what went wrong, plus what the learner printed and left running."""
+    judged = outcome["result"]
     if outcome["timed_out"]:
-        result = _too_slow(timeout) if outcome["ready"] else _no_start()
-    elif outcome["result"] is not None:
-        result = dict(outcome["result"])
-    else:
+        both = set(outcome["ready"]) == {"learner", "judge"}
+        result = too_slow(timeout) if both else _no_start()
+    elif outcome["memory"] is not None:
+        result = _too_big(outcome["memory"])
+    elif outcome["learner_died"] and "learner" not in outcome["ready"]:
+        last = " ".join(outcome["stderr"]["text"].strip().splitlines()[-1:])[:300]
+        result = _internal(
+            f"运行你的代码的进程没有启动：{last}",
+            f"the process for your code did not start: {last}",
+        )
+    elif outcome["learner_died"]:
         result = _describe_death(outcome["returncode"], outcome["stderr"]["text"])
+    elif judged is not None:
+        result = dict(judged)
+    else:
+        last = " ".join(outcome["judge_stderr"].strip().splitlines()[-1:])[:300]
+        result = _internal(f"判定进程失败：{last}", f"the judging process failed: {last}")
     output = {"stdout": outcome["stdout"], "stderr": outcome["stderr"]}
+    effects = (judged or {}).get("effects") or []
+    result.pop("effects", None)
     result.update(
         output=output,
         stray_processes=outcome["strays"],
-        notes=_notes(output, outcome["strays"]),
+        side_effects=effects,
+        isolated=outcome["isolation"] is None,
+        notes=_notes(output, outcome["strays"], effects, outcome["isolation"]),
     )
     return result
+
+
+def _too_big(memory: dict[str, int]) -> dict[str, Any]:
+    used, cap = _mib(memory["used"]), _mib(memory["cap"])
+    return _crash(
+        f"你的代码的进程合计用了 {used} 内存，超过上限 {cap}，已被结束",
+        f"your code's processes used {used} of memory together, over the {cap} cap; "
+        "they were stopped",
+        "memory",
+    )
+
+
+_ONLY_OWN = {
+    "zh": "（只影响运行你的代码的进程，不影响参考答案和判定）",
+    "en": " (this changes only the process that runs your code, not the reference or the verdict)",
+}
 
 
 def _mib(n: int) -> str:
     return f"{n / 2**20:.1f} MiB"
 
 
-def _notes(output: dict[str, dict[str, Any]], strays: int) -> list[dict[str, str]]:
-    """Bilingual lines for the report: processes left running, output dropped."""
-    notes = []
+def _notes(
+    output: dict[str, dict[str, Any]], strays: int, effects: list[str], isolation: str | None
+) -> list[dict[str, str]]:
+    """Bilingual lines for the report: isolation, globals replaced, processes left running,
+    output dropped."""
+    notes = [REASONS[isolation]] if isolation in REASONS else []
+    for name in effects:
+        what, _, dtype = name.partition("default_dtype=")
+        notes.append(
+            {
+                "zh": f"你的文件把默认 dtype 改成了 {dtype}" if dtype else f"你的文件替换了 {what}",
+                "en": f"your file changed the default dtype to {dtype}"
+                if dtype
+                else f"your file replaced {what}",
+            }
+        )
+        notes[-1] = {k: v + _ONLY_OWN[k] for k, v in notes[-1].items()}
     if strays:
         were, them = ("was", "it") if strays == 1 else ("were", "them")
         notes.append(
@@ -267,7 +377,7 @@ def _internal(zh: str, en: str) -> dict[str, Any]:
     return _crash(f"审计器内部错误：{zh}", f"the auditor failed: {en}", "audit")
 
 
-def _too_slow(timeout: float) -> dict[str, Any]:
+def too_slow(timeout: float) -> dict[str, Any]:
     return _crash(
         f"你的代码在 {timeout:g} 秒内没有完成（死循环？）",
         f"your code did not finish within {timeout:g} s (an endless loop?)",

@@ -8,10 +8,8 @@ random ``[3, 5, C]`` input. The probe sizes make the wrong scalings distinguisha
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 import torch
 from torch import nn
@@ -19,9 +17,10 @@ from torch import nn
 from attnlab import example
 from attnlab.debug import catalogue, diagnosis
 from attnlab.debug.audit import probe
-from attnlab.debug.audit.loader import LearnerError, build, feeding
-from attnlab.debug.audit.observe import Run, as_heads, close, first_diff, forward
+from attnlab.debug.audit.loader import LearnerError, feeding
+from attnlab.debug.audit.observe import Run, as_heads, close, first_diff
 from attnlab.debug.audit.record import Recorder
+from attnlab.debug.audit.remote import RemoteTarget, build, forward
 from attnlab.lesson.steps import MistakeInput
 
 #: (C, head_size or num_heads, context_length) for the lesson run and the probe run.
@@ -106,7 +105,7 @@ class Audit:
         return close(as_heads(out) if out.dim() == 3 else out, w) or close(out, w.mean(1))
 
 
-def seen_kind(target: Callable[..., Any], path: Path) -> str | None:
+def seen_kind(target: RemoteTarget, path: Path) -> str | None:
     """The kind the module's output width shows: ``target(12, 3, 8)`` on ``x`` ``[3, 5, 12]``
     gives d_head = 3 features for a head, C = 12 for a multi-head; None when it gives neither
     or fails (the audit proper reports the failure)."""
@@ -234,7 +233,7 @@ def _reproduce(side: Side, kind: str) -> None:
             continue
 
 
-def _extra(a: Audit, target: Callable[..., Any], sizes: tuple[int, int, int]) -> None:
+def _extra(a: Audit, target: RemoteTarget, sizes: tuple[int, int, int]) -> None:
     """Run the probe build on :data:`EXTRA` inputs next to the reference, and once more on the
     probe input: two identical calls must give the same output."""
     side = a.probe
@@ -267,12 +266,11 @@ def _roles_used(a: Audit) -> tuple[str, ...] | None:
     return None
 
 
-def build_audit(target: Callable[..., Any], kind: str, path: Path) -> Audit:
+def build_audit(target: RemoteTarget, kind: str, path: Path) -> Audit:
     """Build, load, run and compare; learner failures surface as ``LearnerError``."""
     sizes = SIZES[kind]
     lesson_mod = build(target, kind, sizes["lesson"], path)
-    torch.manual_seed(0)
-    probe_mod = build(target, kind, sizes["probe"], path)
+    probe_mod = build(target, kind, sizes["probe"], path, seed=0)
     gen = torch.Generator().manual_seed(7)
     x_probe = torch.randn(*PROBE_SHAPE, sizes["probe"][0], generator=gen)  # [B, T, C]
     x_lesson = example.lesson_x(torch.float32)  # [2, 2, 4]

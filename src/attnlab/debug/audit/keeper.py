@@ -1,22 +1,29 @@
-"""The process between :func:`~attnlab.debug.audit.run_audit` and the learner's code.
+"""The process between :func:`~attnlab.debug.audit.run_audit` and the two audit processes.
 
 It leaves nothing behind.
 
 ``python -P keeper.py REQUEST_JSON`` is run as a script, so it starts in milliseconds: it imports
-neither torch nor attnlab, only the standard library and psutil. It
+neither torch nor the auditor, only the standard library, psutil and
+:mod:`~attnlab.debug.audit.sandbox`. It
 
 * makes itself a *child subreaper* (``prctl(PR_SET_CHILD_SUBREAPER)``, Linux): a process the
-  learner's code starts stays its descendant even after ``setsid`` or a double fork, so when
-  the audit ends (a result, a crash, a timeout, a stop) all of them are found and killed. The
-  flag belongs to this short-lived process only, never to the caller of ``run_audit``;
-* starts the runner (``python -m attnlab.debug.audit.runner``) in its own session and times it: the
-  start-up (importing torch) may take :data:`STARTUP_LIMIT` s, the learner's code its timeout;
-* reads the runner's stdout and stderr as they come and keeps at most :data:`CAPTURE_BYTES` of
-  each (the start and the end), counting the rest: what the learner prints never reaches a
-  disk, never fills memory and never blocks the runner on a full pipe;
-* owns the temp folder (request and result files) and removes it however the audit ends;
-* stops at once, killing everything and removing the folder, on SIGTERM, SIGINT or SIGHUP,
-  or when its stdin reaches end-of-file: the process that started it has exited or died.
+  learner's code starts stays its descendant even after ``setsid`` or a double fork. The flag
+  belongs to this short-lived process only, never to the caller of ``run_audit``;
+* starts two processes joined by two pipes: the *learner's process*
+  (:mod:`~attnlab.debug.audit.learner`, inside bubblewrap where it can run), the only one that
+  imports the learner's file, and the *judge* (:mod:`~attnlab.debug.audit.runner`), which
+  computes every reference and verdict and writes the result to its stdout;
+* times them: start-up (importing torch) may take :data:`STARTUP_LIMIT` s, the audit proper the
+  learner's timeout, counted once both are ready;
+* caps the memory of the learner's whole process tree (the sum of its processes' resident
+  memory, polled every :data:`MEMORY_POLL` s), not of one process;
+* reads the learner's stdout and stderr as they come and keeps at most :data:`CAPTURE_BYTES` of
+  each (the start and the end), counting the rest;
+* when the judge is done (or the time or memory runs out), counts the processes the learner's
+  code left running, then freezes (SIGSTOP) every descendant round after round until no new one
+  appears, and kills them all: a fork loop cannot outrun the clean-up;
+* stops at once, killing everything, on SIGTERM, SIGINT or SIGHUP, or when its stdin reaches
+  end-of-file: the process that started it has exited or died.
 
 Its output is one JSON object: what :func:`supervise` returns, ``{"stopped": reason}`` or
 ``{"error": message}``; a caller that stopped it has stopped reading by then.
@@ -29,11 +36,9 @@ import ctypes
 import json
 import os
 import select
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -42,12 +47,19 @@ from typing import Any
 CAPTURE_BYTES = 2**20
 #: Of those, the bytes kept from the end of the stream (where a crash's last words are).
 TAIL_BYTES = 64 * 1024
-#: What the runner writes to its ready pipe once its imports are done.
+#: Bytes of the judge's result read at most (a report is a few KiB).
+RESULT_BYTES = 16 * 2**20
+#: What the learner's process and the judge write to their ready pipes once their imports are done.
 READY = b"attnlab-audit-ready"
-#: Seconds the runner may take to import torch before the learner's timeout starts.
+#: Seconds the two processes may take to import torch before the learner's timeout starts.
 STARTUP_LIMIT = 60.0
 #: Seconds to kill every leftover process and read what is left in the pipes.
 CLEANUP_LIMIT = 5.0
+#: The judge times the learner's code itself (only its waits for replies count); the keeper
+#: stops both after this many times the timeout, should the judge not.
+JUDGE_SLACK = 3
+#: Seconds between two looks at the learner's process tree's memory.
+MEMORY_POLL = 0.05
 PR_SET_CHILD_SUBREAPER = 36
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 _CHUNK = 1 << 20
@@ -96,28 +108,53 @@ def _reap() -> None:
             pass
 
 
-def kill_tree() -> int:
-    """SIGKILL every descendant, round after round, until none is left; how many there were."""
+def _living(spare: frozenset[int] = frozenset()) -> list[Any]:
+    """This process's living descendants, but those in ``spare``."""
     import psutil  # here, not at the top: ``run_audit`` imports this module for its constants
 
-    me, killed = psutil.Process(), set()
+    found = []
+    for proc in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if proc.pid not in spare and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc)
+    return found
+
+
+def tree_memory(spare: frozenset[int]) -> int:
+    """Resident bytes of every descendant but ``spare`` (the judge): the learner's whole tree."""
+    import psutil
+
+    total = 0
+    for proc in _living(spare):
+        with contextlib.suppress(psutil.Error):
+            total += proc.memory_info().rss
+    return total
+
+
+def kill_tree(known: frozenset[int] = frozenset()) -> int:
+    """Freeze every descendant round after round until a round finds no new one (a stopped
+    process cannot fork), then SIGKILL them all and reap; how many were not in ``known``."""
+    import psutil
+
+    frozen: dict[int, Any] = {}
     deadline = time.monotonic() + CLEANUP_LIMIT
     while time.monotonic() < deadline:
         _reap()  # a killed child is a zombie until reaped; its children then re-parent to us
-        alive = []
-        for proc in me.children(recursive=True):
+        fresh = [p for p in _living() if p.pid not in frozen]
+        if not fresh:
+            if not frozen or not _living():
+                break
+            for proc in frozen.values():  # all frozen: now none can start another
+                with contextlib.suppress(psutil.Error):
+                    proc.kill()
+            time.sleep(0.005)
+            continue
+        for proc in fresh:
             with contextlib.suppress(psutil.Error):
-                if proc.status() != psutil.STATUS_ZOMBIE:
-                    alive.append(proc)
-        if not alive:
-            break
-        for proc in alive:
-            with contextlib.suppress(psutil.Error):
-                proc.kill()
-                killed.add(proc.pid)
-        time.sleep(0.005)
+                proc.suspend()
+                frozen[proc.pid] = proc
     _reap()
-    return len(killed)
+    return len(set(frozen) - known)
 
 
 def _pump(fd: int, captures: dict[int, Capture], poller: select.poll) -> None:
@@ -129,39 +166,79 @@ def _pump(fd: int, captures: dict[int, Capture], poller: select.poll) -> None:
         del captures[fd]
 
 
+class Watch:
+    """The state :func:`watch` leaves: who got ready, whether time or memory ran out."""
+
+    def __init__(self) -> None:
+        self.ready: set[str] = set()
+        self.timed_out = False
+        self.memory: dict[str, int] | None = None
+        self.learner_pid: int | None = None
+        #: The learner's process ended before the judge was done: a crash, os._exit, a kill.
+        self.learner_died = False
+
+
+def _learner_main(outer: int) -> int | None:
+    """The learner's Python process: ``outer`` itself, or its one Python descendant in
+    bubblewrap (looked up when it reports ready, before any learner code ran)."""
+    import psutil
+
+    with contextlib.suppress(psutil.Error):
+        for proc in psutil.Process(outer).children(recursive=True):
+            if proc.cmdline()[1:3] == ["-m", "attnlab.debug.audit.learner"]:
+                return proc.pid
+    return outer
+
+
 def watch(
-    proc: subprocess.Popen[bytes], ready_fd: int, captures: dict[int, Capture], timeout: float
-) -> tuple[bool, bool]:
-    """Read the runner's output until it exits: (it got ready, it ran out of time).
+    judge: subprocess.Popen[bytes],
+    learner: subprocess.Popen[bytes],
+    ready: dict[int, str],
+    captures: dict[int, Capture],
+    timeout: float,
+    memory_cap: int,
+) -> Watch:
+    """Read both processes' output until the judge exits, the time runs out or the learner's
+    tree uses more than ``memory_cap`` bytes.
 
     Raises:
         Stop: a stop signal arrived, or our stdin ended (the caller is gone).
     """
     poller = select.poll()
-    pidfd = os.pidfd_open(proc.pid) if hasattr(os, "pidfd_open") else -1  # readable at exit
-    for fd in (0, _wake_r, ready_fd, pidfd, *captures):
-        if fd >= 0:
-            poller.register(fd, select.POLLIN)
-    ready, deadline = False, time.monotonic() + STARTUP_LIMIT
-    captures = dict(captures)
-    while proc.poll() is None:
+    for fd in (0, _wake_r, *ready, *captures):
+        poller.register(fd, select.POLLIN)
+    state, deadline = Watch(), time.monotonic() + STARTUP_LIMIT
+    captures, spare = dict(captures), frozenset({judge.pid})
+    while judge.poll() is None:
+        if learner.poll() is not None:  # it exits on its own only by dying: the judge's
+            state.learner_died = True  # question will get no answer
+            return state
         if _stops:
             raise Stop(_stops[0])
         left = deadline - time.monotonic()
         if left <= 0:
-            return ready, True
-        for fd, _ in poller.poll(1000 * (left if pidfd >= 0 else min(left, 0.05))):
+            state.timed_out = True
+            return state
+        for fd, _ in poller.poll(1000 * min(left, MEMORY_POLL)):
             if fd == 0 and not os.read(0, 1):
                 raise Stop("the caller closed our stdin")
             if fd == _wake_r:
                 os.read(_wake_r, 64)  # the loop's next turn raises Stop
-            elif fd == ready_fd:
-                if os.read(ready_fd, 64).strip() == READY and not ready:
-                    ready, deadline = True, time.monotonic() + timeout
-                poller.unregister(ready_fd)
+            elif fd in ready:
+                if os.read(fd, 64).strip() == READY:
+                    state.ready.add(ready[fd])
+                    if ready[fd] == "learner":
+                        state.learner_pid = _learner_main(learner.pid)
+                    if state.ready == {"learner", "judge"}:  # the judge times the learner's
+                        deadline = time.monotonic() + JUDGE_SLACK * timeout + CLEANUP_LIMIT  # code
+                poller.unregister(fd)
             elif fd in captures:
                 _pump(fd, captures, poller)
-    return ready, False
+        used = tree_memory(spare)
+        if used > memory_cap:
+            state.memory = {"used": used, "cap": memory_cap}
+            return state
+    return state
 
 
 def drain(captures: dict[int, Capture]) -> None:
@@ -176,41 +253,106 @@ def drain(captures: dict[int, Capture]) -> None:
             _pump(fd, captures, poller)
 
 
-def supervise(request: dict[str, Any], tmp: Path) -> dict[str, Any]:
-    """Run the runner on ``request``; ``{"ready", "timed_out", "returncode", "result", "stdout",
-    "stderr", "strays"}`` where ``result`` is the runner's JSON or ``None``."""
-    request_file, result_file = tmp / "request.json", tmp / "result.json"
-    request_file.write_text(json.dumps(request), encoding="utf-8")
-    ready_r, ready_w = os.pipe()
-    runner = ["-m", "attnlab.debug.audit.runner", str(request_file), str(result_file), str(ready_w)]
-    proc = subprocess.Popen(
-        [sys.executable, *runner],
+def _start(request: dict[str, Any]) -> tuple[Any, Any, dict[int, str], bool, int]:
+    """Start the learner's process and the judge, joined by two pipes; their ready pipes by
+    fd, and the fd of the request pipe this process keeps open (the learner must not see its
+    end before its leftover processes are counted)."""
+    from attnlab.debug.audit import sandbox
+
+    ask_r, ask_w = os.pipe()  # judge -> learner
+    answer_r, answer_w = os.pipe()  # learner -> judge
+    learner_ready_r, learner_ready_w = os.pipe()
+    judge_ready_r, judge_ready_w = os.pipe()
+    python = [sys.executable, "-m", "attnlab.debug.audit.learner"]
+    limits = [str(request["memory_mb"]), str(request["cpu_seconds"])]
+    argv = [*python, str(ask_r), str(answer_w), str(learner_ready_w), *limits]
+    cmd, env = sandbox.learner_command(argv, Path(request["path"]), request["mark"])
+    learner = subprocess.Popen(
+        cmd,
+        env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        pass_fds=(ready_w,),
+        pass_fds=(ask_r, answer_w, learner_ready_w),
         start_new_session=True,
     )
-    os.close(ready_w)
-    assert proc.stdout is not None and proc.stderr is not None  # both are pipes
-    out, err = Capture(), Capture()
-    captures = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
-    ready, timed_out = watch(proc, ready_r, captures, float(request["timeout"]))
-    if timed_out:
-        proc.kill()
-    returncode = proc.wait()
-    strays = kill_tree()
+    judge_argv = [json.dumps(request), str(ask_w), str(answer_r), str(judge_ready_w)]
+    judge = subprocess.Popen(
+        [sys.executable, "-m", "attnlab.debug.audit.runner", *judge_argv],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        pass_fds=(ask_w, answer_r, judge_ready_w),
+        start_new_session=True,
+    )
+    for fd in (ask_r, answer_w, answer_r, learner_ready_w, judge_ready_w):
+        os.close(fd)
+    ready = {learner_ready_r: "learner", judge_ready_r: "judge"}
+    return learner, judge, ready, cmd[0] != sys.executable, ask_w
+
+
+def supervise(request: dict[str, Any]) -> dict[str, Any]:
+    """Run the audit of ``request``: ``{"ready", "timed_out", "memory", "returncode", "result",
+    "stdout", "stderr", "judge_stderr", "strays"}``; ``result`` is the judge's JSON or ``None``,
+    ``returncode`` the learner's process's (negative: killed by that signal)."""
+    from attnlab.debug.audit import sandbox
+
+    learner, judge, ready, in_bwrap, keep = _start(request)
+    assert learner.stdout and learner.stderr and judge.stdout and judge.stderr  # all pipes
+    out, err, said, judge_err = Capture(), Capture(), Capture(RESULT_BYTES, 0), Capture()
+    captures = {
+        learner.stdout.fileno(): out,
+        learner.stderr.fileno(): err,
+        judge.stdout.fileno(): said,
+        judge.stderr.fileno(): judge_err,
+    }
+    memory_cap = int(request["memory_mb"]) * 2**20
+    state = watch(judge, learner, ready, captures, float(request["timeout"]), memory_cap)
+    result = None
+    if not (state.timed_out or state.memory or state.learner_died) and judge.poll() == 0:
+        with contextlib.suppress(ValueError):
+            result = json.loads(bytes(said.head).decode("utf-8"))
+    if isinstance(result, dict) and result.get("status") == "gone":
+        state.learner_died = True
+        with contextlib.suppress(subprocess.TimeoutExpired):  # it died on its own: its code
+            learner.wait(CLEANUP_LIMIT)
+    returncode = learner.poll()
+    known = {judge.pid, learner.pid, state.learner_pid or learner.pid, *_bwraps(learner.pid)}
+    strays = kill_tree(frozenset(known))
+    os.close(keep)
+    judge.wait()
+    learner.wait()
     drain(captures)
-    done = result_file.is_file() and not timed_out
+    if returncode is None:
+        returncode = learner.returncode
+    if in_bwrap and returncode is not None and returncode > 128:
+        returncode = -(returncode - 128)  # bubblewrap passes on a signal death as 128 + signal
     return {
-        "ready": ready,
-        "timed_out": timed_out,
+        "ready": sorted(state.ready),
+        "timed_out": state.timed_out,
+        "memory": state.memory,
+        "learner_died": state.learner_died,
         "returncode": returncode,
-        "result": json.loads(result_file.read_text(encoding="utf-8")) if done else None,
+        "result": result,
         "stdout": out.summary(),
         "stderr": err.summary(),
+        "judge_stderr": judge_err.summary()["text"][-2000:],
         "strays": strays,
+        "isolation": sandbox.isolation(),
     }
+
+
+def _bwraps(outer: int) -> list[int]:
+    """The bubblewrap processes under ``outer`` (its own PID-1 reaper), already gone or not."""
+    import psutil
+
+    found = []
+    with contextlib.suppress(psutil.Error):
+        for proc in psutil.Process(outer).children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                if proc.name() == "bwrap":
+                    found.append(proc.pid)
+    return found
 
 
 _stops: list[str] = []
@@ -231,17 +373,15 @@ def main(argv: list[str]) -> int:
     for sig in STOP_SIGNALS:
         signal.signal(sig, _on_stop)
     become_subreaper()
-    tmp = Path(tempfile.mkdtemp(prefix="attnlab-audit-"))
     outcome: dict[str, Any]
     try:
-        outcome = supervise(json.loads(argv[1]), tmp)
+        outcome = supervise(json.loads(argv[1]))
     except Stop as stop:  # if the caller stopped us it is no longer reading: the write fails
         outcome = {"stopped": str(stop)}
     except Exception as exc:  # the keeper's own failure still gives the caller one line
         outcome = {"error": f"{type(exc).__name__}: {exc}"}
     finally:
         kill_tree()  # after a stop or a failure this is what ends the learner's processes
-        shutil.rmtree(tmp, ignore_errors=True)
     with contextlib.suppress(OSError):  # the caller may be gone
         sys.stdout.buffer.write(json.dumps(outcome).encode())
         sys.stdout.buffer.flush()

@@ -181,16 +181,6 @@ def build(
     return module.float().eval()
 
 
-def guess_kind(target: Callable[..., Any]) -> str:
-    """ "multihead" when the second constructor argument is a head count, else "head"."""
-    try:
-        params = [p for p in inspect.signature(target).parameters if p != "self"]
-    except (TypeError, ValueError):
-        return "head"
-    second = params[1].lower() if len(params) > 1 else ""
-    return "multihead" if second in HEAD_COUNTS else "head"
-
-
 #: Second constructor arguments that name a head count (a multi-head module).
 HEAD_COUNTS = {
     "num_heads", "num_head", "n_head", "n_heads", "heads", "nhead", "nheads", "h",

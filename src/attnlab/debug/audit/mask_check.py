@@ -6,7 +6,8 @@ from __future__ import annotations
 import torch
 
 from attnlab.debug.audit.context import Audit
-from attnlab.debug.audit.observe import close, first_diff, forward
+from attnlab.debug.audit.observe import close, first_diff
+from attnlab.debug.audit.remote import forward
 from attnlab.debug.audit.verdict import FAIL, PASS, Verdict, heads_idx
 from attnlab.show.fmt import compact_shape, fixed
 

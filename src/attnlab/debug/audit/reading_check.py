@@ -7,7 +7,8 @@ from __future__ import annotations
 import torch
 
 from attnlab.debug.audit.context import Audit
-from attnlab.debug.audit.observe import close, first_diff, forward
+from attnlab.debug.audit.observe import close, first_diff
+from attnlab.debug.audit.remote import forward
 from attnlab.debug.audit.verdict import FAIL, NOT_CHECKED, PASS, Verdict
 from attnlab.show.fmt import compact_shape, fixed, shape_text, vec
 

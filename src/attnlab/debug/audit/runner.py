@@ -1,37 +1,34 @@
-"""The sandboxed side of ``attnlab audit``.
+"""The judging side of ``attnlab audit``: references and verdicts, never the learner's file.
 
-``python -m attnlab.debug.audit.runner REQUEST RESULT FD``.
+``python -m attnlab.debug.audit.runner REQUEST_JSON REQUESTS_FD REPLIES_FD READY_FD``.
 
-Started by :mod:`~attnlab.debug.audit.keeper`, in its own session, under a CPU-time and memory cap
-(``resource.setrlimit``). Once torch is imported it writes the ready line to file descriptor FD
-(the learner's timeout starts then), imports the learner's file, audits it and writes one JSON
-object to RESULT. Whatever the learner's code does (raise, ``sys.exit``, loop, crash, fork), the
-keeper gets either that JSON or a dead child it can describe, and kills what the code left
-running. What the learner prints goes to fd 1 and 2, which the keeper reads and caps. Only torch
-and the audit's own modules are imported here, to keep the start-up short.
+Started by :mod:`~attnlab.debug.audit.keeper` next to the learner's process
+(:mod:`~attnlab.debug.audit.learner`), which imports the learner's file and answers this
+process's requests over two pipes. Everything the verdict rests on (the lesson's weights, the
+random probe inputs, the reference stages, the catalogue's reproductions, the comparisons) is
+computed here, in a process the learner's code never ran in: a file that patches ``math.sqrt``,
+``F.softmax`` or the default dtype changes only its own process. The result, one JSON object,
+goes to stdout, which only the keeper reads.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import re
-import resource
+import signal
 import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from attnlab.debug.audit.remote import Learner
 
 _TOKEN_ID_HINT = re.compile(r"indices|\bLong\b|embedding|one_hot")
-
-
-def _limit(memory_mb: int, cpu_seconds: int) -> None:
-    cap = memory_mb * 2**20
-    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a segfault must not leave a core file
 
 
 def _token_id_report(err: Any) -> list[dict[str, object]]:
@@ -90,15 +87,21 @@ def _wrong_kind(name: str, kind: str, seen: str) -> dict[str, object]:
     }
 
 
-def audit(path: Path, name: str, kind: str) -> dict[str, object]:
-    """Audit ``path:name``; learner failures become ``{"status": "error", ...}``."""
+def audit(path: Path, name: str, kind: str, learner: Learner | None = None) -> dict[str, object]:
+    """Audit ``path:name`` through ``learner`` (by default one in this process, for trusted
+    files: the zoo tests); learner failures become ``{"status": "error", ...}``.
+
+    Raises:
+        LearnerGone: the learner's process died or answered with something else than a reply.
+    """
     from attnlab.debug.audit.context import build_audit, seen_kind
     from attnlab.debug.audit.judge import judge
-    from attnlab.debug.audit.loader import LearnerError, guess_kind, load_target
+    from attnlab.debug.audit.loader import LearnerError
     from attnlab.debug.audit.overall import overall
+    from attnlab.debug.audit.remote import InProcess, guess_kind, load_target
 
     try:
-        target = load_target(path, name)
+        target = load_target(learner or InProcess(), path, name)
         seen = seen_kind(target, path)
         if kind != "auto" and seen is not None and seen != kind:
             return _wrong_kind(name, kind, seen)
@@ -154,31 +157,34 @@ def with_names(result: dict[str, object]) -> dict[str, object]:
     return result
 
 
+def _die_with_parent() -> None:
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
 def main(argv: list[str]) -> int:
-    request_path, result_path, ready_fd = Path(argv[1]), Path(argv[2]), int(argv[3])
-    request = json.loads(request_path.read_text(encoding="utf-8"))
-    _limit(int(request["memory_mb"]), int(request["cpu_seconds"]))
+    request = json.loads(argv[1])
+    learner_fds = int(argv[2]), int(argv[3])
+    _die_with_parent()
     start = time.perf_counter()
-    import torch  # the slow import, done before telling the parent we are ready
+    import torch
 
-    # The tensors are tiny: one thread avoids thread-pool wake-ups that cost more than the
-    # arithmetic, which on a busy 2-core machine was most of an audit's time.
-    torch.set_num_threads(1)
-
+    torch.set_num_threads(1)  # tiny tensors: thread wake-ups would cost more than the maths
     import attnlab.debug.audit.context
     import attnlab.debug.audit.judge  # noqa: F401
-    from attnlab.debug.audit import loader
+    from attnlab.debug.audit import too_slow
     from attnlab.debug.audit.keeper import READY
+    from attnlab.debug.audit.remote import Learner, LearnerGone, LearnerTooSlow
 
-    # The learner's prints go to fd 1 and 2, which the keeper reads (as UTF-8) and caps; no
-    # print may fail on a terminal setting such as PYTHONIOENCODING=ascii.
-    for stream in (sys.stdout, sys.stderr):
-        stream.reconfigure(encoding="utf-8", errors="backslashreplace")  # type: ignore[union-attr]
-    loader.keep_prints()
-    os.write(ready_fd, READY + b"\n")
-    os.close(ready_fd)  # before the learner's code runs: nothing it forks inherits it
+    os.write(int(argv[4]), READY + b"\n")
+    os.close(int(argv[4]))
+    learner = Learner(*learner_fds, budget=float(request["timeout"]))
     try:
-        result = with_names(audit(Path(request["path"]), request["name"], request["kind"]))
+        result = with_names(audit(Path(request["path"]), request["name"], request["kind"], learner))
+    except LearnerGone as gone:  # the keeper knows how it died and says so
+        result = {"status": "gone", "why": str(gone)}
+    except LearnerTooSlow:
+        result = too_slow(float(request["timeout"]))
     except BaseException as exc:  # the auditor's own failure still gives a clean report
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
         result = {
@@ -186,16 +192,12 @@ def main(argv: list[str]) -> int:
             "where": "audit",
             "error": {"zh": f"审计器内部错误：{last}", "en": f"the auditor failed: {last}"},
         }
-    for stream in (sys.stdout, sys.stderr):  # os._exit below would drop buffered prints
-        with contextlib.suppress(Exception):
-            stream.flush()
+    result["effects"] = learner.effects
     result["child_seconds"] = round(time.perf_counter() - start, 3)
-    tmp = result_path.with_suffix(".part")
-    tmp.write_text(json.dumps(result, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, result_path)
+    sys.stdout.buffer.write(json.dumps(result, ensure_ascii=False).encode("utf-8"))
+    sys.stdout.buffer.flush()
     return 0
 
 
 if __name__ == "__main__":
-    sys.stdout.flush()
-    os._exit(main(sys.argv))  # skip interpreter teardown: learner threads must not keep us alive
+    sys.exit(main(sys.argv))

@@ -1,0 +1,134 @@
+"""Where the learner's code runs: a bubblewrap sandbox, or, where none can start, a bare process.
+
+With bubblewrap (Debian ``bubblewrap``, https://github.com/containers/bubblewrap) the learner's
+process gets new user, PID, network, IPC, UTS and cgroup namespaces, all capabilities dropped,
+and a file system of its own: the Python environment (the interpreter's prefixes and the
+folders on ``sys.path``), the system's ``/usr``, ``/lib*``, ``/bin`` and ``/etc``, and the
+learner's file with its sibling ``.py`` files, all read-only, plus an empty size-capped
+``/tmp`` as its home. It cannot see the progress store, ``$HOME``, the network or any other
+process; when its PID namespace's first process exits, the kernel kills every process left in
+it, and ``--die-with-parent`` ends the sandbox if the keeper dies.
+
+Where bubblewrap is missing or cannot create namespaces (another OS, a container that forbids
+them), :func:`learner_command` returns the bare command and :func:`isolation` says why, so the
+report can say in one line that the code was not isolated.
+
+Standard library only: the keeper imports this module and must start in milliseconds.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+#: ``ATTNLAB_AUDIT_SANDBOX=off`` runs the learner's code without bubblewrap (tests of the keeper).
+SWITCH = "ATTNLAB_AUDIT_SANDBOX"
+#: The variable every learner process carries: how leftover processes are recognised.
+MARK = "ATTNLAB_AUDIT_MARK"
+#: Bytes the learner's ``/tmp`` may hold (it is memory: a tmpfs).
+TMP_BYTES = 64 * 2**20
+#: Variables passed into the learner's process; the rest of the environment stays outside.
+KEPT_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "PYTHONHASHSEED", "ATTNLAB_TEST_PIDS")
+_SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+
+
+def _bwrap() -> str | None:
+    return shutil.which("bwrap")
+
+
+@functools.cache
+def isolation() -> str | None:
+    """``None`` when learner code runs isolated, else the reason it cannot (one line, English;
+    the report words it in the viewer's language from :data:`REASONS`)."""
+    if os.environ.get(SWITCH, "").lower() in ("off", "0", "no"):
+        return "off"
+    bwrap = _bwrap()
+    if bwrap is None:
+        return "missing"
+    try:
+        probe = subprocess.run(
+            [bwrap, *_namespaces(), "--ro-bind", "/", "/", "true"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "refused"
+    return None if probe.returncode == 0 else "refused"
+
+
+#: Why the code was not isolated, by :func:`isolation`'s reason.
+REASONS = {
+    "off": {
+        "zh": f"未隔离：{SWITCH}=off，你的代码在普通进程中运行",
+        "en": f"not isolated: {SWITCH}=off, your code ran in a plain process",
+    },
+    "missing": {
+        "zh": "未隔离：没有找到 bubblewrap（bwrap），你的代码在普通进程中运行"
+        "（Debian/Ubuntu：apt install bubblewrap）",
+        "en": "not isolated: bubblewrap (bwrap) was not found, so your code ran in a plain "
+        "process (Debian/Ubuntu: apt install bubblewrap)",
+    },
+    "refused": {
+        "zh": "未隔离：这台机器不允许 bubblewrap 创建命名空间，你的代码在普通进程中运行",
+        "en": "not isolated: this machine does not let bubblewrap create namespaces, so your "
+        "code ran in a plain process",
+    },
+}
+
+
+def _namespaces() -> list[str]:
+    return [
+        "--unshare-all",  # user, pid, net, ipc, uts, cgroup
+        "--die-with-parent",
+        "--new-session",  # no TIOCSTI into the caller's terminal
+        "--cap-drop",
+        "ALL",
+    ]
+
+
+def _python_roots() -> list[Path]:
+    """The folders the interpreter and its packages live in (venv, base install, sys.path)."""
+    found = {Path(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    found |= {Path(p) for p in sys.path if p and Path(p).is_dir()}
+    found.add(Path(sys.executable).resolve().parent.parent)
+    roots = sorted(p.resolve() for p in found if p.exists())
+    return [p for p in roots if not any(q != p and q in p.parents for q in roots)]
+
+
+def _learner_files(path: Path) -> list[Path]:
+    """The learner's file and its sibling ``.py`` files (a file may import its neighbours)."""
+    siblings = sorted(p for p in path.parent.glob("*.py") if p.is_file() and p != path)
+    return [path, *siblings[:200]]
+
+
+def learner_command(argv: list[str], learner_file: Path, mark: str) -> tuple[list[str], dict]:
+    """The command and environment that run ``argv`` (a Python command) on ``learner_file``.
+
+    Returns:
+        ``(command, env)``: inside bubblewrap when :func:`isolation` is ``None``, else
+        ``argv`` itself; ``env`` is the small environment the learner's process gets.
+    """
+    env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
+    env.update({MARK: mark, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"})
+    if isolation() is not None:
+        return argv, {**os.environ, MARK: mark, "PYTHONDONTWRITEBYTECODE": "1"}
+    bwrap = _bwrap()
+    assert bwrap is not None  # isolation() found it
+    # /tmp first: a later bind of a file under /tmp (the learner's, a venv's) lands on top of it.
+    cmd = [bwrap, *_namespaces(), "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
+    cmd += ["--proc", "/proc", "--dev", "/dev"]
+    for folder in _SYSTEM:
+        cmd += ["--ro-bind-try", folder, folder]
+    for root in _python_roots():
+        cmd += ["--ro-bind", str(root), str(root)]
+    for file in _learner_files(learner_file):
+        cmd += ["--ro-bind", str(file), str(file)]
+    cmd += ["--chdir", "/tmp", "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp"]
+    cmd += ["--uid", "65534", "--gid", "65534", "--"]
+    env["HOME"], env["TMPDIR"] = "/tmp", "/tmp"
+    return [*cmd, *argv], env
