@@ -91,9 +91,7 @@ _STEP = {
 
 
 @contextlib.contextmanager
-def feeding(
-    target: Callable[..., Any], sizes: tuple[int, ...], shape: tuple[int, ...]
-) -> Iterator[None]:
+def feeding(target: Any, sizes: tuple[int, ...], shape: tuple[int, ...]) -> Iterator[None]:
     """A forward that fails on the auditor's input says which input it was and how to
     reproduce the failure in two lines of Python."""
     try:
