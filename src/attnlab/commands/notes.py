@@ -12,6 +12,7 @@ from attnlab.commands._common import LangOption, fail, lang_of
 from attnlab.commands._store import DataDirOption, ProfileOption, open_store
 from attnlab.i18n import error_message, pick
 from attnlab.learn.text_limits import KINDS
+from attnlab.show.fmt import one_line
 
 if TYPE_CHECKING:
     from attnlab.learn.store import ProgressStore
@@ -51,7 +52,7 @@ def listing(store: ProgressStore, lang: str) -> str:
         if n.section != shown:
             lines.append(f"  {title(n.section)}")
             shown = n.section
-        lines.append(f"    [{n.short_id}] " + " ".join(n.text.split()))
+        lines.append(f"    [{n.short_id}] " + one_line(n.text))
     if not notes:
         lines.append(pick(lang, "  （无）", "  (none)"))
     return "\n".join(lines)

@@ -12,6 +12,7 @@ from attnlab.commands._common import LangOption, fail, lang_of
 from attnlab.commands._store import DataDirOption, ProfileOption, open_store
 from attnlab.i18n import error_message, pick
 from attnlab.learn.text_limits import KINDS
+from attnlab.show.fmt import escape_json_text, one_line
 
 ORDER = 84
 
@@ -43,7 +44,8 @@ def register(app: typer.Typer) -> None:
         with open_store(data_dir, profile, chosen) as store:
             hits = search.search(store, query, chosen)
         if as_json:
-            typer.echo(json.dumps([h.as_json() for h in hits], ensure_ascii=False, indent=2))
+            text = json.dumps([h.as_json() for h in hits], ensure_ascii=False, indent=2)
+            typer.echo(escape_json_text(text))
             return
         if not hits:
             typer.echo(pick(chosen, f"没有找到 {query!r}", f"No match for {query!r}"))
@@ -51,4 +53,4 @@ def register(app: typer.Typer) -> None:
         for h in hits:
             kind = search.KIND_NAMES[chosen][h.kind]
             where = "" if h.section is None else f" §{h.section}"
-            typer.echo(f"[{kind}{where}] {h.title}\n    {h.snippet}")
+            typer.echo(f"[{kind}{where}] {one_line(h.title)}\n    {one_line(h.snippet)}")

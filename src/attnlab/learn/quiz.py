@@ -121,7 +121,8 @@ class Quiz:
     def check_answer(self, section_id: int, saved: list[dict[str, Any]]) -> None:
         """Take the answer to the check question, or show the one saved before."""
         if saved:
-            self.say(self.t("你已回答（已保存）：", "Your saved answer: ") + saved[-1]["answer"])
+            said = fmt.one_line(saved[-1]["answer"])
+            self.say(self.t("你已回答（已保存）：", "Your saved answer: ") + said)
             return
         answer = self.ask(
             self.t("你的回答（回车跳过，q 退出）> ", "Your answer (Enter skips, q quits)> "),
@@ -179,10 +180,11 @@ class Quiz:
         self.say(self.t("正确答案：", "The answer: ") + self._value(ex))
 
     def _answered(self, ex: knowledge.Exercise, last: dict[str, Any]) -> None:
+        said = fmt.one_line(last["answer"])
         if last["correct"]:
-            self.say(self.t("✓ 已答对：", "✓ Answered right: ") + last["answer"])
+            self.say(self.t("✓ 已答对：", "✓ Answered right: ") + said)
             return
-        self.say(self.t("✗ 已作答：", "✗ Answered: ") + last["answer"])
+        self.say(self.t("✗ 已作答：", "✗ Answered: ") + said)
         self.say(self.t("正确答案：", "The answer: ") + self._value(ex))
 
     def _how(self, ex: knowledge.Exercise) -> str:
