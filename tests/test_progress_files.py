@@ -256,8 +256,8 @@ def _hard_link_to_database(folder: Path) -> Path:
         (_fifo, r"found a FIFO \(named pipe\); not replaced"),
         (_device, r"found a character device; not replaced"),
         (_folder, r"found a directory; not replaced"),
-        (_database, r"found the progress database .* itself; not replaced"),
-        (_hard_link_to_database, r"found the progress database .* itself; not replaced"),
+        (_database, r"found .*progress\.sqlite3, one of the progress database's own files"),
+        (_hard_link_to_database, r"found .*progress\.sqlite3, one of the progress database's"),
     ],
 )
 def test_export_never_replaces_a_link_a_device_or_the_database(home, make, message) -> None:
@@ -271,4 +271,21 @@ def test_export_never_replaces_a_link_a_device_or_the_database(home, make, messa
     if pointed is not None:
         assert target.resolve().read_bytes() == pointed
     assert _leftovers(home.parent) == []
+    assert _saved(home) == saved
+
+
+@pytest.mark.parametrize("suffix", ["", "-journal", "-wal", "-shm"])
+@pytest.mark.parametrize("spelling", ["plain", "dotdot", "linked-folder"])
+def test_export_never_writes_a_name_sqlite_keeps_for_the_database(home, suffix, spelling):
+    (home.parent / "alias").symlink_to(home, target_is_directory=True)
+    folder = {"plain": home, "dotdot": home / ".." / "home", "linked-folder": home.parent / "alias"}
+    target = folder[spelling] / f"{DB}{suffix}"
+    existed = {p.name for p in home.iterdir()}
+    saved = _saved(home)
+    _one_line_refusal(
+        _export_to(home, target), target,
+        rf"expected a file for the export, found .*{DB}{suffix}, one of the progress database's "
+        "own files; not written",
+    )  # fmt: skip
+    assert {p.name for p in home.iterdir()} == existed and _leftovers(home) == []
     assert _saved(home) == saved

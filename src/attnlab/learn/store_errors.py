@@ -122,8 +122,8 @@ FILE_TEXT: dict[str, dict[str, str]] = {
         "symlink": "{p}: expected a regular file or a new name, found a symbolic link to "
         "{to!r}; not replaced (give the real path)",
         "target": "{p}: expected a regular file or a new name, found {found}; not replaced",
-        "database": "{p}: expected a file for the export, found the progress database {db} "
-        "itself; not replaced",
+        "database": "{p}: expected a file for the export, found {db}, one of the progress "
+        "database's own files; not written",
         "field": "{field}: expected {expected}, found {found}",
     },
     "zh": {
@@ -139,7 +139,7 @@ FILE_TEXT: dict[str, dict[str, str]] = {
         "symlink": "{p}：应为普通文件或新文件名，实际是指向 {to!r} 的符号链接；"
         "未替换（请给出真实路径）",
         "target": "{p}：应为普通文件或新文件名，实际是{found}；未替换",
-        "database": "{p}：应为导出用的文件，实际是进度数据库 {db} 本身；未替换",
+        "database": "{p}：应为导出用的文件，实际是进度数据库自己的文件 {db}；未写入",
         "field": "{field}：应为{expected}，实际是 {found}",
     },
 }

@@ -5,14 +5,15 @@
   JSON with bounded integers and nesting; anything else is one :class:`InputError` line in
   both languages (:data:`attnlab.learn.store_errors.FILE_TEXT`).
 * :func:`write_json_atomic` writes a temporary file next to the target, flushes it and renames
-  it over a regular file or a new name, never over a symbolic link, a device or the progress
-  database itself.
+  it over a regular file or a new name, never over a symbolic link, a device, and never to the
+  progress database or a name SQLite keeps next to it (``-journal``, ``-wal``, ``-shm``).
 
 What the JSON must contain is :mod:`attnlab.learn.store_file`'s job.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -106,19 +107,31 @@ def _refuse_target(target: Path, keep: Sequence[Path]) -> int | None:
     try:
         info = os.lstat(target)
     except FileNotFoundError:
+        _refuse_protected(target, None, keep)
         return None
     if stat.S_ISLNK(info.st_mode):
         raise file_error("symlink", p=target, to=os.readlink(target))
     if not stat.S_ISREG(info.st_mode):
         raise file_error("target", p=target, found=_kind(info.st_mode))
-    for protected in keep:
-        try:
-            same = os.path.samestat(info, os.stat(protected))
-        except OSError:
-            continue
-        if same:
-            raise file_error("database", p=target, db=protected)
+    _refuse_protected(target, info, keep)
     return stat.S_IMODE(info.st_mode)
+
+
+def _refuse_protected(target: Path, info: os.stat_result | None, keep: Sequence[Path]) -> None:
+    """InputError if ``target`` is one of ``keep`` (by folder and name, whether it exists or
+    not, however the folder is spelt) or a hard link to one."""
+    for protected in keep:
+        if _same_file(target, info, protected):
+            raise file_error("database", p=target, db=protected)
+
+
+def _same_file(target: Path, info: os.stat_result | None, protected: Path) -> bool:
+    with contextlib.suppress(OSError):  # the file itself, or a hard link to it
+        if info is not None and os.path.samestat(info, os.stat(protected)):
+            return True
+    with contextlib.suppress(OSError):  # a folder that does not exist holds nothing of ours
+        return target.name == protected.name and os.path.samefile(target.parent, protected.parent)
+    return False
 
 
 def _new_file_mode() -> int:
@@ -136,11 +149,12 @@ def write_json_atomic(
     Args:
         path: a regular file (its permissions are kept) or a new name.
         data: what to write.
-        keep: files never to replace (the progress database and its ``-wal``/``-shm``).
+        keep: files never to write, existing or not (the progress database and the files
+            SQLite keeps next to it, :func:`attnlab.learn.store_access.own_files`).
 
     Raises:
-        InputError: ``path`` is a symbolic link, a directory, a device, a FIFO or one of
-            ``keep``; nothing was written.
+        InputError: ``path`` is a symbolic link, a directory, a device, a FIFO, one of
+            ``keep`` or a hard link to one; nothing was written.
         OSError: the folder cannot be written (the temporary file is removed).
     """
     target = Path(path)
