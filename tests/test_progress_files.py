@@ -134,13 +134,37 @@ def test_import_refuses_paths_it_cannot_read(home: Path) -> None:
     os.symlink(home.parent / "loop2.json", loop)
     os.symlink(loop, home.parent / "loop2.json")
     before = _saved(home)
-    _one_line_refusal(_import(home, loop), loop, r"expected a readable progress file, found")
+    _one_line_refusal(_import(home, loop), loop, r"expected a progress file, found a symbolic link")
     folder = home.parent / "folder.json"
     folder.mkdir()
     _one_line_refusal(_import(home, folder), folder, r"expected a progress file, found a direc")
     missing = home.parent / "missing.json"
     _one_line_refusal(_import(home, missing), missing, r"found no such file")
     assert _saved(home) == before
+
+
+def test_import_refuses_a_symbolic_link_even_to_a_good_file(home: Path) -> None:
+    real = home.parent / "real.json"
+    real.write_text(json.dumps(_export()), encoding="utf-8")
+    link = home.parent / "link.json"
+    link.symlink_to(real)
+    before = _saved(home)
+    _one_line_refusal(_import(home, link), link, r"expected a progress file, found a symbolic link")
+    assert _saved(home) == before
+
+
+def test_import_opens_without_following_a_link_made_after_the_look(home, monkeypatch) -> None:
+    """The file is opened with O_NOFOLLOW: a link swapped in after the lstat is refused too."""
+    from attnlab.learn import store_io
+
+    real = home.parent / "real.json"
+    real.write_text(json.dumps(_export()), encoding="utf-8")
+    link = home.parent / "link.json"
+    link.symlink_to(real)
+    looked = os.lstat(real)  # what the look saw: a regular file, before the swap
+    monkeypatch.setattr(store_io.os, "lstat", lambda path: looked)
+    with pytest.raises(InputError, match=r"expected a progress file, found a symbolic link"):
+        store_io.read_export(link)
 
 
 def test_import_accepts_a_byte_order_mark(home: Path) -> None:

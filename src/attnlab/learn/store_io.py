@@ -1,9 +1,10 @@
 """Progress export files on disk: read one within bounds, write one atomically.
 
 * :func:`read_export` reads only a regular file (a FIFO or ``/dev/zero`` is refused before it
-  is opened, so it can never hang), at most :data:`MAX_FILE_BYTES` + 1 bytes of it, as UTF-8
-  JSON with bounded integers and nesting; anything else is one :class:`InputError` line in
-  both languages (:data:`attnlab.learn.store_errors.FILE_TEXT`).
+  is opened, so it can never hang; a symbolic link is refused, never followed), at most
+  :data:`MAX_FILE_BYTES` + 1 bytes of it, as UTF-8 JSON with bounded integers and nesting;
+  anything else is one :class:`InputError` line in both languages
+  (:data:`attnlab.learn.store_errors.FILE_TEXT`).
 * :func:`write_json_atomic` writes a temporary file next to the target, flushes it and renames
   it over a regular file or a new name, never over a symbolic link, a device, and never to the
   progress database or a name SQLite keeps next to it (``-journal``, ``-wal``, ``-shm``).
@@ -14,6 +15,7 @@ What the JSON must contain is :mod:`attnlab.learn.store_file`'s job.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import stat
@@ -57,7 +59,9 @@ def _no_constant(name: str) -> object:
 
 def _read_bytes(p: Path) -> bytes:
     try:
-        mode = os.stat(p).st_mode  # look before opening: opening a FIFO waits for a writer
+        # Look before opening: opening a FIFO waits for a writer. lstat, not stat: a symbolic
+        # link is refused, not followed.
+        mode = os.lstat(p).st_mode
     except FileNotFoundError:
         raise file_error("missing", p=p) from None
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
@@ -65,9 +69,11 @@ def _read_bytes(p: Path) -> bytes:
         raise file_error("unreadable", p=p, found=found) from None
     if not stat.S_ISREG(mode):
         raise file_error("not_regular", p=p, found=_kind(mode))
-    try:
-        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    try:  # O_NOFOLLOW: a link put in its place after the look is refused as well (ELOOP)
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_NOFOLLOW)
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise file_error("not_regular", p=p, found=_kind(stat.S_IFLNK)) from None
         raise file_error("unreadable", p=p, found=exc.strerror) from None
     with os.fdopen(fd, "rb") as fh:
         now = os.fstat(fh.fileno()).st_mode
@@ -83,8 +89,9 @@ def read_export(path: str | os.PathLike[str]) -> object:
     """The JSON in ``path``.
 
     Raises:
-        InputError: one line naming the path: missing, unreadable, not a regular file, too
-            large, not UTF-8, not JSON, nested too deep or holding a huge integer.
+        InputError: one line naming the path: missing, unreadable, a symbolic link or not a
+            regular file, too large, not UTF-8, not JSON, nested too deep or holding a huge
+            integer.
     """
     p = Path(path)
     data = _read_bytes(p)
