@@ -276,3 +276,53 @@ def test_explorer_body_with_huge_integers_or_deep_nesting_gets_422(tmp_path) -> 
     for size in ("²", "9" * 5000):
         r = client.get("/explorer", params={"T": size, "lang": "en"})
         assert r.status_code == 400 and "T: expected a whole number" in r.text
+
+
+LESSON = {k: getattr(example, f"lesson_{k}")().tolist() for k in ("x", "w_q", "w_k", "w_v")}
+BOM = b"\xef\xbb\xbf"
+#: A second "x" would silently replace the first.
+TWICE_X = json.dumps(LESSON).replace('{"x":', '{"x": [[[9, 9, 9, 9]]], "x":', 1)
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("top.json", TWICE_X),
+        ("nested.json", json.dumps([{"stage": "x", "row": 0, "values": [1, 0, 0, 0]}])
+         .replace('"row": 0', '"row": 0, "row": 1')),
+    ],
+    ids=["input-file", "answer-file"],
+)  # fmt: skip
+def test_a_repeated_json_key_is_refused_naming_it(tmp_path, name, content) -> None:
+    path = _write(tmp_path, content, name)
+    args = ("trace", "--input", str(path)) if name == "top.json" else ("check", str(path))
+    line = _one_error_line(_run("--lang", "en", *args))
+    key = "x" if name == "top.json" else "row"
+    assert f"expected each key once in an object, found {key!r} twice" in line, line
+    zh = _one_error_line(_run("--lang", "zh", *args))
+    assert f"{key!r} 出现了两次" in zh, zh
+
+
+def test_a_repeated_key_in_the_explorer_body_is_refused(tmp_path) -> None:
+    r = _api(_client(tmp_path), TWICE_X.encode())
+    assert r.status_code == 422 and "found 'x' twice" in r.json()["error"], r.text
+
+
+def test_input_and_answer_files_accept_a_byte_order_mark(tmp_path) -> None:
+    toml = "\n".join(f"{k} = {v}" for k, v in LESSON.items())
+    for name, text in (("in.json", json.dumps(LESSON)), ("in.toml", toml)):
+        path = tmp_path / name
+        path.write_bytes(BOM + text.encode())
+        result = _run("--lang", "en", "trace", "--stage", "x", "--input", str(path))
+        assert result.exit_code == 0, result.stderr
+    answers = tmp_path / "answers.json"
+    answers.write_bytes(BOM + json.dumps([{"stage": "x", "values": [1, 0, 0, 0], "row": 0}])
+                        .encode())  # fmt: skip
+    assert _run("--lang", "en", "check", str(answers)).exit_code == 0
+
+
+def test_a_byte_after_the_byte_order_mark_is_named_at_its_offset(tmp_path) -> None:
+    path = tmp_path / "in.json"
+    path.write_bytes(BOM + b'{"x": "\xff"}')
+    line = _one_error_line(_run("--lang", "en", "trace", "--input", str(path)))
+    assert "has byte 0xff at offset 10" in line, line

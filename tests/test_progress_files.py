@@ -106,6 +106,12 @@ BAD_CONTENT = [
      r"expected integers of at most 18 digits, found one of 20"),
     (json.dumps(_export()).replace('"version": 1', '"version": NaN').encode(),
      r"expected JSON numbers, found NaN \(not JSON\)"),
+    (json.dumps(_export()).replace('"version": 1', '"version": 1, "version": 2').encode(),
+     r"expected each key once in an object, found 'version' twice"),
+    (json.dumps(_export()).replace('"correct": true', '"correct": true, "correct": false')
+     .encode(), r"expected each key once in an object, found 'correct' twice"),
+    (b"\xef\xbb\xbf" + json.dumps(_export()).encode().replace(b'"default"', b'"\xe9"'),
+     r"expected UTF-8 text, found byte 0xe9 at offset \d+"),
 ]  # fmt: skip
 
 
@@ -165,6 +171,12 @@ def test_import_opens_without_following_a_link_made_after_the_look(home, monkeyp
     monkeypatch.setattr(store_io.os, "lstat", lambda path: looked)
     with pytest.raises(InputError, match=r"expected a progress file, found a symbolic link"):
         store_io.read_export(link)
+
+
+def test_a_byte_after_the_byte_order_mark_is_named_at_its_offset(home: Path) -> None:
+    path = home.parent / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf{\xff}")
+    _one_line_refusal(_import(home, path), path, r"found byte 0xff at offset 4$")
 
 
 def test_import_accepts_a_byte_order_mark(home: Path) -> None:

@@ -115,6 +115,7 @@ TEXT: dict[str, dict[str, str]] = {
         "toml": "{what} is not valid TOML: {msg}",
         "deep": "{what}: expected lists nested a few levels deep (x is [B][T][C]) but found "
         "nesting deeper than the parser can follow",
+        "dup_key": "{what}: expected each key once in an object, found {key} twice",
         "long_number": "{what}: expected numbers a float can hold (|x| <= 1.8e308) but found "
         "one too long to read ({msg})",
         "no_file": "{what}: file not found: {path}",
@@ -169,6 +170,7 @@ TEXT: dict[str, dict[str, str]] = {
         "json": "{what} 不是有效的 JSON：{msg}（第 {line} 行，第 {col} 列）",
         "toml": "{what} 不是有效的 TOML：{msg}",
         "deep": "{what}：列表应只嵌套几层（x 是 [B][T][C]），实际嵌套深到解析器无法处理",
+        "dup_key": "{what}：对象中的每个键应只出现一次，实际 {key} 出现了两次",
         "long_number": "{what}：应为浮点数能表示的数（|x| <= 1.8e308），实际有一个长得无法读取的数"
         "（{msg}）",
         "no_file": "{what}：找不到文件：{path}",

@@ -119,6 +119,7 @@ FILE_TEXT: dict[str, dict[str, str]] = {
         "constant": "{p}: expected JSON numbers, found {name} (not JSON)",
         "not_json": "{p}: expected JSON, found invalid content ({msg})",
         "deep": "{p}: expected JSON nested a few levels deep, found far deeper",
+        "dup_key": "{p}: expected each key once in an object, found {key} twice",
         "symlink": "{p}: expected a regular file or a new name, found a symbolic link to "
         "{to!r}; not replaced (give the real path)",
         "target": "{p}: expected a regular file or a new name, found {found}; not replaced",
@@ -136,6 +137,7 @@ FILE_TEXT: dict[str, dict[str, str]] = {
         "constant": "{p}：应为 JSON 数字，实际是 {name}（不是 JSON）",
         "not_json": "{p}：应为 JSON，实际内容无效（{msg}）",
         "deep": "{p}：JSON 应只嵌套几层，实际嵌套得深得多",
+        "dup_key": "{p}：对象中的每个键应只出现一次，实际 {key} 出现了两次",
         "symlink": "{p}：应为普通文件或新文件名，实际是指向 {to!r} 的符号链接；"
         "未替换（请给出真实路径）",
         "target": "{p}：应为普通文件或新文件名，实际是{found}；未替换",

@@ -23,6 +23,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from attnlab import safe_load
 from attnlab.learn.store_errors import FILE_KINDS, file_error
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -90,17 +91,23 @@ def read_export(path: str | os.PathLike[str]) -> object:
 
     Raises:
         InputError: one line naming the path: missing, unreadable, a symbolic link or not a
-            regular file, too large, not UTF-8, not JSON, nested too deep or holding a huge
-            integer.
+            regular file, too large, not UTF-8 (a leading byte-order mark is skipped), not
+            JSON, nested too deep, holding a huge integer or an object naming a key twice.
     """
     p = Path(path)
     data = _read_bytes(p)
-    try:
-        text = data.decode("utf-8-sig")  # a byte-order mark from a Windows editor is fine
-    except UnicodeDecodeError as exc:
-        raise file_error("not_utf8", p=p, byte=data[exc.start], offset=exc.start) from None
-    try:
-        return json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant)
+    try:  # the rules of every learner file: a byte-order mark is skipped, a key named once
+        text = safe_load.utf8_text(data)
+        return json.loads(
+            text,
+            parse_int=_bounded_int,
+            parse_constant=_no_constant,
+            object_pairs_hook=safe_load.unique_keys,
+        )
+    except safe_load.NotUtf8 as exc:
+        raise file_error("not_utf8", p=p, byte=exc.byte, offset=exc.offset) from None
+    except safe_load.DuplicateKey as exc:
+        raise file_error("dup_key", p=p, key=safe_load.shown_key(exc.key)) from None
     except _Refused as exc:
         raise file_error(exc.key, p=p, **exc.fields) from None
     except json.JSONDecodeError as exc:
