@@ -123,7 +123,7 @@ TEXT: dict[str, dict[str, str]] = {
         "not_regular": "{what}: expected a regular file but {path} is a device or pipe",
         "suffix": "{what}: expected a {names} file, found {name!r}",
         "unreadable": "{what}: cannot read {path}: {why}",
-        "too_large": "{what}: {path} is larger than {mib} MiB",
+        "too_large": "{what}: {path} is larger than {mib:g} MiB",
         "not_utf8": "{what}: expected UTF-8 text but {path} has byte 0x{byte:02x} at offset "
         "{offset}",
         "one_of": "{option}: expected one of {names}{extra}, got {got!r}",
@@ -178,7 +178,7 @@ TEXT: dict[str, dict[str, str]] = {
         "not_regular": "{what}：应为普通文件，但 {path} 是设备或管道",
         "suffix": "{what}：应为 {names} 文件，实际是 {name!r}",
         "unreadable": "{what}：无法读取 {path}：{why}",
-        "too_large": "{what}：{path} 超过 {mib} MiB",
+        "too_large": "{what}：{path} 超过 {mib:g} MiB",
         "not_utf8": "{what}：应为 UTF-8 文本，但 {path} 在偏移 {offset} 处有字节 0x{byte:02x}",
         "one_of": "{option}：应为 {names}{extra} 之一，收到的是 {got!r}",
         "budget": "{what}约需 {need:.2f} GiB，超过一条命令可用的 {limit:g} GiB；{hint}",

@@ -127,12 +127,13 @@ def loads(text: str, suffix: str, what: Text) -> Any:
         raise input_error("long_number", what=what, msg=str(exc)) from None
 
 
-def read_text(path: Path, what: Text, suffixes: tuple[str, ...] = SUFFIXES) -> str:
-    """The UTF-8 text of a regular file of at most :data:`MAX_FILE_BYTES` (see
-    :func:`utf8_text`).
+def read_text(
+    path: Path, what: Text, suffixes: tuple[str, ...] = SUFFIXES, max_bytes: int = MAX_FILE_BYTES
+) -> str:
+    """The UTF-8 text of a regular file of at most ``max_bytes`` (see :func:`utf8_text`).
 
-    At most ``MAX_FILE_BYTES + 1`` bytes are read, so ``/dev/zero`` or a named pipe is refused
-    at once rather than read forever.
+    At most ``max_bytes + 1`` bytes are read, so ``/dev/zero``, a named pipe or a file far
+    larger than its kind needs is refused at once, before anything is parsed.
     """
     if not path.exists():
         raise input_error("no_file", what=what, path=path)
@@ -145,11 +146,11 @@ def read_text(path: Path, what: Text, suffixes: tuple[str, ...] = SUFFIXES) -> s
         raise input_error("suffix", what=what, names=names, name=path.name)
     try:
         with path.open("rb") as f:
-            raw = f.read(MAX_FILE_BYTES + 1)
+            raw = f.read(max_bytes + 1)
     except OSError as exc:
         raise input_error("unreadable", what=what, path=path, why=exc.strerror) from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise input_error("too_large", what=what, path=path, mib=MAX_FILE_BYTES // 2**20)
+    if len(raw) > max_bytes:
+        raise input_error("too_large", what=what, path=path, mib=max_bytes / 2**20)
     try:
         return utf8_text(raw)
     except NotUtf8 as exc:
@@ -158,9 +159,10 @@ def read_text(path: Path, what: Text, suffixes: tuple[str, ...] = SUFFIXES) -> s
         ) from None
 
 
-def load(path: Path, what: Text) -> Any:
-    """Read and parse a ``.json`` or ``.toml`` file (see :func:`read_text` and :func:`loads`);
-    ``what`` names the file in messages (``"--input"``, or a text in both languages)."""
-    text = read_text(path, what)
+def load(path: Path, what: Text, max_bytes: int = MAX_FILE_BYTES) -> Any:
+    """Read and parse a ``.json`` or ``.toml`` file of at most ``max_bytes`` (see
+    :func:`read_text` and :func:`loads`); ``what`` names the file in messages (``"--input"``,
+    or a text in both languages)."""
+    text = read_text(path, what, max_bytes=max_bytes)
     named = {lang: f"{in_lang(what, lang)}: {path}" for lang in ("zh", "en")}
     return loads(text, path.suffix.lower(), named)

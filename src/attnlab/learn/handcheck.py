@@ -21,7 +21,7 @@ from attnlab.debug.catalogue import CATALOGUE
 from attnlab.errors import TEXT, input_error
 from attnlab.example import head_index, prompt_index
 from attnlab.learn import grading
-from attnlab.learn.answer_parse import Typed, file_value, parse_numbers
+from attnlab.learn.answer_parse import Typed, check_count, file_value, parse_numbers
 from attnlab.learn.grading import Address, Verdict
 from attnlab.learn.reasons import comma_hint
 from attnlab.lesson.steps import MistakeInput
@@ -121,7 +121,9 @@ def _answer(entry: Any, n: int) -> Answer:
     raw, text = entry["values"], ""
     where = f"answer {n}: values"
     if isinstance(raw, list):
-        values = tuple(file_value(v, where) for v in _flat(raw, where))
+        flat = _flat(raw, where)
+        check_count(len(flat), where)
+        values = tuple(file_value(v, where) for v in flat)
     else:
         text = str(raw)
         values = tuple(parse_numbers(text, where, infinity=True))
@@ -148,14 +150,17 @@ def _flat(items: list[Any], where: str) -> list[Any]:
 
 
 _ANSWER_FILE = {"zh": "答案文件", "en": "answer file"}
+#: Largest answer file: a few stages of a few numbers take a kilobyte; this refuses a huge
+#: file before it is parsed (a 64 MiB one would build billions of bytes of numbers).
+MAX_ANSWER_FILE_BYTES = 2**20
 
 
 def load_answers(path: Path) -> list[Answer]:
     """Answers from a TOML (``[[answer]]`` tables) or JSON (a list, or ``{"answer": [...]}``)
-    file."""
+    file of at most :data:`MAX_ANSWER_FILE_BYTES`."""
     if not path.exists():
         raise input_error("no_file", what=_ANSWER_FILE, path=path)
-    data: Any = safe_load.load(path, _ANSWER_FILE)
+    data: Any = safe_load.load(path, _ANSWER_FILE, max_bytes=MAX_ANSWER_FILE_BYTES)
     entries = data.get("answer", data.get("answers")) if isinstance(data, dict) else data
     if not isinstance(entries, list) or not entries:
         raise input_error("answer_list", name=path.name)
