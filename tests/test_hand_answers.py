@@ -294,3 +294,39 @@ def test_an_answer_of_more_numbers_than_any_stage_is_refused(tmp_path: Path, val
     cli = runner.invoke(app, ["--lang", "en", "check", "--stage", "weights", "--values",
                               " ".join(["1"] * 10_001)])  # fmt: skip
     assert "--values: expected at most 10,000 numbers, got more" in cli.stderr, cli.stderr
+
+
+TWO_HEADS = {"x": [[[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]]], "w_q": [[1.0] * 4] * 4,
+             "w_k": [[1.0] * 4] * 4, "w_v": [[1.0] * 4] * 4, "num_heads": 2}  # fmt: skip
+SINGLE = "head: expected 1 (the input has a single head), got 7"
+
+
+@pytest.mark.parametrize(
+    ("heads", "stage", "lang", "message"),
+    [
+        (1, "weights", "en", SINGLE),
+        (1, "weights", "zh", "head：应为 1（输入只有一个头），收到的是 7"),
+        (1, "x", "en", SINGLE),  # a stage without a head axis
+        (2, "weights", "en", "head: expected 1..2, got 7"),
+        (2, "x", "en", "head: expected 1..2, got 7"),
+    ],
+)
+def test_a_head_the_input_does_not_have_is_refused(tmp_path: Path, heads, stage, lang, message):  # type: ignore[no-untyped-def]
+    argv = ["--lang", lang, "check", "--stage", stage, "--row", "0", "--head", "7", "--values",
+            "1 0 0 0" if stage == "x" else "1"]  # fmt: skip
+    if heads == 2:
+        path = tmp_path / "two.json"
+        path.write_text(json.dumps(TWO_HEADS), encoding="utf-8")
+        argv += ["--input", str(path)]
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == f"attnlab: error: {message}", result.stderr
+
+
+def test_an_answer_file_head_the_input_does_not_have_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "answers.toml"
+    path.write_text('[[answer]]\nstage = "weights"\nrow = 1\nhead = 2\nvalues = "0.599 0.401"\n')
+    result = runner.invoke(app, ["--lang", "en", "check", str(path)])
+    assert result.exit_code == 2 and "head: expected 1 (the input has a single head), got 2" in (
+        result.stderr
+    ), result.output

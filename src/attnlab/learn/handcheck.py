@@ -36,7 +36,8 @@ class Answer:
 
     ``prompt`` is read by :func:`attnlab.example.prompt_index` (``"A"``, ``"b"``, ``"1"``);
     ``row`` is the query position ``t`` (from 0, as the tables label rows); ``head`` is numbered
-    from 1, as ``trace`` and the lesson number heads (ignored for a single head); ``text`` is
+    from 1, as ``trace`` and the lesson number heads (1 is the only head of a single-head
+    input); ``text`` is
     the answer as typed, when it was one string (a decimal comma in it is pointed out).
     """
 
@@ -70,14 +71,17 @@ def lab_input(path: Path | None) -> MistakeInput:
 
 def address(answer: Answer, inp: MistakeInput) -> Address:
     """Where ``answer`` sits in the stages of ``inp`` (raises ``InputError`` for an unknown
-    stage, prompt, head or row, naming what is there)."""
+    stage, prompt, head or row, naming what is there; a single-head input has head 1 only)."""
     stages = diagnosis.correct_stages(inp)
     if answer.stage not in stages:
         raise input_error("stage", names=", ".join(stages), got=answer.stage[:40])
     b = prompt_index(answer.prompt, inp.x.size(0))
+    # Every head is checked, for every stage: one the input does not have is a mistake even
+    # where the stage has no head axis (the single head is head 1).
+    head = head_index(answer.head, 1 if inp.is_single_head else inp.num_heads)
     t = stages[answer.stage][b]
     if answer.stage not in _NO_HEAD_AXIS and not inp.is_single_head:
-        t = t[head_index(answer.head, t.size(0))]  # [T, ...]
+        t = t[head]  # [T, ...]
     if answer.row is not None and not 0 <= answer.row < t.size(0):
         raise input_error("row", last=t.size(0) - 1, stage=answer.stage, got=answer.row)
     return Address(answer.stage, b, 1 if inp.is_single_head else answer.head, answer.row)
