@@ -37,8 +37,8 @@ class Answer:
     ``prompt`` is read by :func:`attnlab.example.prompt_index` (``"A"``, ``"b"``, ``"1"``);
     ``row`` is the query position ``t`` (from 0, as the tables label rows); ``head`` is numbered
     from 1, as ``trace`` and the lesson number heads (1 is the only head of a single-head
-    input); ``text`` is
-    the answer as typed, when it was one string (a decimal comma in it is pointed out).
+    input); ``text`` is the answer as typed, when it was one string (a decimal comma in it is
+    pointed out).
     """
 
     stage: str
