@@ -243,3 +243,90 @@ def test_no_section_prints_an_exercise_answer_before_the_exercise(
     said, leaks = _quiz_leaks(lang, tmp_path)
     assert leaks == [], leaks
     assert any("[0.0, 0.5, 0.5, 0.0]" in s for s in said)  # section 1's recap, after 1a
+
+
+# In a child process: the peak memory of refusing a huge answer file, against the peak of
+# refusing a tiny one (same imports, same lesson stages). ru_maxrss is in KiB on Linux.
+PEAK = r"""
+import json, resource, sys
+from typer.testing import CliRunner
+from attnlab.cli import app
+def check(path):
+    r = CliRunner().invoke(app, ["--lang", "en", "check", path])
+    return r.exit_code, r.stderr.strip()
+before = check(sys.argv[1]), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+after = check(sys.argv[2]), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps([before, after]))
+"""
+
+
+@pytest.mark.parametrize("values", ["string", "list"])
+def test_a_huge_answer_file_is_refused_before_it_is_parsed(tmp_path: Path, values: str) -> None:
+    tiny = tmp_path / "tiny.json"
+    tiny.write_text(json.dumps([{"stage": "nope", "values": "1"}]), encoding="utf-8")
+    huge = tmp_path / "huge.json"
+    numbers = "0.5 " * 2_000_000  # 8 MB: one answer of two million numbers
+    body = f'"{numbers}"' if values == "string" else "[" + numbers.strip().replace(" ", ",") + "]"
+    huge.write_text(f'[{{"stage": "weights", "values": {body}}}]', encoding="utf-8")
+    done = __import__("subprocess").run(
+        [__import__("sys").executable, "-c", PEAK, str(tiny), str(huge)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    (first, peak_tiny), ((code, line), peak_huge) = json.loads(done.stdout)
+    assert first[0] == 2 and "stage: expected one of" in first[1], first
+    assert code == 2 and "answer file" in line and "is larger than 1 MiB" in line, line
+    grown = (peak_huge - peak_tiny) / 1024
+    assert grown < 32, f"refusing an 8 MB answer file took {grown:.0f} MiB more at its peak"
+
+
+@pytest.mark.parametrize(
+    "values",
+    [" ".join(["0.5"] * 10_001), [0.5] * 10_001, [[0.5] * 100] * 101],
+    ids=["string", "list", "rows"],
+)
+def test_an_answer_of_more_numbers_than_any_stage_is_refused(tmp_path: Path, values) -> None:
+    path = tmp_path / "answers.json"
+    path.write_text(json.dumps([{"stage": "weights", "values": values}]), encoding="utf-8")
+    result = runner.invoke(app, ["--lang", "en", "check", str(path)])
+    assert result.exit_code == 2, result.output
+    assert "answer 1: values: expected at most 10,000 numbers, got more" in result.stderr
+    cli = runner.invoke(app, ["--lang", "en", "check", "--stage", "weights", "--values",
+                              " ".join(["1"] * 10_001)])  # fmt: skip
+    assert "--values: expected at most 10,000 numbers, got more" in cli.stderr, cli.stderr
+
+
+TWO_HEADS = {"x": [[[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]]], "w_q": [[1.0] * 4] * 4,
+             "w_k": [[1.0] * 4] * 4, "w_v": [[1.0] * 4] * 4, "num_heads": 2}  # fmt: skip
+SINGLE = "head: expected 1 (the input has a single head), got 7"
+
+
+@pytest.mark.parametrize(
+    ("heads", "stage", "lang", "message"),
+    [
+        (1, "weights", "en", SINGLE),
+        (1, "weights", "zh", "head：应为 1（输入只有一个头），收到的是 7"),
+        (1, "x", "en", SINGLE),  # a stage without a head axis
+        (2, "weights", "en", "head: expected 1..2, got 7"),
+        (2, "x", "en", "head: expected 1..2, got 7"),
+    ],
+)
+def test_a_head_the_input_does_not_have_is_refused(tmp_path: Path, heads, stage, lang, message):  # type: ignore[no-untyped-def]
+    argv = ["--lang", lang, "check", "--stage", stage, "--row", "0", "--head", "7", "--values",
+            "1 0 0 0" if stage == "x" else "1"]  # fmt: skip
+    if heads == 2:
+        path = tmp_path / "two.json"
+        path.write_text(json.dumps(TWO_HEADS), encoding="utf-8")
+        argv += ["--input", str(path)]
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == f"attnlab: error: {message}", result.stderr
+
+
+def test_an_answer_file_head_the_input_does_not_have_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "answers.toml"
+    path.write_text('[[answer]]\nstage = "weights"\nrow = 1\nhead = 2\nvalues = "0.599 0.401"\n')
+    result = runner.invoke(app, ["--lang", "en", "check", str(path)])
+    assert result.exit_code == 2 and "head: expected 1 (the input has a single head), got 2" in (
+        result.stderr
+    ), result.output

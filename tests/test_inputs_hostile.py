@@ -214,7 +214,7 @@ def test_web_exercise_answers_are_kept_ungraded_with_the_reason(tmp_path, text, 
 
 
 def test_quiz_says_it_cannot_read_1e999_and_asks_again(tmp_path) -> None:
-    lines = ["", "1e999", "-1e999", "9" * 5000, "q"]
+    lines = ["", "1e999", "-1e999", "9" * 150, "q"]  # within the 200 characters of an answer
     result = runner.invoke(
         app, ["--lang", "en", "quiz", "--section", "4", "--data-dir", str(tmp_path)],
         input="\n".join(lines) + "\n",
@@ -276,3 +276,135 @@ def test_explorer_body_with_huge_integers_or_deep_nesting_gets_422(tmp_path) -> 
     for size in ("²", "9" * 5000):
         r = client.get("/explorer", params={"T": size, "lang": "en"})
         assert r.status_code == 400 and "T: expected a whole number" in r.text
+
+
+LESSON = {k: getattr(example, f"lesson_{k}")().tolist() for k in ("x", "w_q", "w_k", "w_v")}
+BOM = b"\xef\xbb\xbf"
+#: A second "x" would silently replace the first.
+TWICE_X = json.dumps(LESSON).replace('{"x":', '{"x": [[[9, 9, 9, 9]]], "x":', 1)
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("top.json", TWICE_X),
+        ("nested.json", json.dumps([{"stage": "x", "row": 0, "values": [1, 0, 0, 0]}])
+         .replace('"row": 0', '"row": 0, "row": 1')),
+    ],
+    ids=["input-file", "answer-file"],
+)  # fmt: skip
+def test_a_repeated_json_key_is_refused_naming_it(tmp_path, name, content) -> None:
+    path = _write(tmp_path, content, name)
+    args = ("trace", "--input", str(path)) if name == "top.json" else ("check", str(path))
+    line = _one_error_line(_run("--lang", "en", *args))
+    key = "x" if name == "top.json" else "row"
+    assert f"expected each key once in an object, found {key!r} twice" in line, line
+    zh = _one_error_line(_run("--lang", "zh", *args))
+    assert f"{key!r} 出现了两次" in zh, zh
+
+
+def test_a_repeated_key_in_the_explorer_body_is_refused(tmp_path) -> None:
+    r = _api(_client(tmp_path), TWICE_X.encode())
+    assert r.status_code == 422 and "found 'x' twice" in r.json()["error"], r.text
+
+
+def test_input_and_answer_files_accept_a_byte_order_mark(tmp_path) -> None:
+    toml = "\n".join(f"{k} = {v}" for k, v in LESSON.items())
+    for name, text in (("in.json", json.dumps(LESSON)), ("in.toml", toml)):
+        path = tmp_path / name
+        path.write_bytes(BOM + text.encode())
+        result = _run("--lang", "en", "trace", "--stage", "x", "--input", str(path))
+        assert result.exit_code == 0, result.stderr
+    answers = tmp_path / "answers.json"
+    answers.write_bytes(BOM + json.dumps([{"stage": "x", "values": [1, 0, 0, 0], "row": 0}])
+                        .encode())  # fmt: skip
+    assert _run("--lang", "en", "check", str(answers)).exit_code == 0
+
+
+def test_a_byte_after_the_byte_order_mark_is_named_at_its_offset(tmp_path) -> None:
+    path = tmp_path / "in.json"
+    path.write_bytes(BOM + b'{"x": "\xff"}')
+    line = _one_error_line(_run("--lang", "en", "trace", "--input", str(path)))
+    assert "has byte 0xff at offset 10" in line, line
+
+
+#: Arguments with a byte that is not UTF-8, as a shell passes them (Python decodes them with
+#: surrogateescape): every command answers one line and exit 2, whichever argument holds it.
+NOT_UTF8_ARGV = [
+    (b"notes", b"add", b"5", b"\xff"),
+    (b"notes", b"rm", b"\xff\xfe\xfd\xfc"),
+    (b"search", b"soft\xffmax"),
+    (b"progress", b"--profile", b"\xff"),
+    (b"bookmark", b"\xff"),
+    (b"trace", b"--prompt", b"\xff"),
+    (b"check", b"--stage", b"x", b"--row", b"0", b"--values", b"1 \xff"),
+    (b"--lang", b"\xff", b"notes"),
+]
+
+
+@pytest.mark.parametrize("argv", NOT_UTF8_ARGV, ids=lambda a: b" ".join(a).decode("latin-1"))
+def test_arguments_that_are_not_utf8(tmp_path, argv) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "ATTNLAB_DATA_DIR": str(tmp_path), "ATTNLAB_LANG": "en"}
+    done = subprocess.run([sys.executable, "-m", "attnlab", *argv], capture_output=True,
+                          env=env, timeout=120)  # fmt: skip
+    lines = done.stderr.decode("utf-8", "backslashreplace").strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, (done.returncode, lines[-5:])
+    assert lines[0].startswith("attnlab: error: "), lines[0]
+    assert b"\xff" not in done.stderr and done.stdout == b"", "the byte is named or escaped"
+
+
+def _full_export() -> dict:
+    at = "2026-11-29T10:00:00+00:00"
+    return {
+        "format": "attnlab-progress", "version": 2, "profile": "default", "exported_at": at,
+        "completed": [{"section": 1, "at": at}],
+        "assessments": [{"section": 1, "status": "review", "at": at}],
+        "attempts": [{"exercise": "5a", "answer": "0.599", "correct": False,
+                      "diagnosis": "no scaling", "at": at}],
+        "last_section": {"section": 1, "at": at},
+        "notes": [{"id": "0b7e2a52-52e4-4a3e-9d2e-4a2b8f0c1d11", "section": 5, "text": "rows",
+                   "created": at, "at": at, "deleted": False}],
+        "bookmarks": [{"section": 5, "marked": True, "at": at}],
+    }  # fmt: skip
+
+
+def _text_fields(data: object, path: tuple = ()) -> list[tuple]:
+    """The path of every string value of ``data``."""
+    if isinstance(data, str):
+        return [path]
+    if isinstance(data, dict):
+        return [p for key, value in data.items() for p in _text_fields(value, (*path, key))]
+    if isinstance(data, list):
+        return [p for i, value in enumerate(data) for p in _text_fields(value, (*path, i))]
+    return []
+
+
+TEXT_FIELDS = _text_fields(_full_export())
+
+
+def test_the_export_fuzz_covers_every_text_field() -> None:
+    assert len(TEXT_FIELDS) == 16, TEXT_FIELDS  # every string of every kind of entry
+
+
+@pytest.mark.parametrize("surrogate", ["\ud800", "ok\udfff", "\udcff"])
+@pytest.mark.parametrize("field", TEXT_FIELDS, ids=lambda p: ".".join(map(str, p)))
+def test_a_lone_surrogate_in_any_text_field_of_an_import(tmp_path, field, surrogate) -> None:
+    from attnlab.learn.store import ProgressStore
+
+    data = _full_export()
+    holder = data
+    for key in field[:-1]:
+        holder = holder[key]
+    holder[field[-1]] = surrogate
+    path = tmp_path / "in.json"
+    path.write_text(json.dumps(data), encoding="utf-8")  # written as a "\ud800" escape
+    home = tmp_path / "home"
+    line = _one_error_line(_run("--lang", "en", "progress", "import", str(path), "--data-dir",
+                                str(home)))  # fmt: skip
+    assert str(path) in line
+    with ProgressStore.open(home) as store:
+        assert store.notes() == [] and store.attempts() == [] and store.summary().completed == ()

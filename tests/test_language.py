@@ -89,7 +89,29 @@ CLI_CASES: dict[str, Case] = {
     "import-format": lambda t: ["progress", "import", _file(t, {"v": 1}), "--data-dir", str(t)],
     "import-directory": lambda t: ["progress", "import", str(t), "--data-dir", str(t)],
     "export-directory": lambda t: ["progress", "export", str(t), "--data-dir", str(t)],
+    # text that is not UTF-8: a byte of an argument reaches Python as U+DC80-U+DCFF
+    "notes-not-utf8": lambda t: ["notes", "add", "5", "a\udcffb", "--data-dir", str(t)],
+    "search-not-utf8": lambda t: ["search", "\udce9t\udce9", "--data-dir", str(t)],
+    "profile-not-utf8": lambda t: ["progress", "--profile", "a\udcff", "--data-dir", str(t)],
+    "profile-newline": lambda t: ["progress", "--profile", "default\n", "--data-dir", str(t)],
+    "note-too-long": lambda t: ["notes", "add", "5", "x" * 2001, "--data-dir", str(t)],
+    "import-surrogate": lambda t: ["progress", "import", _file(t, _export_with("\ud800")),
+                                   "--data-dir", str(t)],
+    "import-duplicate-key": lambda t: ["progress", "import", _file(t, '{"format": 1, "format": 2}'),
+                                       "--data-dir", str(t)],
+    "check-head": lambda t: ["check", "--stage", "x", "--row", "0", "--head", "7", "--values",
+                             "1 0 0 0"],
 }  # fmt: skip
+
+
+def _export_with(text: str) -> dict[str, Any]:
+    """An export whose one note holds ``text``."""
+    note = {"id": "0b7e2a52-52e4-4a3e-9d2e-4a2b8f0c1d11", "section": 5, "text": text,
+            "created": "2026-11-29T10:00:00+00:00", "at": "2026-11-29T10:00:00+00:00",
+            "deleted": False}  # fmt: skip
+    return {"format": "attnlab-progress", "version": 2, "profile": "default",
+            "exported_at": "2026-11-29T10:00:00+00:00", "completed": [], "assessments": [],
+            "attempts": [], "last_section": None, "notes": [note], "bookmarks": []}  # fmt: skip
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
@@ -103,6 +125,24 @@ def test_command_errors_speak_the_commands_language(tmp_path: Path, case: str, l
         assert CJK.search(lines[0]), f"no Chinese in the zh line: {lines[0]}"
     else:
         assert not CJK.search(lines[0]), f"Chinese in the en line: {lines[0]}"
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize(
+    ("section", "typed", "field"),
+    [("4", b"\xff\n", "answer"), ("4", b"\n\xfe\n", "answer"), ("0", b"\n\xe9\n", "reply")],
+    ids=["check-answer", "exercise-answer", "self-assessment"],
+)  # section 0 has no exercise: its second line is the self-assessment
+def test_quiz_lines_that_are_not_utf8_speak_the_commands_language(
+    tmp_path: Path, section: str, typed: bytes, field: str, lang: str
+) -> None:
+    argv = ["--lang", lang, "quiz", "--section", section, "--data-dir", str(tmp_path)]
+    r = CliRunner().invoke(app, argv, input=typed)
+    assert r.exit_code == 2, r.output
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "UTF-8" in lines[0], r.stderr
+    assert lang == "zh" or lines[0].startswith(f"attnlab: error: {field}: "), lines[0]
+    assert bool(CJK.search(lines[0])) == (lang == "zh"), lines[0]
 
 
 def test_the_import_field_messages_speak_both_languages(tmp_path: Path) -> None:

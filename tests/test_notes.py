@@ -12,9 +12,11 @@ import pytest
 from attnlab.errors import InputError
 from attnlab.learn import store_db
 from attnlab.learn.store import SCHEMA_VERSION, ProgressStore
-from attnlab.learn.store_file import MAX_TEXT, NoteError, validate_export
+from attnlab.learn.store_file import NoteError, validate_export
+from attnlab.learn.text_limits import KINDS, TextError
 
 DB = "progress.sqlite3"
+MAX_TEXT = KINDS["note"].most
 
 
 def _clock(start: int = 0):  # type: ignore[no-untyped-def]
@@ -44,10 +46,10 @@ def test_bad_notes_are_refused_and_nothing_is_written(tmp_path: Path) -> None:
         note = store.add_note(3, "Q asks, K answers")
         with pytest.raises(ValueError, match=r"section must be an integer 0-19 .*, got 20"):
             store.add_note(20, "x")
-        with pytest.raises(NoteError, match=r"expected some text .*found an empty note"):
+        with pytest.raises(TextError, match=r"expected some text .*found none"):
             store.add_note(3, "   ")
         with pytest.raises(
-            NoteError, match=rf"at most {MAX_TEXT} characters, found {MAX_TEXT + 1}"
+            TextError, match=rf"at most {MAX_TEXT} characters, found {MAX_TEXT + 1}"
         ):
             store.add_note(3, "x" * (MAX_TEXT + 1))
         with pytest.raises(
@@ -163,9 +165,9 @@ def _note(**changes: object) -> dict:
     ("data", "message"),
     [
         ({k: v for k, v in _v2().items() if k != "notes"}, r"progress file: expected keys"),
-        (_v2(notes=[_note(id="42")]), r"notes\[0\]\.id: expected a note id \(UUID\), found '42'"),
+        (_v2(notes=[_note(id="42")]), r"notes\[0\]\.id: expected a lowercase UUID .*, found '42'"),
         (_v2(notes=[_note(section=20)]), r"notes\[0\]\.section: expected an integer 0-19"),
-        (_v2(notes=[_note(text="")]), r"notes\[0\]\.text: expected 1-2000 characters"),
+        (_v2(notes=[_note(text="")]), r"notes\[0\]\.text: expected some text \(1-2000 char"),
         (_v2(notes=[_note(deleted=0)]), r"notes\[0\]\.deleted: expected true or false, found 0"),
         (_v2(notes=[_note(at="today")]), r"notes\[0\]\.at: expected an ISO 8601 time"),
         (_v2(bookmarks=[{"section": 1, "marked": 1, "at": "2026-11-29T10:00:00+00:00"}]),

@@ -45,7 +45,7 @@ def test_add_list_bookmark_and_remove(tmp_path: Path) -> None:
          r"section: expected an integer 0-19 \(0 = core goal\), found '20'"),
         (("notes", "add", "x", "hi"), r"section: expected an integer 0-19 .*found 'x'"),
         (("notes", "add", "5", "  "),
-         r"note: expected some text \(1-2000 characters\), found an empty note"),
+         r"note: expected some text \(1-2000 characters\), found none"),
         (("notes", "add", "5", "x" * 2001), r"note: expected at most 2000 characters, found 2001"),
         (("notes", "rm", "12345678"),
          r"note id: expected the id of one of your notes .*found no note for '12345678'"),
@@ -66,7 +66,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(
 
 def test_errors_speak_the_commands_language(tmp_path: Path) -> None:
     empty = _run(tmp_path, "notes", "add", "5", " ", lang="zh")
-    assert empty.stderr.strip() == "attnlab: error: 笔记：应有文字（1–2000 个字符），收到的是空笔记"
+    assert empty.stderr.strip() == "attnlab: error: 笔记：应有文字（1–2000 个字符），实际是空的"
     section = _run(tmp_path, "bookmark", "99", lang="zh")
     assert "节号应为 0–19 的整数（0 = 核心目标），收到的是 '99'" in section.stderr
 

@@ -87,7 +87,7 @@ def test_bookmark_toggle_and_my_notes(web_client_factory, tmp_path: Path) -> Non
     [
         ("/section/20/note", {"note_id": "0" * 8, "text": "x"}, 404,
          "expected an integer 0-19"),
-        ("/section/5/note", {"note_id": "42", "text": "x"}, 422, "note id must be a UUID"),
+        ("/section/5/note", {"note_id": "42", "text": "x"}, 422, "note id: expected a lowercase"),
         ("/section/5/note", {"note_id": "0b7e2a52-52e4-4a3e-9d2e-4a2b8f0c1d11", "text": "x" * 2001},
          422, "note: expected at most 2000 characters, found 2001"),
         ("/section/5/bookmark", {"back": "elsewhere"}, 422, "back must be one of section, lesson"),

@@ -83,7 +83,7 @@ def test_bad_arguments_are_refused(db: Path, call, message: str) -> None:
 
 
 def test_bad_profile_name(db: Path) -> None:
-    with pytest.raises(ValueError, match=r"profile must be 1-64 letters, digits"):
+    with pytest.raises(ValueError, match=r"profile: expected 1-64 letters, digits"):
         ProgressStore(db, "a b/c")
 
 
@@ -217,7 +217,7 @@ REFUSED = [
     (_export(format="photos"), r"format: expected 'attnlab-progress'"),
     (_export(version=3), r"version: expected the integer 1 or 2, found 3"),
     ({**_export(), "extra": 1}, r"progress file: expected keys"),
-    (_export(profile="a/b"), r"profile: expected a profile name"),
+    (_export(profile="a/b"), r"profile: expected 1-64 letters, digits"),
     (_export(completed=[{"section": 20, "at": "2026-11-29T10:00:00+00:00"}]),
      r"completed\[0\]\.section: expected an integer 0-19, found 20"),
     (_export(completed=[{"section": 1, "at": "yesterday"}]),

@@ -106,6 +106,12 @@ BAD_CONTENT = [
      r"expected integers of at most 18 digits, found one of 20"),
     (json.dumps(_export()).replace('"version": 1', '"version": NaN').encode(),
      r"expected JSON numbers, found NaN \(not JSON\)"),
+    (json.dumps(_export()).replace('"version": 1', '"version": 1, "version": 2').encode(),
+     r"expected each key once in an object, found 'version' twice"),
+    (json.dumps(_export()).replace('"correct": true', '"correct": true, "correct": false')
+     .encode(), r"expected each key once in an object, found 'correct' twice"),
+    (b"\xef\xbb\xbf" + json.dumps(_export()).encode().replace(b'"default"', b'"\xe9"'),
+     r"expected UTF-8 text, found byte 0xe9 at offset \d+"),
 ]  # fmt: skip
 
 
@@ -134,13 +140,43 @@ def test_import_refuses_paths_it_cannot_read(home: Path) -> None:
     os.symlink(home.parent / "loop2.json", loop)
     os.symlink(loop, home.parent / "loop2.json")
     before = _saved(home)
-    _one_line_refusal(_import(home, loop), loop, r"expected a readable progress file, found")
+    _one_line_refusal(_import(home, loop), loop, r"expected a progress file, found a symbolic link")
     folder = home.parent / "folder.json"
     folder.mkdir()
     _one_line_refusal(_import(home, folder), folder, r"expected a progress file, found a direc")
     missing = home.parent / "missing.json"
     _one_line_refusal(_import(home, missing), missing, r"found no such file")
     assert _saved(home) == before
+
+
+def test_import_refuses_a_symbolic_link_even_to_a_good_file(home: Path) -> None:
+    real = home.parent / "real.json"
+    real.write_text(json.dumps(_export()), encoding="utf-8")
+    link = home.parent / "link.json"
+    link.symlink_to(real)
+    before = _saved(home)
+    _one_line_refusal(_import(home, link), link, r"expected a progress file, found a symbolic link")
+    assert _saved(home) == before
+
+
+def test_import_opens_without_following_a_link_made_after_the_look(home, monkeypatch) -> None:
+    """The file is opened with O_NOFOLLOW: a link swapped in after the lstat is refused too."""
+    from attnlab.learn import store_io
+
+    real = home.parent / "real.json"
+    real.write_text(json.dumps(_export()), encoding="utf-8")
+    link = home.parent / "link.json"
+    link.symlink_to(real)
+    looked = os.lstat(real)  # what the look saw: a regular file, before the swap
+    monkeypatch.setattr(store_io.os, "lstat", lambda path: looked)
+    with pytest.raises(InputError, match=r"expected a progress file, found a symbolic link"):
+        store_io.read_export(link)
+
+
+def test_a_byte_after_the_byte_order_mark_is_named_at_its_offset(home: Path) -> None:
+    path = home.parent / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf{\xff}")
+    _one_line_refusal(_import(home, path), path, r"found byte 0xff at offset 4$")
 
 
 def test_import_accepts_a_byte_order_mark(home: Path) -> None:
@@ -256,8 +292,8 @@ def _hard_link_to_database(folder: Path) -> Path:
         (_fifo, r"found a FIFO \(named pipe\); not replaced"),
         (_device, r"found a character device; not replaced"),
         (_folder, r"found a directory; not replaced"),
-        (_database, r"found the progress database .* itself; not replaced"),
-        (_hard_link_to_database, r"found the progress database .* itself; not replaced"),
+        (_database, r"found .*progress\.sqlite3, one of the progress database's own files"),
+        (_hard_link_to_database, r"found .*progress\.sqlite3, one of the progress database's"),
     ],
 )
 def test_export_never_replaces_a_link_a_device_or_the_database(home, make, message) -> None:
@@ -271,4 +307,21 @@ def test_export_never_replaces_a_link_a_device_or_the_database(home, make, messa
     if pointed is not None:
         assert target.resolve().read_bytes() == pointed
     assert _leftovers(home.parent) == []
+    assert _saved(home) == saved
+
+
+@pytest.mark.parametrize("suffix", ["", "-journal", "-wal", "-shm"])
+@pytest.mark.parametrize("spelling", ["plain", "dotdot", "linked-folder"])
+def test_export_never_writes_a_name_sqlite_keeps_for_the_database(home, suffix, spelling):
+    (home.parent / "alias").symlink_to(home, target_is_directory=True)
+    folder = {"plain": home, "dotdot": home / ".." / "home", "linked-folder": home.parent / "alias"}
+    target = folder[spelling] / f"{DB}{suffix}"
+    existed = {p.name for p in home.iterdir()}
+    saved = _saved(home)
+    _one_line_refusal(
+        _export_to(home, target), target,
+        rf"expected a file for the export, found .*{DB}{suffix}, one of the progress database's "
+        "own files; not written",
+    )  # fmt: skip
+    assert {p.name for p in home.iterdir()} == existed and _leftovers(home) == []
     assert _saved(home) == saved

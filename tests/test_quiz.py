@@ -137,7 +137,7 @@ def test_chinese_is_the_default(tmp_path: Path) -> None:
     [
         (["--section", "20"], r"--section must be 0-19 \(0 = core goal\), got 20"),
         (["--section", "3", "--review"], r"use either --section or --review, got both"),
-        (["--profile", "a b"], r"profile must be 1-64 letters"),
+        (["--profile", "a b"], r"profile: expected 1-64 letters"),
     ],
 )
 def test_bad_options_fail_in_one_line(tmp_path: Path, args: list[str], message: str) -> None:

@@ -86,6 +86,41 @@ def test_error_lines_escape_what_they_quote(tmp_path) -> None:
     assert "no\\x1b[2Jfile.json" in result.stderr
 
 
+def _saved_evil(home: Path) -> None:
+    """A store whose notes and answers hold every evil label (as the web lets one type them)."""
+    from attnlab.learn.store import ProgressStore
+
+    text = "softmax " + " ".join(EVIL)
+    with ProgressStore.open(home) as store:
+        store.add_note(5, text)
+        for section in range(4):  # the quiz resumes at section 4
+            store.mark_complete(section)
+        store.record_attempt("check-4", text, None)
+        for _ in range(2):  # both tries used: the quiz shows the answer instead of asking
+            store.record_attempt("4a", "0.5 " + " ".join(EVIL), False)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("notes",), ("search", "softmax"), ("search", "softmax", "--json"), ("quiz",)],
+    ids=" ".join,
+)
+def test_stored_text_is_shown_escaped(tmp_path, command) -> None:
+    _saved_evil(tmp_path)
+    argv = ["--lang", "en", *command, "--data-dir", str(tmp_path)]
+    result = runner.invoke(app, argv, input="q\n")
+    assert result.exit_code == 0, (result.output, result.exception)
+    _no_raw(result.stdout)
+    if command[-1] == "--json":
+        note = json.loads(result.stdout)[0]["snippet"]
+        assert "\x1b[31mred" in note and "\u202eevil" in note  # the same text, once parsed
+    else:
+        assert "softmax \\x1b[31mred a b\\x07 \\u202eevil" in result.stdout
+    if command == ("quiz",):
+        assert "Your saved answer: softmax \\x1b[31mred" in result.stdout
+        assert "✗ Answered: 0.5 \\x1b[31mred" in result.stdout
+
+
 #: Commands a learner runs first, one process per terminal setting (imports are slow).
 _COMMANDS = [
     ["lesson"],

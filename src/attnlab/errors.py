@@ -115,6 +115,7 @@ TEXT: dict[str, dict[str, str]] = {
         "toml": "{what} is not valid TOML: {msg}",
         "deep": "{what}: expected lists nested a few levels deep (x is [B][T][C]) but found "
         "nesting deeper than the parser can follow",
+        "dup_key": "{what}: expected each key once in an object, found {key} twice",
         "long_number": "{what}: expected numbers a float can hold (|x| <= 1.8e308) but found "
         "one too long to read ({msg})",
         "no_file": "{what}: file not found: {path}",
@@ -122,7 +123,7 @@ TEXT: dict[str, dict[str, str]] = {
         "not_regular": "{what}: expected a regular file but {path} is a device or pipe",
         "suffix": "{what}: expected a {names} file, found {name!r}",
         "unreadable": "{what}: cannot read {path}: {why}",
-        "too_large": "{what}: {path} is larger than {mib} MiB",
+        "too_large": "{what}: {path} is larger than {mib:g} MiB",
         "not_utf8": "{what}: expected UTF-8 text but {path} has byte 0x{byte:02x} at offset "
         "{offset}",
         "one_of": "{option}: expected one of {names}{extra}, got {got!r}",
@@ -130,6 +131,7 @@ TEXT: dict[str, dict[str, str]] = {
         "may use; {hint}",
         "grows": "they grow with B·n_head·T²; use a shorter sequence or fewer prompts",
         "head": "{option}: expected 1..{n}, got {got!r}",
+        "one_head": "{option}: expected 1 (the input has a single head), got {got!r}",
         "stage": "stage: expected one of {names}, got {got!r}",
         "row": "row: expected 0..{last} for {stage}, got {got}",
         "count": "{stage} ({where}) of prompt {prompt}: expected {n} numbers, got {got}{hint}",
@@ -169,6 +171,7 @@ TEXT: dict[str, dict[str, str]] = {
         "json": "{what} 不是有效的 JSON：{msg}（第 {line} 行，第 {col} 列）",
         "toml": "{what} 不是有效的 TOML：{msg}",
         "deep": "{what}：列表应只嵌套几层（x 是 [B][T][C]），实际嵌套深到解析器无法处理",
+        "dup_key": "{what}：对象中的每个键应只出现一次，实际 {key} 出现了两次",
         "long_number": "{what}：应为浮点数能表示的数（|x| <= 1.8e308），实际有一个长得无法读取的数"
         "（{msg}）",
         "no_file": "{what}：找不到文件：{path}",
@@ -176,12 +179,13 @@ TEXT: dict[str, dict[str, str]] = {
         "not_regular": "{what}：应为普通文件，但 {path} 是设备或管道",
         "suffix": "{what}：应为 {names} 文件，实际是 {name!r}",
         "unreadable": "{what}：无法读取 {path}：{why}",
-        "too_large": "{what}：{path} 超过 {mib} MiB",
+        "too_large": "{what}：{path} 超过 {mib:g} MiB",
         "not_utf8": "{what}：应为 UTF-8 文本，但 {path} 在偏移 {offset} 处有字节 0x{byte:02x}",
         "one_of": "{option}：应为 {names}{extra} 之一，收到的是 {got!r}",
         "budget": "{what}约需 {need:.2f} GiB，超过一条命令可用的 {limit:g} GiB；{hint}",
         "grows": "它们随 B·n_head·T² 增长；请用更短的序列或更少的 Prompt",
         "head": "{option}：应为 1..{n}，收到的是 {got!r}",
+        "one_head": "{option}：应为 1（输入只有一个头），收到的是 {got!r}",
         "stage": "stage：应为 {names} 之一，收到的是 {got!r}",
         "row": "row：{stage} 的行号应为 0..{last}，收到的是 {got}",
         "count": "Prompt {prompt} 的 {stage}（{where}）：应有 {n} 个数，收到 {got} 个{hint}",

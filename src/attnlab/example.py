@@ -93,7 +93,8 @@ def _unknown_prompt(option: str, batch: int, got: object, extra: Text = "") -> I
 def head_index(number: int, n_head: int, option: str = "head") -> int:
     """The index of head ``number``: heads are numbered from 1 in text, options and JSON."""
     if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= n_head:
-        raise input_error("head", option=option, n=n_head, got=number)
+        key = "one_head" if n_head == 1 else "head"
+        raise input_error(key, option=option, n=n_head, got=number)
     return number - 1
 
 

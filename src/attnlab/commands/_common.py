@@ -8,7 +8,7 @@ from typing import Annotated, NoReturn
 import typer
 
 from attnlab.i18n import resolve_lang
-from attnlab.show.fmt import escape_label
+from attnlab.show.fmt import one_line
 
 LangOption = Annotated[
     str | None,
@@ -26,8 +26,7 @@ def fail(message: str, code: int = 2) -> NoReturn:
     Control characters a message may quote from the learner's input (a file name, a label) are
     escaped, so the line cannot move the cursor or recolour the terminal.
     """
-    one_line = escape_label(" ".join(str(message).split()))
-    print(f"attnlab: error: {one_line}", file=sys.stderr)
+    print(f"attnlab: error: {one_line(str(message))}", file=sys.stderr)
     raise typer.Exit(code)
 
 

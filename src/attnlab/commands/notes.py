@@ -11,6 +11,8 @@ import typer
 from attnlab.commands._common import LangOption, fail, lang_of
 from attnlab.commands._store import DataDirOption, ProfileOption, open_store
 from attnlab.i18n import error_message, pick
+from attnlab.learn.text_limits import KINDS
+from attnlab.show.fmt import one_line
 
 if TYPE_CHECKING:
     from attnlab.learn.store import ProgressStore
@@ -50,7 +52,7 @@ def listing(store: ProgressStore, lang: str) -> str:
         if n.section != shown:
             lines.append(f"  {title(n.section)}")
             shown = n.section
-        lines.append(f"    [{n.short_id}] " + " ".join(n.text.split()))
+        lines.append(f"    [{n.short_id}] " + one_line(n.text))
     if not notes:
         lines.append(pick(lang, "  （无）", "  (none)"))
     return "\n".join(lines)
@@ -79,18 +81,18 @@ def register(app: typer.Typer) -> None:
     def notes_add(
         ctx: typer.Context,
         section: SectionArgument,
-        text: Annotated[str, typer.Argument(help="The note (1-2000 characters).")],
+        text: Annotated[str, typer.Argument(help=f"The note (1-{KINDS['note'].most} characters).")],
         data_dir: DataDirOption = None,
         profile: ProfileOption = None,
         lang: LangOption = None,
     ) -> None:
         """Add a note to SECTION."""
-        from attnlab.learn.store_file import check_note_text
+        from attnlab.learn.text_limits import check_text
 
         chosen = lang_of(ctx, lang)
         sid = _section(section, chosen)
         try:  # checked before the store is opened: a bad note never touches the file
-            check_note_text(text)
+            check_text(text, "note")
         except ValueError as exc:
             fail(error_message(exc, chosen))
         with _store(ctx, data_dir, profile, chosen) as store:

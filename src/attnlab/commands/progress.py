@@ -53,16 +53,13 @@ def register(app: typer.Typer) -> None:
         """Write your progress to FILE (JSON), replacing a regular file all at once (never a
         symbolic link or a device)."""
         from attnlab.errors import InputError
-        from attnlab.learn.store_access import sidecar
+        from attnlab.learn.store_access import own_files
         from attnlab.learn.store_io import write_json_atomic
 
         chosen = lang_of(ctx, lang)
         with _store(ctx, data_dir, profile, chosen) as store:
-            db = store.path
             try:
-                write_json_atomic(
-                    file, store.export_dict(), keep=(db, sidecar(db, "-wal"), sidecar(db, "-shm"))
-                )
+                write_json_atomic(file, store.export_dict(), keep=own_files(store.path))
             except InputError as exc:
                 fail(error_message(exc, chosen))
             except OSError as exc:

@@ -15,6 +15,10 @@ ORDER = 81
 
 def _ask(prompt: str) -> str | None:
     typer.echo(prompt, nl=False)
+    if getattr(sys.stdin, "errors", None) == "strict" and hasattr(sys.stdin, "reconfigure"):
+        # A byte that is not UTF-8 arrives as a lone surrogate, which the quiz's text check
+        # names (U+DCFF is byte 0xff), instead of a UnicodeDecodeError from the stream.
+        sys.stdin.reconfigure(errors="surrogateescape")
     line = sys.stdin.readline()
     if not line:
         typer.echo("")
@@ -42,8 +46,9 @@ def register(app: typer.Typer) -> None:
         lang: LangOption = None,
     ) -> None:
         """Answer the knowledge checks; resumes where you stopped. Type q to stop."""
+        from attnlab.errors import InputError
         from attnlab.example import SECTION_COUNT
-        from attnlab.i18n import pick
+        from attnlab.i18n import error_message, pick
         from attnlab.learn.quiz import Quiz, QuizStopped, plan, progress_line, section_label
 
         chosen, last = lang_of(ctx, lang), SECTION_COUNT - 1
@@ -69,6 +74,8 @@ def register(app: typer.Typer) -> None:
                 return
             try:
                 quiz.run(todo, resume=section is None and not review)
+            except InputError as exc:  # a typed line over its limit or not UTF-8: not saved
+                fail(error_message(exc, chosen))
             except (QuizStopped, KeyboardInterrupt) as stop:
                 at = section_label(store.summary().next_section() or 0, chosen)
                 typer.echo(

@@ -10,7 +10,9 @@ import typer
 
 from attnlab.commands._common import LangOption, fail, lang_of
 from attnlab.commands._store import DataDirOption, ProfileOption, open_store
-from attnlab.i18n import pick
+from attnlab.i18n import error_message, pick
+from attnlab.learn.text_limits import KINDS
+from attnlab.show.fmt import escape_json_text, one_line
 
 ORDER = 84
 
@@ -21,7 +23,9 @@ def register(app: typer.Typer) -> None:
     @app.command("search")
     def search_command(
         ctx: typer.Context,
-        query: Annotated[str, typer.Argument(help="Words to find (1-100 characters).")],
+        query: Annotated[
+            str, typer.Argument(help=f"Words to find (1-{KINDS['query'].most} characters).")
+        ],
         as_json: Annotated[
             bool, typer.Option("--json", help="Print a JSON list of hits (empty if none).")
         ] = False,
@@ -33,17 +37,15 @@ def register(app: typer.Typer) -> None:
         from attnlab.course import search
 
         chosen = lang_of(ctx, lang)
-        try:
+        try:  # checked before the store is opened
             search.check_query(query)
-        except ValueError:
-            fail(pick(chosen, f"搜索：应为 1–{search.MAX_QUERY} 个字符的查询，收到的是 "
-                              f"{len(query.strip())} 个字符",
-                      f"search: expected a query of 1-{search.MAX_QUERY} characters, found "
-                      f"{len(query.strip())}"))  # fmt: skip
+        except ValueError as exc:
+            fail(error_message(exc, chosen))
         with open_store(data_dir, profile, chosen) as store:
             hits = search.search(store, query, chosen)
         if as_json:
-            typer.echo(json.dumps([h.as_json() for h in hits], ensure_ascii=False, indent=2))
+            text = json.dumps([h.as_json() for h in hits], ensure_ascii=False, indent=2)
+            typer.echo(escape_json_text(text))
             return
         if not hits:
             typer.echo(pick(chosen, f"没有找到 {query!r}", f"No match for {query!r}"))
@@ -51,4 +53,4 @@ def register(app: typer.Typer) -> None:
         for h in hits:
             kind = search.KIND_NAMES[chosen][h.kind]
             where = "" if h.section is None else f" §{h.section}"
-            typer.echo(f"[{kind}{where}] {h.title}\n    {h.snippet}")
+            typer.echo(f"[{kind}{where}] {one_line(h.title)}\n    {one_line(h.snippet)}")

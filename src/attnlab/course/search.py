@@ -32,13 +32,13 @@ from attnlab import __version__, example
 from attnlab.course import content
 from attnlab.course.blocks import Block
 from attnlab.debug import catalogue
-from attnlab.learn import knowledge
+from attnlab.learn import knowledge, text_limits
 from attnlab.learn.store_search import Doc
 
 if TYPE_CHECKING:
     from attnlab.learn.store import ProgressStore
 
-MAX_QUERY = 100
+MAX_QUERY = text_limits.KINDS["query"].most
 LIMIT = 50
 KINDS = ("section", "check", "glossary", "mistake", "note")
 #: How each kind of hit is labelled, ``KIND_NAMES[lang][kind]``.
@@ -69,16 +69,10 @@ class Hit:
 
 
 def check_query(raw: str) -> list[str]:
-    """The words of a query (split at blanks); ``ValueError`` when it is empty or longer than
-    :data:`MAX_QUERY` characters."""
-    text = raw.strip()
-    if not text:
-        raise ValueError(f"search: expected a query of 1-{MAX_QUERY} characters, found none")
-    if len(text) > MAX_QUERY:
-        raise ValueError(
-            f"search: expected a query of at most {MAX_QUERY} characters, found {len(text)}"
-        )
-    return text.split()
+    """The words of a query (split at blanks); :class:`~attnlab.learn.text_limits.TextError`
+    (a ``ValueError``) when it is empty, longer than :data:`MAX_QUERY` characters or not
+    UTF-8."""
+    return text_limits.check_text(raw, "query").split()
 
 
 def _block_text(block: Block) -> str:

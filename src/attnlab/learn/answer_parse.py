@@ -24,6 +24,10 @@ from attnlab.errors import InputError
 
 #: Longest number accepted as written (seventeen significant digits is all a float keeps).
 MAX_NUMBER_CHARS = 64
+#: Most numbers in one answer: a whole table of a stage by hand is a few dozen; a longer one
+#: is refused as soon as it is counted, before the numbers are read.
+MAX_ANSWER_NUMBERS = 10_000
+_TOKEN = re.compile(r"[^,;\s]+")
 _NUMBER = re.compile(r"[-+]?(?:inf|nan|\d+\.?\d*(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?)", re.I)
 _THOUSANDS = re.compile(r"^[-+]?[1-9]\d{0,2}(,\d{3})+(\.\d+)?$")
 _TIMES = re.compile(r"(?i)(倍|times|x|×)$")
@@ -67,19 +71,33 @@ def parse_numbers(text: str, where: str = "", infinity: bool = False) -> list[Ty
         infinity: whether ``-inf``/``−∞`` is a possible answer (a masked score).
 
     Raises:
-        InputError: for an empty answer or a part that is not a number, naming the part.
+        InputError: for an empty answer, a part that is not a number (naming the part) or
+            more than :data:`MAX_ANSWER_NUMBERS` numbers.
     """
     cleaned = text.translate(_TRANSLATE).strip()
     cleaned = _TIMES.sub("", cleaned).strip()
     if _THOUSANDS.match(cleaned):
         cleaned = cleaned.replace(",", "")
-    tokens = [t for t in re.split(r"[,;\s]+", cleaned) if t]
+    tokens: list[str] = []
+    for match in _TOKEN.finditer(cleaned):  # counted as found: a huge answer stops early
+        check_count(len(tokens) + 1, where)
+        tokens.append(match[0])
     if not tokens:
         at = _prefix(where)
         raise AnswerError(
             f"{at}expected a number, got an empty answer", f"{at}需要一个数，答案是空的"
         )
     return [read_number(token, where, infinity) for token in tokens]
+
+
+def check_count(n: int, where: str = "") -> None:
+    """Refuse an answer of ``n`` numbers when ``n`` is over :data:`MAX_ANSWER_NUMBERS`."""
+    if n > MAX_ANSWER_NUMBERS:
+        at = _prefix(where)
+        raise AnswerError(
+            f"{at}expected at most {MAX_ANSWER_NUMBERS:,} numbers, got more",
+            f"{at}最多 {MAX_ANSWER_NUMBERS:,} 个数，实际更多",
+        )
 
 
 def read_number(token: str, where: str = "", infinity: bool = False) -> Typed:

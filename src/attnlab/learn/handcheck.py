@@ -21,7 +21,7 @@ from attnlab.debug.catalogue import CATALOGUE
 from attnlab.errors import TEXT, input_error
 from attnlab.example import head_index, prompt_index
 from attnlab.learn import grading
-from attnlab.learn.answer_parse import Typed, file_value, parse_numbers
+from attnlab.learn.answer_parse import Typed, check_count, file_value, parse_numbers
 from attnlab.learn.grading import Address, Verdict
 from attnlab.learn.reasons import comma_hint
 from attnlab.lesson.steps import MistakeInput
@@ -36,8 +36,9 @@ class Answer:
 
     ``prompt`` is read by :func:`attnlab.example.prompt_index` (``"A"``, ``"b"``, ``"1"``);
     ``row`` is the query position ``t`` (from 0, as the tables label rows); ``head`` is numbered
-    from 1, as ``trace`` and the lesson number heads (ignored for a single head); ``text`` is
-    the answer as typed, when it was one string (a decimal comma in it is pointed out).
+    from 1, as ``trace`` and the lesson number heads (1 is the only head of a single-head
+    input); ``text`` is the answer as typed, when it was one string (a decimal comma in it is
+    pointed out).
     """
 
     stage: str
@@ -70,14 +71,17 @@ def lab_input(path: Path | None) -> MistakeInput:
 
 def address(answer: Answer, inp: MistakeInput) -> Address:
     """Where ``answer`` sits in the stages of ``inp`` (raises ``InputError`` for an unknown
-    stage, prompt, head or row, naming what is there)."""
+    stage, prompt, head or row, naming what is there; a single-head input has head 1 only)."""
     stages = diagnosis.correct_stages(inp)
     if answer.stage not in stages:
         raise input_error("stage", names=", ".join(stages), got=answer.stage[:40])
     b = prompt_index(answer.prompt, inp.x.size(0))
+    # Every head is checked, for every stage: one the input does not have is a mistake even
+    # where the stage has no head axis (the single head is head 1).
+    head = head_index(answer.head, 1 if inp.is_single_head else inp.num_heads)
     t = stages[answer.stage][b]
     if answer.stage not in _NO_HEAD_AXIS and not inp.is_single_head:
-        t = t[head_index(answer.head, t.size(0))]  # [T, ...]
+        t = t[head]  # [T, ...]
     if answer.row is not None and not 0 <= answer.row < t.size(0):
         raise input_error("row", last=t.size(0) - 1, stage=answer.stage, got=answer.row)
     return Address(answer.stage, b, 1 if inp.is_single_head else answer.head, answer.row)
@@ -121,7 +125,9 @@ def _answer(entry: Any, n: int) -> Answer:
     raw, text = entry["values"], ""
     where = f"answer {n}: values"
     if isinstance(raw, list):
-        values = tuple(file_value(v, where) for v in _flat(raw, where))
+        flat = _flat(raw, where)
+        check_count(len(flat), where)
+        values = tuple(file_value(v, where) for v in flat)
     else:
         text = str(raw)
         values = tuple(parse_numbers(text, where, infinity=True))
@@ -148,14 +154,17 @@ def _flat(items: list[Any], where: str) -> list[Any]:
 
 
 _ANSWER_FILE = {"zh": "答案文件", "en": "answer file"}
+#: Largest answer file: a few stages of a few numbers take a kilobyte; this refuses a huge
+#: file before it is parsed (a 64 MiB one would build billions of bytes of numbers).
+MAX_ANSWER_FILE_BYTES = 2**20
 
 
 def load_answers(path: Path) -> list[Answer]:
     """Answers from a TOML (``[[answer]]`` tables) or JSON (a list, or ``{"answer": [...]}``)
-    file."""
+    file of at most :data:`MAX_ANSWER_FILE_BYTES`."""
     if not path.exists():
         raise input_error("no_file", what=_ANSWER_FILE, path=path)
-    data: Any = safe_load.load(path, _ANSWER_FILE)
+    data: Any = safe_load.load(path, _ANSWER_FILE, max_bytes=MAX_ANSWER_FILE_BYTES)
     entries = data.get("answer", data.get("answers")) if isinstance(data, dict) else data
     if not isinstance(entries, list) or not entries:
         raise input_error("answer_list", name=path.name)

@@ -8,7 +8,9 @@ the exercises ask for. Every step is written to the :class:`~attnlab.learn.store
 the moment it happens, so stopping the process loses at most the line being typed.
 
 The quiz reads and writes through two functions, so tests drive it with a script of lines and
-the command line with the terminal. Typing ``q`` (or end of input) stops it.
+the command line with the terminal. Typing ``q`` (or end of input) stops it. Every line is
+checked as text of its kind before it is graded or saved (:mod:`attnlab.learn.text_limits`):
+one over its limit, or holding a byte that is not UTF-8, raises ``TextError``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from attnlab.i18n import error_message, pick
 from attnlab.learn import knowledge, reasons
 from attnlab.learn.store import ProgressStore
 from attnlab.learn.summary import Summary
+from attnlab.learn.text_limits import check_text
 from attnlab.show import fmt
 
 Ask = Callable[[str], "str | None"]
@@ -74,12 +77,18 @@ class Quiz:
         """The UI text in the quiz's language."""
         return pick(self.lang, zh, en)
 
-    def ask(self, prompt: str) -> str:
-        """One line from the learner; ``q`` or end of input stops the quiz."""
+    def ask(self, prompt: str, kind: str = "reply") -> str:
+        """One line from the learner without surrounding blanks (``""`` for an empty one);
+        ``q`` or end of input stops the quiz.
+
+        Raises:
+            TextError: the line is not text of ``kind`` (:mod:`attnlab.learn.text_limits`):
+                longer than its limit, or holding a byte that is not UTF-8.
+        """
         line = self._ask(prompt)
         if line is None or line.strip().lower() in {"q", "quit", "退出"}:
             raise QuizStopped
-        return line.strip()
+        return check_text(line, kind) if line.strip() else ""
 
     def run(self, sections: list[int], resume: bool = False) -> int:
         """Go through ``sections``; return how many were finished. With ``resume`` (plain
@@ -112,10 +121,12 @@ class Quiz:
     def check_answer(self, section_id: int, saved: list[dict[str, Any]]) -> None:
         """Take the answer to the check question, or show the one saved before."""
         if saved:
-            self.say(self.t("你已回答（已保存）：", "Your saved answer: ") + saved[-1]["answer"])
+            said = fmt.one_line(saved[-1]["answer"])
+            self.say(self.t("你已回答（已保存）：", "Your saved answer: ") + said)
             return
         answer = self.ask(
-            self.t("你的回答（回车跳过，q 退出）> ", "Your answer (Enter skips, q quits)> ")
+            self.t("你的回答（回车跳过，q 退出）> ", "Your answer (Enter skips, q quits)> "),
+            "check_answer",
         )
         if answer:
             self.store.record_attempt(f"check-{section_id}", answer, None)
@@ -144,7 +155,7 @@ class Quiz:
             return
         tries = len(graded)
         while tries < MAX_TRIES:
-            text = self.ask("> ")
+            text = self.ask("> ", "exercise_answer")
             try:
                 verdict = knowledge.check_answer(ex.id, text, self.lang)
             except InputError as exc:
@@ -169,10 +180,11 @@ class Quiz:
         self.say(self.t("正确答案：", "The answer: ") + self._value(ex))
 
     def _answered(self, ex: knowledge.Exercise, last: dict[str, Any]) -> None:
+        said = fmt.one_line(last["answer"])
         if last["correct"]:
-            self.say(self.t("✓ 已答对：", "✓ Answered right: ") + last["answer"])
+            self.say(self.t("✓ 已答对：", "✓ Answered right: ") + said)
             return
-        self.say(self.t("✗ 已作答：", "✗ Answered: ") + last["answer"])
+        self.say(self.t("✗ 已作答：", "✗ Answered: ") + said)
         self.say(self.t("正确答案：", "The answer: ") + self._value(ex))
 
     def _how(self, ex: knowledge.Exercise) -> str:

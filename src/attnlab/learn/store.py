@@ -39,6 +39,7 @@ from attnlab.learn.store_file import ASSESSMENTS, check_profile, check_section
 from attnlab.learn.store_notes import NotesMixin
 from attnlab.learn.store_search import SearchMixin
 from attnlab.learn.summary import Summary
+from attnlab.learn.text_limits import check_text
 
 DATA_DIR_ENV = "ATTNLAB_DATA_DIR"
 PROFILE_ENV = "ATTNLAB_PROFILE"
@@ -210,8 +211,16 @@ class ProgressStore(NotesMixin, SearchMixin):
         self, exercise: str, answer: str, correct: bool | None, diagnosis: str | None = None
     ) -> None:
         """Save one answer: a graded exercise (``correct`` True/False) or a free-text check
-        (``exercise`` = ``"check-N"``, ``correct`` None)."""
+        (``exercise`` = ``"check-N"``, ``correct`` None).
+
+        The answer (without surrounding blanks) and the diagnosis must be text within their
+        kind's limit (:mod:`attnlab.learn.text_limits`), else ``TextError`` and nothing is
+        written.
+        """
         store_file.check_exercise(exercise)
+        answer = check_text(answer, store_file.answer_kind(exercise))
+        if diagnosis is not None:
+            diagnosis = check_text(diagnosis, "diagnosis")
         with self._write() as db:
             db.execute(
                 "INSERT OR IGNORE INTO attempts (profile, exercise, answer, correct, created_at, "

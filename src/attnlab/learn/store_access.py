@@ -75,3 +75,9 @@ def why_read_only(path: Path) -> tuple[str, str] | None:
 def sidecar(path: Path, suffix: str) -> Path:
     """The ``-wal`` or ``-shm`` file SQLite keeps next to ``path``."""
     return path.with_name(path.name + suffix)
+
+
+def own_files(path: Path) -> tuple[Path, ...]:
+    """The database ``path`` and every file SQLite may create, read or delete next to it
+    (https://sqlite.org/tempfiles.html): nothing else may ever write these names."""
+    return (path, *(sidecar(path, suffix) for suffix in ("-journal", "-wal", "-shm")))

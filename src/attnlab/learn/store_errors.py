@@ -119,13 +119,13 @@ FILE_TEXT: dict[str, dict[str, str]] = {
         "constant": "{p}: expected JSON numbers, found {name} (not JSON)",
         "not_json": "{p}: expected JSON, found invalid content ({msg})",
         "deep": "{p}: expected JSON nested a few levels deep, found far deeper",
+        "dup_key": "{p}: expected each key once in an object, found {key} twice",
         "symlink": "{p}: expected a regular file or a new name, found a symbolic link to "
         "{to!r}; not replaced (give the real path)",
         "target": "{p}: expected a regular file or a new name, found {found}; not replaced",
-        "database": "{p}: expected a file for the export, found the progress database {db} "
-        "itself; not replaced",
+        "database": "{p}: expected a file for the export, found {db}, one of the progress "
+        "database's own files; not written",
         "field": "{field}: expected {expected}, found {found}",
-        "profile": "profile must be 1-64 letters, digits, '_', '.' or '-', got {got!r}",
     },
     "zh": {
         "missing": "{p}：应为进度文件，但文件不存在",
@@ -137,12 +137,12 @@ FILE_TEXT: dict[str, dict[str, str]] = {
         "constant": "{p}：应为 JSON 数字，实际是 {name}（不是 JSON）",
         "not_json": "{p}：应为 JSON，实际内容无效（{msg}）",
         "deep": "{p}：JSON 应只嵌套几层，实际嵌套得深得多",
+        "dup_key": "{p}：对象中的每个键应只出现一次，实际 {key} 出现了两次",
         "symlink": "{p}：应为普通文件或新文件名，实际是指向 {to!r} 的符号链接；"
         "未替换（请给出真实路径）",
         "target": "{p}：应为普通文件或新文件名，实际是{found}；未替换",
-        "database": "{p}：应为导出用的文件，实际是进度数据库 {db} 本身；未替换",
+        "database": "{p}：应为导出用的文件，实际是进度数据库自己的文件 {db}；未写入",
         "field": "{field}：应为{expected}，实际是 {found}",
-        "profile": "档案名应为 1-64 个字母、数字、“_”、“.”或“-”，收到的是 {got!r}",
     },
 }
 
@@ -158,19 +158,17 @@ FILE_KINDS: dict[str, dict[str, str]] = {
 #: What each export field must be (``expected`` in ``FILE_TEXT["field"]``).
 EXPECTED: dict[str, dict[str, str]] = {
     "en": {"time": "an ISO 8601 time with a UTC offset", "keys": "an object with keys {keys}",
-           "list": "a list", "text": "text of at most {n} characters", "object": "a JSON object",
+           "list": "a list", "object": "a JSON object",
            "format": "{format!r} (not an attnlab progress file)", "version": "the integer {v}",
-           "top": "keys {keys}", "profile": "a profile name", "section": "an integer 0-{last}",
+           "top": "keys {keys}", "section": "an integer 0-{last}",
            "status": "{options}", "flag": "true, false or null",
            "exercise": "a known exercise id", "versions": "the integer 1 or {v}",
-           "note_id": "a note id (UUID)", "bool": "true or false",
-           "note_text": "1-{n} characters"},
+           "bool": "true or false"},
     "zh": {"time": "带 UTC 偏移的 ISO 8601 时间", "keys": "含键 {keys} 的对象", "list": "列表",
-           "text": "最多 {n} 个字符的文本", "object": "JSON 对象",
+           "object": "JSON 对象",
            "format": "{format!r}（否则不是 attnlab 的进度文件）", "version": "整数 {v}",
-           "top": "键 {keys}", "profile": "档案名", "section": "0-{last} 的整数",
+           "top": "键 {keys}", "section": "0-{last} 的整数",
            "status": "{options}", "flag": "true、false 或 null",
            "exercise": "已知的练习编号", "versions": "整数 1 或 {v}",
-           "note_id": "笔记编号（UUID）", "bool": "true 或 false",
-           "note_text": "1-{n} 个字符的文本"},
+           "bool": "true 或 false"},
 }  # fmt: skip

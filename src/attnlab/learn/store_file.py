@@ -22,7 +22,6 @@ expected and what was found; nothing is merged from it.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from datetime import UTC, datetime
 from typing import Any
@@ -30,25 +29,21 @@ from typing import Any
 from attnlab.errors import InputError, filled
 from attnlab.example import SECTION_COUNT
 from attnlab.learn.store_errors import EXPECTED, file_error
+from attnlab.learn.text_limits import check_text
 
 FORMAT = "attnlab-progress"
 FORMAT_VERSION = 2
 ASSESSMENTS: tuple[str, ...] = ("understood", "review")
-MAX_TEXT = 2000
-_PROFILE = re.compile(r"^[\w.-]{1,64}$")
 _TOP_KEYS_V1 = {"format", "version", "profile", "exported_at", "completed", "assessments",
                 "attempts", "last_section"}  # fmt: skip
 _TOP_KEYS = _TOP_KEYS_V1 | {"notes", "bookmarks"}
 _SECTION = "section"  # an EXPECTED key
-_NOTE_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
-def check_profile(name: str) -> str:
-    """``name`` if it is a valid profile name, else ``InputError`` (a ``ValueError``) saying
-    what is allowed, in both languages."""
-    if not isinstance(name, str) or not _PROFILE.match(name):
-        raise file_error("profile", got=name)
-    return name
+def check_profile(name: object) -> str:
+    """``name`` if it is a profile name (:data:`~attnlab.learn.text_limits.KINDS`
+    ``"profile"``), else :class:`~attnlab.learn.text_limits.TextError` (a ``ValueError``)."""
+    return check_text(name, "profile")
 
 
 def check_section(section: object) -> int:
@@ -76,28 +71,10 @@ class NoteError(ValueError):
         return self.zh if lang == "zh" else self.en
 
 
-def check_note_id(note_id: object) -> str:
-    """``note_id`` if it is a note id (a lowercase UUID), else ``ValueError``."""
-    if not isinstance(note_id, str) or not _NOTE_ID.match(note_id):
-        raise ValueError(f"note id must be a UUID such as '{'0' * 8}-...', got {note_id!r}")
-    return note_id
-
-
-def check_note_text(text: object) -> str:
-    """``text`` without surrounding blanks if it is 1 to ``MAX_TEXT`` characters, else
-    ``ValueError``."""
-    clean = text.strip() if isinstance(text, str) else ""
-    if not clean:
-        raise NoteError(
-            f"note: expected some text (1-{MAX_TEXT} characters), found an empty note",
-            f"笔记：应有文字（1–{MAX_TEXT} 个字符），收到的是空笔记",
-        )
-    if len(clean) > MAX_TEXT:
-        raise NoteError(
-            f"note: expected at most {MAX_TEXT} characters, found {len(clean)}",
-            f"笔记：最多 {MAX_TEXT} 个字符，收到的有 {len(clean)} 个",
-        )
-    return clean
+def answer_kind(exercise: str) -> str:
+    """The kind of text an answer to ``exercise`` is: ``check_answer`` for a knowledge check
+    (``check-N``), ``exercise_answer`` for a graded exercise."""
+    return "check_answer" if exercise.startswith("check-") else "exercise_answer"
 
 
 def check_exercise(exercise: object) -> str:
@@ -182,7 +159,7 @@ def _checked(check: Any, value: object, field: str, expected: str) -> Any:
     try:
         return check(value)
     except ValueError:
-        raise _fail(field, expected, value, last=SECTION_COUNT - 1, n=MAX_TEXT) from None
+        raise _fail(field, expected, value, last=SECTION_COUNT - 1) from None
 
 
 def _is_int(value: object, expected: int) -> bool:
@@ -193,14 +170,6 @@ def _list(data: dict[str, Any], key: str) -> list[Any]:
     value = data[key]
     if not isinstance(value, list):
         raise _fail(key, "list", value)
-    return value
-
-
-def _text(value: object, field: str, optional: bool = False) -> str | None:
-    if value is None and optional:
-        return None
-    if not isinstance(value, str) or len(value) > MAX_TEXT:
-        raise _fail(field, "text", value, n=MAX_TEXT)
     return value
 
 
@@ -220,7 +189,7 @@ def validate_export(data: object) -> dict[str, Any]:
     keys = _TOP_KEYS if version == FORMAT_VERSION else _TOP_KEYS_V1
     if set(data) != keys:
         raise _fail("progress file", "top", sorted(data), keys=", ".join(sorted(keys)))
-    _checked(check_profile, data["profile"], "profile", "profile")
+    check_text(data["profile"], "profile", "profile")
     _time(data["exported_at"], "exported_at")
     completed = []
     for i, item in enumerate(_list(data, "completed")):
@@ -251,14 +220,14 @@ def validate_export(data: object) -> dict[str, Any]:
 
 def _note(item: object, field: str) -> tuple[Any, ...]:
     e = _entry(item, field, {"id", "section", "text", "created", "at", "deleted"})
-    note_id = _checked(check_note_id, e["id"], f"{field}.id", "note_id")
+    note_id = check_text(e["id"], "note_id", f"{field}.id")
     section = _checked(check_section, e["section"], f"{field}.section", _SECTION)
     if type(e["deleted"]) is not bool:
         raise _fail(f"{field}.deleted", "bool", e["deleted"])
     if e["deleted"] and e["text"] == "":  # a deleted note keeps only its id and times
         text = ""
     else:
-        text = _checked(check_note_text, e["text"], f"{field}.text", "note_text")
+        text = check_text(e["text"], "note", f"{field}.text")
     created, at = _time(e["created"], f"{field}.created"), _time(e["at"], f"{field}.at")
     return (note_id, section, text, created, at, int(e["deleted"]))
 
@@ -276,8 +245,10 @@ def _attempt(item: object, field: str) -> tuple[Any, ...]:
     exercise = _checked(check_exercise, e["exercise"], f"{field}.exercise", "exercise")
     if not any(e["correct"] is flag for flag in (True, False, None)):  # 1 and 0 are not flags
         raise _fail(f"{field}.correct", "flag", e["correct"])
-    answer = _text(e["answer"], f"{field}.answer")
-    diagnosis = _text(e["diagnosis"], f"{field}.diagnosis", optional=True)
+    answer = check_text(e["answer"], answer_kind(exercise), f"{field}.answer")
+    diagnosis = e["diagnosis"]
+    if diagnosis is not None:
+        diagnosis = check_text(diagnosis, "diagnosis", f"{field}.diagnosis")
     return (exercise, answer, e["correct"], diagnosis, _time(e["at"], f"{field}.at"))
 
 

@@ -1,18 +1,21 @@
 """Progress export files on disk: read one within bounds, write one atomically.
 
 * :func:`read_export` reads only a regular file (a FIFO or ``/dev/zero`` is refused before it
-  is opened, so it can never hang), at most :data:`MAX_FILE_BYTES` + 1 bytes of it, as UTF-8
-  JSON with bounded integers and nesting; anything else is one :class:`InputError` line in
-  both languages (:data:`attnlab.learn.store_errors.FILE_TEXT`).
+  is opened, so it can never hang; a symbolic link is refused, never followed), at most
+  :data:`MAX_FILE_BYTES` + 1 bytes of it, as UTF-8 JSON with bounded integers and nesting;
+  anything else is one :class:`InputError` line in both languages
+  (:data:`attnlab.learn.store_errors.FILE_TEXT`).
 * :func:`write_json_atomic` writes a temporary file next to the target, flushes it and renames
-  it over a regular file or a new name, never over a symbolic link, a device or the progress
-  database itself.
+  it over a regular file or a new name, never over a symbolic link, a device, and never to the
+  progress database or a name SQLite keeps next to it (``-journal``, ``-wal``, ``-shm``).
 
 What the JSON must contain is :mod:`attnlab.learn.store_file`'s job.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import stat
@@ -20,6 +23,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from attnlab import safe_load
 from attnlab.learn.store_errors import FILE_KINDS, file_error
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -56,7 +60,9 @@ def _no_constant(name: str) -> object:
 
 def _read_bytes(p: Path) -> bytes:
     try:
-        mode = os.stat(p).st_mode  # look before opening: opening a FIFO waits for a writer
+        # Look before opening: opening a FIFO waits for a writer. lstat, not stat: a symbolic
+        # link is refused, not followed.
+        mode = os.lstat(p).st_mode
     except FileNotFoundError:
         raise file_error("missing", p=p) from None
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
@@ -64,9 +70,11 @@ def _read_bytes(p: Path) -> bytes:
         raise file_error("unreadable", p=p, found=found) from None
     if not stat.S_ISREG(mode):
         raise file_error("not_regular", p=p, found=_kind(mode))
-    try:
-        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    try:  # O_NOFOLLOW: a link put in its place after the look is refused as well (ELOOP)
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_NOFOLLOW)
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise file_error("not_regular", p=p, found=_kind(stat.S_IFLNK)) from None
         raise file_error("unreadable", p=p, found=exc.strerror) from None
     with os.fdopen(fd, "rb") as fh:
         now = os.fstat(fh.fileno()).st_mode
@@ -82,17 +90,24 @@ def read_export(path: str | os.PathLike[str]) -> object:
     """The JSON in ``path``.
 
     Raises:
-        InputError: one line naming the path: missing, unreadable, not a regular file, too
-            large, not UTF-8, not JSON, nested too deep or holding a huge integer.
+        InputError: one line naming the path: missing, unreadable, a symbolic link or not a
+            regular file, too large, not UTF-8 (a leading byte-order mark is skipped), not
+            JSON, nested too deep, holding a huge integer or an object naming a key twice.
     """
     p = Path(path)
     data = _read_bytes(p)
-    try:
-        text = data.decode("utf-8-sig")  # a byte-order mark from a Windows editor is fine
-    except UnicodeDecodeError as exc:
-        raise file_error("not_utf8", p=p, byte=data[exc.start], offset=exc.start) from None
-    try:
-        return json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant)
+    try:  # the rules of every learner file: a byte-order mark is skipped, a key named once
+        text = safe_load.utf8_text(data)
+        return json.loads(
+            text,
+            parse_int=_bounded_int,
+            parse_constant=_no_constant,
+            object_pairs_hook=safe_load.unique_keys,
+        )
+    except safe_load.NotUtf8 as exc:
+        raise file_error("not_utf8", p=p, byte=exc.byte, offset=exc.offset) from None
+    except safe_load.DuplicateKey as exc:
+        raise file_error("dup_key", p=p, key=safe_load.shown_key(exc.key)) from None
     except _Refused as exc:
         raise file_error(exc.key, p=p, **exc.fields) from None
     except json.JSONDecodeError as exc:
@@ -106,19 +121,31 @@ def _refuse_target(target: Path, keep: Sequence[Path]) -> int | None:
     try:
         info = os.lstat(target)
     except FileNotFoundError:
+        _refuse_protected(target, None, keep)
         return None
     if stat.S_ISLNK(info.st_mode):
         raise file_error("symlink", p=target, to=os.readlink(target))
     if not stat.S_ISREG(info.st_mode):
         raise file_error("target", p=target, found=_kind(info.st_mode))
-    for protected in keep:
-        try:
-            same = os.path.samestat(info, os.stat(protected))
-        except OSError:
-            continue
-        if same:
-            raise file_error("database", p=target, db=protected)
+    _refuse_protected(target, info, keep)
     return stat.S_IMODE(info.st_mode)
+
+
+def _refuse_protected(target: Path, info: os.stat_result | None, keep: Sequence[Path]) -> None:
+    """InputError if ``target`` is one of ``keep`` (by folder and name, whether it exists or
+    not, however the folder is spelt) or a hard link to one."""
+    for protected in keep:
+        if _same_file(target, info, protected):
+            raise file_error("database", p=target, db=protected)
+
+
+def _same_file(target: Path, info: os.stat_result | None, protected: Path) -> bool:
+    with contextlib.suppress(OSError):  # the file itself, or a hard link to it
+        if info is not None and os.path.samestat(info, os.stat(protected)):
+            return True
+    with contextlib.suppress(OSError):  # a folder that does not exist holds nothing of ours
+        return target.name == protected.name and os.path.samefile(target.parent, protected.parent)
+    return False
 
 
 def _new_file_mode() -> int:
@@ -136,11 +163,12 @@ def write_json_atomic(
     Args:
         path: a regular file (its permissions are kept) or a new name.
         data: what to write.
-        keep: files never to replace (the progress database and its ``-wal``/``-shm``).
+        keep: files never to write, existing or not (the progress database and the files
+            SQLite keeps next to it, :func:`attnlab.learn.store_access.own_files`).
 
     Raises:
-        InputError: ``path`` is a symbolic link, a directory, a device, a FIFO or one of
-            ``keep``; nothing was written.
+        InputError: ``path`` is a symbolic link, a directory, a device, a FIFO, one of
+            ``keep`` or a hard link to one; nothing was written.
         OSError: the folder cannot be written (the temporary file is removed).
     """
     target = Path(path)

@@ -19,6 +19,7 @@ Example::
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import uuid
 from collections.abc import Callable
@@ -26,10 +27,12 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from attnlab.learn.store_file import NoteError, check_note_id, check_note_text, check_section
+from attnlab.learn.store_file import NoteError, check_section
+from attnlab.learn.text_limits import check_text
 
 #: Shortest id prefix ``attnlab notes rm`` accepts (the list shows 8 characters).
 MIN_ID_PREFIX = 4
+_ID_PREFIX = re.compile(rf"[0-9a-f-]{{{MIN_ID_PREFIX},36}}")
 _COLUMNS = "id, section, text, created_at, updated_at"
 
 
@@ -66,16 +69,17 @@ class NotesMixin:
         def _read(self) -> AbstractContextManager[sqlite3.Connection]: ...
 
     def add_note(self, section: int, text: str) -> Note:
-        """Add a new note to ``section``; ``ValueError`` for a bad section, :class:`NoteError`
-        for an empty or over-long text (nothing is written)."""
+        """Add a new note to ``section``; ``ValueError`` for a bad section,
+        :class:`~attnlab.learn.text_limits.TextError` for an empty or over-long text (nothing
+        is written)."""
         return self.save_note(section, new_note_id(), text)
 
     def save_note(self, section: int, note_id: str, text: str) -> Note:
         """Create or update note ``note_id`` of ``section`` (the web's note box saves this way
         as the learner types)."""
         check_section(section)
-        check_note_id(note_id)
-        clean, now = check_note_text(text), self._clock()
+        check_text(note_id, "note_id")
+        clean, now = check_text(text, "note"), self._clock()
         with self._write() as db:
             row = db.execute(
                 "SELECT section FROM notes WHERE profile = ? AND id = ?", (self.profile, note_id)
@@ -114,7 +118,7 @@ class NotesMixin:
     def _find(self, db: sqlite3.Connection, id_or_prefix: str) -> Note:
         key = id_or_prefix.strip().lower()
         rows = []
-        if len(key) >= MIN_ID_PREFIX and "%" not in key and "_" not in key:
+        if _ID_PREFIX.fullmatch(key):  # nothing else can start an id, nor reach LIKE
             rows = db.execute(
                 f"SELECT {_COLUMNS} FROM notes WHERE profile = ? AND deleted = 0 AND id LIKE ?",
                 (self.profile, key + "%"),

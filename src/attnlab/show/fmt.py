@@ -16,7 +16,8 @@ Vectors (:func:`vec`) and LaTeX matrices (:func:`tex_matrix`) are built from the
 lesson form :func:`compact_shape` (``[2,2,4]``). Chinese characters take two terminal columns,
 so table widths are measured with ``unicodedata.east_asian_width`` rather than ``len``. Text
 that comes from a learner's file (token labels) goes through :func:`escape_label` before it is
-shown anywhere.
+shown anywhere, and what a learner wrote (notes, answers) through :func:`one_line` before it
+reaches a terminal.
 """
 
 from __future__ import annotations
@@ -72,6 +73,21 @@ def escape_label(text: str) -> str:
     if text.isprintable():  # the common case: nothing to escape (spaces are printable)
         return text
     return "".join(repr(ch)[1:-1] if unicodedata.category(ch) in _NOT_TEXT else ch for ch in text)
+
+
+def one_line(text: str) -> str:
+    """``text`` as one terminal line: every run of blanks and line breaks becomes one space, and
+    what is left of control and format characters is escaped (:func:`escape_label`).
+
+    For text a learner wrote (a note, a saved answer, an error quoting a file name), which may
+    hold ``\\x1b`` or ``\\x07`` however it was typed.
+
+    Example::
+
+        >>> one_line("rows\\n sum to 1\\x07")
+        'rows sum to 1\\\\x07'
+    """
+    return escape_label(" ".join(text.split()))
 
 
 _NON_ASCII = re.compile(r"[^\x00-\x7e]")

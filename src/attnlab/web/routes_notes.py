@@ -16,7 +16,6 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from attnlab.course import content
 from attnlab.i18n import error_message
 from attnlab.learn.store import ProgressStore
-from attnlab.learn.store_file import check_note_id
 from attnlab.learn.store_notes import Note, new_note_id
 from attnlab.web.common import (
     csrf_protect,
@@ -27,7 +26,7 @@ from attnlab.web.common import (
     see_other,
     settings,
 )
-from attnlab.web.routes_progress import _back, _section  # the checks every form shares
+from attnlab.web.routes_progress import _back, _section, _text  # the checks forms share
 from attnlab.web.security import RequestRefused
 
 router = APIRouter()
@@ -79,15 +78,12 @@ def save_note(
 ) -> Response:
     """Save the section's note box: create or update the note, or delete it when emptied."""
     sid, where, lang = _section(section_id), _back(back), lang_of(request)
-    try:
-        check_note_id(note_id)
-    except ValueError as exc:
-        raise RequestRefused(422, str(exc)) from None
+    note_id = _text(note_id, "note_id")
     store = settings(request).store()
     saved = None
     try:
         if text.strip():
-            saved = store.save_note(sid, note_id, text).updated_at
+            saved = store.save_note(sid, note_id, _text(text, "note")).updated_at
         elif any(n.id == note_id for n in store.notes(sid)):
             store.delete_note(note_id)
     except ValueError as exc:

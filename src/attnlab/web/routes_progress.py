@@ -15,12 +15,12 @@ from attnlab.course import content
 from attnlab.errors import InputError
 from attnlab.i18n import error_message
 from attnlab.learn import knowledge, reasons
-from attnlab.learn.store_file import ASSESSMENTS, MAX_TEXT
+from attnlab.learn.store_file import ASSESSMENTS
+from attnlab.learn.text_limits import TextError, check_text
 from attnlab.web.common import csrf_protect, lang_of, section_url, see_other, settings
-from attnlab.web.security import refused
+from attnlab.web.security import RequestRefused, refused
 
 router = APIRouter(dependencies=[Depends(csrf_protect)])
-MAX_EXERCISE_TEXT = 200
 BACKS = ("section", "lesson")
 
 
@@ -38,13 +38,13 @@ def _back(raw: str) -> str:
     return raw
 
 
-def _text(raw: str, field: str, limit: int) -> str:
-    text = raw.strip()
-    if not text:
-        raise refused(422, "empty_text", field=field)
-    if len(text) > limit:
-        raise refused(422, "long_text", field=field, limit=limit, n=len(text))
-    return text
+def _text(raw: str, kind: str) -> str:
+    """``raw`` checked as learner text of ``kind`` (:func:`attnlab.learn.text_limits.check_text`),
+    else 422 with its one line."""
+    try:
+        return check_text(raw, kind)
+    except TextError as exc:
+        raise RequestRefused(422, exc.localized("en"), exc.localized("zh")) from None
 
 
 @router.post("/section/{section_id}/complete")
@@ -73,7 +73,7 @@ def answer(
 ) -> Response:
     """Save the learner's answer to the knowledge check, then show the model answer."""
     sid, where = _section(section_id), _back(back)
-    text = _text(answer, "answer", MAX_TEXT)
+    text = _text(answer, "check_answer")
     store = settings(request).store()
     store.record_attempt(f"check-{sid}", text, None)  # the redirect's GET records the visit
     return _stay(sid, lang_of(request), where, f"check-{sid}")
@@ -105,7 +105,7 @@ def exercise(
     if exercise_id not in knowledge.exercise_ids():
         raise refused(404, "no_exercise", found=exercise_id[:20])
     lang, where = lang_of(request), _back(back)
-    text = _text(answer, "answer", MAX_EXERCISE_TEXT)
+    text = _text(answer, "exercise_answer")
     ex = knowledge.exercise(exercise_id, lang)
     store = settings(request).store()
     try:
