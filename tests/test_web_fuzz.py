@@ -311,3 +311,38 @@ def test_no_path_or_method_makes_a_crash(fuzz_client, prefix: str, segments, met
     """Paths no route has (static files too) and methods no route takes: 404/405, not 500."""
     url = prefix + "/".join(quote(s, safe="") for s in segments)
     check(fuzz_client, method, "", url)
+
+
+# --- every query parameter of every page, with what a URL can carry that text cannot --------
+
+#: Query parameters the routes read from ``request.query_params`` (FastAPI does not list them).
+READ_QUERY = ("lang", "q", "preset", "T", "C", "d", "n_head", "state")
+#: A real value for each path parameter, so the request reaches the route's own code.
+REAL_PATH = {"section_id": "3", "exercise_id": "4a", "lang": "en", "name": "weights"}
+
+
+def query_names(route: Any) -> list[str]:
+    """The query parameters a GET route reads or declares."""
+    return sorted(set(READ_QUERY).union(declared_fields(route, "query_params")))
+
+
+def real_url(template: str) -> str:
+    """``template`` with each ``{param}`` filled from :data:`REAL_PATH`."""
+    for name, value in REAL_PATH.items():
+        template = template.replace("{" + name + "}", value)
+    assert "{" not in template, f"no real value for a path parameter of {template}"
+    return template
+
+
+GET_PARAMS = [(route, name) for route in GETS for name in query_names(ENDPOINTS["GET", route])]
+
+
+@pytest.mark.parametrize(("route", "name"), GET_PARAMS)
+def test_nul_in_any_query_parameter_is_ordinary_input(fuzz_client, route: str, name: str) -> None:
+    """NUL reached SQLite's FTS5 through /search?q= and was reported as a broken database
+    (503); in any parameter of any page it is a character like another."""
+    for raw in ("%00", "mask%00", "%00%00mask"):
+        url = f"{real_url(route)}?{name}={raw}" + ("" if name == "lang" else "&lang=en")
+        r = fuzz_client.get(url, follow_redirects=False)
+        assert r.status_code < 500, f"GET {url} -> {r.status_code}: {r.text[:300]}"
+        assert "cannot be used" not in r.text and "无法使用" not in r.text, r.text[:300]

@@ -49,6 +49,9 @@ KIND_NAMES: dict[str, dict[str, str]] = {
            "mistake": "Mistake", "note": "My note"},
 }  # fmt: skip
 _SNIPPET_BEFORE, _SNIPPET_AFTER = 30, 60
+#: Control characters (Unicode category Cc) and lone surrogates are not text anyone searches
+#: for: a query reads them as blanks. (FTS5 reads a NUL as the end of its query string.)
+_NOT_QUERY_TEXT = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -69,9 +72,10 @@ class Hit:
 
 
 def check_query(raw: str) -> list[str]:
-    """The words of a query (split at blanks); ``ValueError`` when it is empty or longer than
-    :data:`MAX_QUERY` characters."""
-    text = raw.strip()
+    """The words of a query (split at blanks and at control characters, see
+    :data:`_NOT_QUERY_TEXT`); ``ValueError`` when it is empty or longer than :data:`MAX_QUERY`
+    characters."""
+    text = _NOT_QUERY_TEXT.sub(" ", raw).strip()
     if not text:
         raise ValueError(f"search: expected a query of 1-{MAX_QUERY} characters, found none")
     if len(text) > MAX_QUERY:
