@@ -10,6 +10,8 @@ from html.parser import HTMLParser
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from attnlab.example import SECTION_COUNT
 from attnlab.web.routes_search import UNMARKED
@@ -112,3 +114,18 @@ def test_the_parser_sees_a_broken_reference() -> None:
         Parsed(f"<main><p>it{ref}s</p></main>") for ref in ("&#39;", "&#<mark>39</mark>;")
     )
     assert "".join(whole.text) == "it's" and "".join(split.text) != "it's"
+
+
+#: Queries made of the pieces of character references, tags and attributes.
+ENTITY_PIECES = st.text(alphabet="&#;39xltgquoampsQ<>'\"= /", min_size=1, max_size=6)
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(query=ENTITY_PIECES.filter(str.strip), lang=st.sampled_from(["zh", "en"]))
+def test_any_query_of_reference_and_tag_pieces_leaves_the_page_intact(client, query, lang):
+    for section in (0, 8, 12):  # apostrophes, formulas and code, "->" in code
+        plain, marked = _marked(client, f"/section/{section}", query, lang)
+        assert "".join(marked.text) == "".join(plain.text), (section, query)
+        assert marked.elements == plain.elements, (section, query)
+        words = query.split()
+        assert all(any(m.lower() == w.lower() for w in words) for m in marked.marks), marked.marks
