@@ -212,3 +212,16 @@ def test_every_text_field_of_every_form_takes_bytes_that_are_not_text(client, fo
                     except AssertionError as exc:
                         failures.append(str(exc).splitlines()[0])
     assert not failures, "\n".join(failures[:20])
+
+
+def test_the_query_of_every_form_action_takes_bytes_that_are_not_text(client, forms) -> None:
+    """A form's action carries ``?lang=``: the same bytes there, the form as the page fills it
+    (a POST's query reaches the progress file as a GET's does)."""
+    headers = {"Origin": ORIGIN}
+    for form in (f for f in forms if f.method == "POST"):
+        path = urlsplit(form.action).path
+        for raw in [*RAW_BYTES, "en%00"]:
+            url = f"{path}?lang={raw}"
+            r = client.post(url, data=form.fields, headers=headers)
+            assert_answered(r, f"POST {url}")
+            assert "cannot be used" not in r.text and "无法使用" not in r.text, r.text[:300]
