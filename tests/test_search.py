@@ -172,3 +172,28 @@ def test_snippets_carry_no_latex(tmp_path: Path) -> None:
         for query in ("掩码", "softmax", "W_Q"):
             for hit in search.search(store, query, "zh"):
                 assert "\\end{" not in hit.snippet and "\\begin{" not in hit.snippet, hit
+
+
+@pytest.mark.parametrize("control", ["\x00", "\x1b", "\x7f", "\x85", "\t"])
+def test_a_control_character_in_a_query_is_a_blank(store: ProgressStore, control: str) -> None:
+    assert search.check_query(f"{control}causal{control}mask{control}") == ["causal", "mask"]
+    assert search.search(store, f"{control}causal mask", "en") == search.search(
+        store, "causal mask", "en"
+    )
+    with pytest.raises(
+        ValueError, match=r"search: expected some text \(1-100 characters\), found none"
+    ):
+        search.search(store, control * 3, "en")
+
+
+def test_web_search_with_nul_is_a_search_not_a_broken_database(web_client_factory, home) -> None:  # type: ignore[no-untyped-def]
+    client = web_client_factory(home)
+    plain = client.get("/search", params={"q": "mask", "lang": "en"})
+    for q in ("\x00mask", "mask\x00", "\x00\x00mask\x1b"):
+        r = client.get("/search", params={"q": q, "lang": "en"})
+        assert r.status_code == 200 and "cannot be used" not in r.text, r.text[:300]
+        hits = re.findall(r'<li class="hit"', r.text)
+        assert len(hits) == len(re.findall(r'<li class="hit"', plain.text)) > 0
+    alone = client.get("/search", params={"q": "\x00", "lang": "en"})
+    assert alone.status_code == 422 and "cannot be used" not in alone.text
+    assert "search: expected a query of 1-100 characters" in alone.text

@@ -205,3 +205,23 @@ def test_a_non_ascii_session_token_is_refused_not_a_crash(
             "/section/1/complete?lang=en", data={CSRF_FIELD: "令牌"}, headers={"Origin": ORIGIN}
         )
     assert r.status_code == 403 and "session token mismatch" in r.text
+
+
+def test_a_refusal_is_a_page_of_the_sites_layout(tmp_path: Path, web_client_factory) -> None:
+    """Top bar, navigation and search box like every page; no progress bar (reading the
+    progress may be what failed); the language switch only where a GET reloads the page."""
+    from test_web_fuzz import LAYOUT
+
+    client = web_client_factory(tmp_path)
+    missing = client.get("/nowhere?lang=en")
+    posted = client.post(
+        "/section/1/answer?lang=en",
+        data={CSRF_FIELD: client.cookies["attnlab_csrf"]},
+        headers={"Origin": ORIGIN},
+    )
+    assert (missing.status_code, posted.status_code) == (404, 422)
+    for r in (missing, posted):
+        assert [part for part in LAYOUT if part not in r.text] == [], r.text[:300]
+        assert 'id="week-progress"' not in r.text and 'id="error-message"' in r.text
+    assert 'id="lang-switch"' in missing.text and 'href="/nowhere?lang=zh"' in missing.text
+    assert 'id="lang-switch"' not in posted.text

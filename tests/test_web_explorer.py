@@ -23,6 +23,7 @@ from attnlab.show.fmt import num
 from attnlab.show.stageview import masked_note
 from attnlab.web.app import create_app
 from attnlab.web.explorer import preset_data, with_state
+from attnlab.web.explorer_input import ExplorerError, check_state_text
 
 ORIGIN = "http://127.0.0.1"
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -38,7 +39,9 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> TestClient:
 
 def api(client: TestClient, payload: object, lang: str = "en") -> Any:
     headers = {"Origin": ORIGIN, "X-CSRF-Token": client.cookies["attnlab_csrf"]}
-    return client.post(f"/api/explorer?lang={lang}", json=payload, headers=headers)
+    headers["Content-Type"] = "application/json"
+    # json.dumps escapes a lone surrogate as \ud800; httpx's json= cannot encode one.
+    return client.post(f"/api/explorer?lang={lang}", content=json.dumps(payload), headers=headers)
 
 
 def two_heads(seed: int = 0) -> dict[str, Any]:
@@ -231,3 +234,51 @@ def test_any_state_in_the_url_gives_a_page_never_a_crash(client, state, n_head) 
     text = json.dumps(state, allow_nan=True)
     r = client.get("/explorer", params={"n_head": n_head, "state": text, "lang": "en"})
     assert r.status_code in (200, 422) and 'id="explorer-form"' in r.text
+
+
+#: A value for each field of the state the explorer reads, holding a lone surrogate where a
+#: learner's text goes: JSON's "\ud800" escape (half of a UTF-16 pair) parses to one.
+LONE = "a\ud800"
+SURROGATE_STATE = [
+    pytest.param("preset", LONE, "preset", id="preset"),
+    pytest.param("tokens", [["我", LONE], ["猫", "喜欢"]], "tokens[0][1]", id="tokens"),
+    pytest.param("x", [[[1, 0, 0, LONE]]], "x[0][0][3]", id="x"),
+    *(pytest.param(k, [[0, LONE]], f"{k}[0][1]", id=k) for k in ("w_q", "w_k", "w_v", "w_o")),
+]
+
+
+@pytest.mark.parametrize(("key", "value", "where"), SURROGATE_STATE)
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_lone_surrogate_in_any_text_of_the_state_is_refused_in_one_line(
+    client: TestClient, key: str, value: Any, where: str, lang: str
+) -> None:
+    state = {"preset": "lesson", "n_head": 1, "C": 4} | {key: value}
+    text = json.dumps(state)  # ensure_ascii: the surrogate travels as the escape \ud800
+    assert "\\ud800" in text
+    r = client.get("/explorer", params={"state": text, "lang": lang})
+    assert r.status_code == 400, r.text[:300]
+    message = html_lib.unescape(re.search(r'id="error-message">([^<]*)<', r.text)[1])
+    assert f"state.{where}" in message and "'a\\ud800'" in message, message
+    assert bool(CJK.search(message)) == (lang == "zh"), message
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_lone_surrogate_label_sent_to_the_api_is_refused(client: TestClient, lang) -> None:
+    payload = two_heads() | {"tokens": [["a", "b", "c"], ["d", LONE, "f"]]}
+    r = api(client, payload, lang)
+    assert r.status_code == 422 and r.json()["cell"] == "tokens[1][1]", r.text
+    assert "'a\\ud800'" in r.json()["error"]
+    assert bool(CJK.search(r.json()["error"])) == (lang == "zh")
+
+
+def test_the_state_check_finds_the_first_lone_surrogate_however_deep() -> None:
+    deep: Any = LONE
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(ExplorerError, match=r"state\.x(\[0\]){5000}: expected text but found"):
+        check_state_text({"x": deep})
+    with pytest.raises(ExplorerError, match=r"^state\.tokens\[1\]\[0\]: expected text"):
+        check_state_text({"tokens": [["a", "b"], [LONE, LONE + "b"]], "other": LONE})
+    pair = json.loads('"\\ud83d\\ude00"')  # JSON joins an escaped pair into one character
+    assert pair == "😀"
+    check_state_text({"tokens": [["猫", pair]], "unread": LONE})  # and only read fields count

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from attnlab.learn import knowledge
 from attnlab.web.app import create_app
 from attnlab.web.explorer import LIMITS, MATRICES
+from attnlab.web.explorer_input import STATE_FIELDS
 from attnlab.web.security import CSRF_FIELD
 
 ORIGIN = "http://127.0.0.1"
@@ -60,6 +61,11 @@ AWKWARD = (
     " ", "\x00", "9" * 5000, "-" + "9" * 400, "1e154", "[1e999, 1]", "{}", "../../etc",
 )  # fmt: skip
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)  # Cs: httpx can't send
+#: JSON text may hold lone surrogates: ``json.dumps`` writes them as the escape ``\ud800``.
+JSON_TEXT = st.one_of(TEXT, st.text(st.characters(), max_size=12), st.just("a\ud800"))
+#: Bytes a URL or a form can carry that are not UTF-8 text: a surrogate's UTF-8 form
+#: (``%ED%A0%80``), a byte no UTF-8 text holds (``%FF``), a truncated sequence, NUL.
+RAW_BYTES = ("%ED%A0%80", "%FF", "%E4%BD", "%00")
 NUMBERISH = st.one_of(
     st.sampled_from(AWKWARD),
     st.text(st.characters(whitelist_categories=("Nd", "No")), min_size=1, max_size=4),  # "²"
@@ -111,7 +117,7 @@ NUMBER = st.one_of(
     st.floats(), st.integers(), st.sampled_from([1e300, -1e300, 1e154, 10**400, 2**63])
 )
 JSON_VALUE = st.recursive(
-    st.none() | st.booleans() | NUMBER | TEXT,
+    st.none() | st.booleans() | NUMBER | JSON_TEXT,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEY, inner, max_size=4),
     max_leaves=20,
 )
@@ -168,22 +174,44 @@ def body_for(route: Any) -> st.SearchStrategy[tuple[str, Any]]:
 REAL_IDS = {"section_id": [str(i) for i in range(20)], "exercise_id": knowledge.exercise_ids()}
 
 
+#: Query parameters the routes read from ``request.query_params`` (FastAPI does not list them).
+READ_QUERY = ("lang", "q", "preset", "T", "C", "d", "n_head", "state")
+#: Percent-encoded text: random text, or pieces of :data:`RAW_BYTES` among ordinary characters.
+ENCODED = st.one_of(
+    st.one_of(NUMBERISH, TEXT).map(lambda v: quote(v, safe="")),
+    st.lists(st.sampled_from([*RAW_BYTES, "a", "1", "%E7%8C%AB"]), min_size=1, max_size=4).map(
+        "".join
+    ),
+)
+#: The explorer's ``state``: the fields it reads, with random values (lone surrogates too).
+STATE = st.fixed_dictionaries(
+    {"preset": st.one_of(st.sampled_from(["lesson", "uniform"]), JSON_TEXT)},
+    optional={"n_head": st.sampled_from([1, 2]), "C": st.integers(1, 8)}
+    | {k: JSON_VALUE for k in STATE_FIELDS if k != "preset"},
+)
+
+
 def path_value(name: str) -> st.SearchStrategy[str]:
-    """Values for a path parameter: real ids (often), huge or negative numbers, any text."""
-    real = REAL_IDS.get(name) or [v for ids in REAL_IDS.values() for v in ids]
-    return st.one_of(st.sampled_from(real), st.sampled_from(real), NUMBERISH, TEXT).map(
-        lambda v: quote(v, safe="")
-    )
+    """Values for a path parameter, percent-encoded: real ids (often), huge or negative
+    numbers, any text, bytes that are not UTF-8."""
+    real = st.sampled_from(REAL_IDS.get(name) or [v for ids in REAL_IDS.values() for v in ids])
+    return st.one_of(real, real, ENCODED)
 
 
 @st.composite
 def url_for(draw: st.DrawFn, template: str) -> str:
+    """``template`` with random path values and a random query: random fields, known fields
+    holding bytes that are not UTF-8, and sometimes an explorer ``state``."""
     path = template
     while "{" in path:
         start, end = path.index("{"), path.index("}")
         path = path[:start] + draw(path_value(path[start + 1 : end])) + path[end + 1 :]
-    query = draw(QUERY)
-    return path + ("?" + "&".join(f"{quote(k)}={quote(v)}" for k, v in query.items()))
+    pairs = [(quote(k), quote(v)) for k, v in draw(QUERY).items()]
+    names = st.sampled_from(sorted({*NAMES, *READ_QUERY}))
+    pairs += draw(st.lists(st.tuples(names, ENCODED), max_size=2))
+    if draw(st.booleans()):
+        pairs.append(("state", quote(json.dumps(draw(STATE)), safe="")))
+    return path + "?" + "&".join(f"{k}={v}" for k, v in pairs)
 
 
 def send(method: str, url: str, **kwargs: Any) -> Callable[[TestClient], Any]:
@@ -240,8 +268,35 @@ def check(
     if token_header:
         headers["X-CSRF-Token"] = client.cookies["attnlab_csrf"]
     r = client.request(method, url, headers=headers, follow_redirects=False, **kwargs)
-    assert r.status_code < 500, f"{method} {url[:200]} -> {r.status_code}: {r.text[:300]}"
+    assert_answered(r, f"{method} {url[:200]}", fragment=route in FRAGMENTS)
+
+
+#: What every HTML page of the site has, error pages included: the top bar (brand, navigation,
+#: search box), the page's content and the footer.
+LAYOUT = (
+    '<header class="top">',
+    'id="search-box"',
+    '<main class="content',
+    '<footer class="foot">',
+)
+#: Routes whose answer is a piece of a page (the page's script swaps it in), not a page.
+FRAGMENTS = {"/section/{section_id}/check"}
+
+
+def assert_answered(r: Any, what: str, fragment: bool = False) -> None:
+    """No 5xx and no traceback; an HTML answer is a page of the site's layout (:data:`LAYOUT`),
+    unless it is a ``fragment`` route's 2xx; a refusal of an ``/api/`` route is
+    ``{"error": ...}``, a redirect says where to."""
+    assert r.status_code < 500, f"{what} -> {r.status_code}: {r.text[:300]}"
     assert "Traceback (most recent call last)" not in r.text and 'File "' not in r.text
+    kind = r.headers.get("content-type", "")
+    if 300 <= r.status_code < 400:
+        assert r.headers.get("location"), f"{what} -> {r.status_code} without a Location"
+    elif kind.startswith("text/html") and not (fragment and r.status_code < 300):
+        missing = [part for part in LAYOUT if part not in r.text]
+        assert not missing, f"{what} -> {r.status_code} lacks {missing}: {r.text[:300]}"
+    elif r.status_code >= 400:
+        assert kind.startswith("application/json") and "error" in r.json(), (what, r.text[:300])
 
 
 FUZZ = settings(

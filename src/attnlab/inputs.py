@@ -30,6 +30,8 @@ from attnlab.pipeline import AttentionStages, MultiHeadStages, attention_stages,
 
 MAX_NUMBERS = 1_000_000
 MAX_FILE_BYTES = safe_load.MAX_FILE_BYTES
+#: Longest token label kept from ``tokens`` (longer ones are cut); figures are sized for it.
+TOKEN_MAX = 24
 #: Largest sizes shown as text or Markdown tables; JSON has no limit but MAX_NUMBERS.
 DISPLAY_LIMITS = {"B": 8, "T": 16, "C": 16}
 
@@ -205,7 +207,7 @@ def _tokens(data: dict[str, Any], B: int, T: int) -> list[list[str]]:
         for t, label in enumerate(row):
             if not isinstance(label, str):
                 raise input_error("token_label", b=b, t=t, found=kind(label))
-    return [[label[:24] for label in row] for row in tokens]
+    return [[label[:TOKEN_MAX] for label in row] for row in tokens]
 
 
 _WITH_HEADS = {"zh": "（有 num_heads 时为 C）", "en": " (C, with num_heads)"}

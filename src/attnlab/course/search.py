@@ -49,6 +49,9 @@ KIND_NAMES: dict[str, dict[str, str]] = {
            "mistake": "Mistake", "note": "My note"},
 }  # fmt: skip
 _SNIPPET_BEFORE, _SNIPPET_AFTER = 30, 60
+#: Control characters (Unicode category Cc) are not text anyone searches for: a query reads them
+#: as blanks. (FTS5 reads a NUL as the end of its query string.)
+_NOT_QUERY_TEXT = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 @dataclass(frozen=True)
@@ -69,10 +72,11 @@ class Hit:
 
 
 def check_query(raw: str) -> list[str]:
-    """The words of a query (split at blanks); :class:`~attnlab.learn.text_limits.TextError`
-    (a ``ValueError``) when it is empty, longer than :data:`MAX_QUERY` characters or not
-    UTF-8."""
-    return text_limits.check_text(raw, "query").split()
+    """The words of a query, split at blanks and at control characters (see
+    :data:`_NOT_QUERY_TEXT`: SQLite would read a NUL as the query's end);
+    :class:`~attnlab.learn.text_limits.TextError` (a ``ValueError``) when it is empty, longer
+    than :data:`MAX_QUERY` characters or not UTF-8."""
+    return text_limits.check_text(_NOT_QUERY_TEXT.sub(" ", raw), "query").split()
 
 
 def _block_text(block: Block) -> str:

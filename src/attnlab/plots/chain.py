@@ -15,10 +15,18 @@ from attnlab.pipeline import STAGE_AXES, MultiHeadStages
 from attnlab.plots.heatmap import ANNOTATE_MAX_T, draw_heatmap, new_figure
 from attnlab.plots.labels import text, token_labels
 from attnlab.plots.source import PlotSource
+from attnlab.plots.text_room import (
+    extra_inches,
+    fit_title,
+    label_inches,
+    tick_size,
+    turn_columns,
+)
 
 #: Diverging and centred on 0: Q, K, V and the outputs have signs. ColorBrewer's RdBu prints
 #: well and keeps a colour-blind reader's contrast; masked cells stay grey with a hatch.
 CHAIN_CMAP = "RdBu_r"
+TITLE_SIZE = 13.0
 
 #: (stage, formula) in the order the data flows; row 1 projects, row 2 attends. Stage names are
 #: the lesson's (and the pipeline's), so a learner can find each panel in the code. "input" and
@@ -71,19 +79,20 @@ def _panels(source: PlotSource, b: int, h: int) -> list[list[_Panel]]:
 
 def _draw_panel(
     fig: Figure, spec: SubplotSpec, panel: _Panel, source: PlotSource, tokens: list[str],
-    cmap: Colormap, norm: Normalize, lang: str,
+    cmap: Colormap, norm: Normalize, lang: str, turned: bool,
 ) -> None:  # fmt: skip
+    """One stage's heatmap; with ``turned`` its token column labels stand upright."""
     ax = fig.add_subplot(spec)
     letter = "c" if panel.stage == "x" else "d"
     features = [f"{letter}={i}" for i in range(panel.values.size(1))]
     masked = _MASKED_TEXT.get(panel.stage)
     T = len(tokens)
-    size = 11.0 if T <= 4 else 8.0
+    scores = panel.stage in _SCORE_STAGES
     draw_heatmap(
-        ax, panel.values, row_labels=tokens,
-        col_labels=tokens if panel.stage in _SCORE_STAGES else features,
+        ax, panel.values, row_labels=tokens, col_labels=tokens if scores else features,
         cmap=cmap, norm=norm, visible=source.stages.causal_mask if masked else None,
-        masked_text=masked or "", annotate=T <= ANNOTATE_MAX_T, fontsize=size, aspect="auto",
+        masked_text=masked or "", annotate=T <= ANNOTATE_MAX_T, fontsize=tick_size(T),
+        aspect="auto", turn_columns=turned and scores,
     )  # fmt: skip
     formula = text(panel.title, lang) if panel.title in ("input", "future") else panel.title
     ax.set_title(f"{panel.number}. {panel.stage}\n{formula}", fontsize=11)
@@ -111,27 +120,34 @@ def plot_chain(source: PlotSource, b: int = 0, h: int = 0, lang: str = "zh") -> 
     limit = float(finite.abs().max().clamp_min(1e-9))
     cmap, norm = colormaps[CHAIN_CMAP], Normalize(-limit, limit)
     cell = 0.75 if T <= 4 else 0.4
-    # Inches: cells, plus room per panel for its row labels, titles and shape caption.
+    # Inches: cells, plus room per panel for its row labels, titles and shape caption; long
+    # token labels widen the row labels' column and, turned upright, heighten the score row.
+    label_width = label_inches(tokens, tick_size(T))
+    turned = turn_columns(label_width, cell)
     width = max(sum(cell * p.values.size(1) + 0.35 for p in r) for r in rows) + 2.2
-    fig = new_figure(width, cell * 2 * T + 3.4)
+    width += extra_inches(label_width)
+    # Each row's inches: its cells and room for titles and captions; the score row also holds
+    # its upright labels (a nested grid keeps its labels inside its row's share).
+    rows_inches = [cell * T + 1.7, cell * T + 1.7 + (label_width if turned else 0.0)]
+    fig = new_figure(width, sum(rows_inches))
     fig.set_layout_engine("constrained", hspace=0.12)  # room between the two rows' captions
     # The colour bar gets its own column: one bar spanning two nested grids confuses the layout.
-    grid = fig.add_gridspec(2, 2, width_ratios=[1.0, 0.02])
+    grid = fig.add_gridspec(2, 2, width_ratios=[1.0, 0.02], height_ratios=rows_inches)
     for r, panels in enumerate(rows):
         widths = [p.values.size(1) for p in panels]
         sub = grid[r, 0].subgridspec(1, len(panels), width_ratios=widths)
         for i, panel in enumerate(panels):
-            _draw_panel(fig, sub[i], panel, source, tokens, cmap, norm, lang)
+            _draw_panel(fig, sub[i], panel, source, tokens, cmap, norm, lang, turned)
     for ax in fig.axes[1:4] + fig.axes[5:]:
         ax.tick_params(labelleft=False)  # the row labels of the first panel serve the row
     colours = ScalarMappable(norm=norm, cmap=cmap)
     fig.colorbar(colours, cax=fig.add_subplot(grid[:, 1]), label=text("value", lang))
-    fig.suptitle(_chain_title(source, b, h, lang), fontsize=13)
+    fig.suptitle(_chain_title(source, b, h, lang, width - 0.5), fontsize=TITLE_SIZE)
     return fig
 
 
-def _chain_title(source: PlotSource, b: int, h: int, lang: str) -> str:
-    name = source.prompt_label(b)
-    if isinstance(source.stages, MultiHeadStages):
-        return text("chain_head_title", lang, name=name, head=h + 1)
-    return text("chain_title", lang, name=name)
+def _chain_title(source: PlotSource, b: int, h: int, lang: str, inches: float) -> str:
+    """The figure's title, naming prompt ``b`` with its tokens cut to fit ``inches``."""
+    key = "chain_head_title" if isinstance(source.stages, MultiHeadStages) else "chain_title"
+    return fit_title(lambda name: text(key, lang, name=name, head=h + 1),
+                     source.prompt_label(b), inches, TITLE_SIZE)  # fmt: skip

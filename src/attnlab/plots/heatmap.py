@@ -63,13 +63,16 @@ def draw_heatmap(
     annotate: bool = True,
     fontsize: float = 9.0,
     aspect: Literal["equal", "auto"] = "equal",
+    turn_columns: bool = False,
 ) -> AxesImage:
     """Draw ``values`` ``[rows, cols]`` as a heatmap with a number in each cell.
 
     Cells where ``visible`` is False (the causal mask's future) are masked in the image array,
     filled grey with a hatch and labelled ``masked_text``, so they never look like a small value.
-    Column labels sit on top, leaving the space under the axes for a caption. ``aspect="auto"``
-    lets cells fill a grid slot (square cells leave gaps that upset constrained layout).
+    Column labels sit on top, leaving the space under the axes for a caption, and are turned
+    upright with ``turn_columns`` (labels wider than a cell, :mod:`attnlab.plots.text_room`).
+    ``aspect="auto"`` lets cells fill a grid slot (square cells leave gaps that upset
+    constrained layout).
 
     Returns:
         The :class:`AxesImage`; its ``get_array()`` is ``values`` with the hidden cells masked.
@@ -84,7 +87,7 @@ def draw_heatmap(
         )  # fmt: skip
     if annotate:
         _annotate(ax, data, hidden, cmap, norm, masked_text, fontsize)
-    _label_axes(ax, row_labels, col_labels, fontsize)
+    _label_axes(ax, row_labels, col_labels, fontsize, 90.0 if turn_columns else 0.0)
     return image
 
 
@@ -105,10 +108,11 @@ def _annotate(
 
 
 def _label_axes(
-    ax: Axes, row_labels: Sequence[str], col_labels: Sequence[str], size: float
+    ax: Axes, row_labels: Sequence[str], col_labels: Sequence[str], size: float, turn: float
 ) -> None:
-    """Token labels on both axes, column labels on top, thin white lines between cells."""
-    ax.set_xticks(range(len(col_labels)), labels=list(col_labels), fontsize=size)
+    """Token labels on both axes, column labels on top (turned ``turn`` degrees), thin white
+    lines between cells."""
+    ax.set_xticks(range(len(col_labels)), labels=list(col_labels), fontsize=size, rotation=turn)
     ax.set_yticks(range(len(row_labels)), labels=list(row_labels), fontsize=size)
     ax.xaxis.tick_top()
     ax.tick_params(length=0)

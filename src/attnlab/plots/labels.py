@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from attnlab.inputs import TOKEN_MAX
 from attnlab.show.fmt import escape_label
 
 _TEXT: dict[str, dict[str, str]] = {
@@ -124,8 +125,15 @@ def text(key: str, lang: str, **fields: object) -> str:
 def figure_label(token: str) -> str:
     """A token as figure text: control characters escaped (:func:`attnlab.show.fmt.escape_label`)
     and ``$`` escaped, since matplotlib reads text between two ``$`` as mathtext (a label like
-    ``$\\frac$`` would stop the figure from drawing)."""
-    return escape_label(token).replace("$", r"\$")
+    ``$\\frac$`` would stop the figure from drawing).
+
+    Escapes make a label longer (``\\x1b`` for one character): one longer than
+    :data:`~attnlab.inputs.TOKEN_MAX` characters is cut with an ellipsis, so no label is wider
+    than the figures are sized for."""
+    shown = escape_label(token)
+    if len(shown) > TOKEN_MAX:
+        shown = shown[: TOKEN_MAX - 1] + "…"
+    return shown.replace("$", r"\$")
 
 
 def token_labels(tokens: Sequence[str] | None, T: int) -> list[str]:

@@ -17,10 +17,11 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
 from attnlab.pipeline import MultiHeadStages
-from attnlab.plots.chain import CHAIN_CMAP
+from attnlab.plots.chain import CHAIN_CMAP, TITLE_SIZE
 from attnlab.plots.heatmap import ANNOTATE_MAX_T, draw_heatmap, new_figure
 from attnlab.plots.labels import text, token_labels
 from attnlab.plots.source import PlotSource
+from attnlab.plots.text_room import extra_inches, fit_title, label_inches, tick_size
 
 #: The chain figure of one head ends at panel 9 (that head's output); this one goes on from 10.
 FIRST_PANEL = 10
@@ -93,7 +94,10 @@ def plot_merge(source: PlotSource, b: int = 0, lang: str = "zh") -> Figure:
     cmap, norm = colormaps[CHAIN_CMAP], Normalize(-limit, limit)
     T, C = panels[-1].values.shape  # the output's [T, C]
     cell = 0.75 if max(T, C) <= 4 else 0.4
+    size = tick_size(T)
     width = sum(cell * p.values.size(1) + 0.6 for p in panels) + 2.2
+    # Token labels stand left of the first panel and of the output: long ones widen both.
+    width += 2 * extra_inches(label_inches(panels[0].rows, size))
     fig = new_figure(width, cell * max(T, C) + 2.8)
     grid = fig.add_gridspec(1, len(panels) + 1, width_ratios=[
         *(p.values.size(1) for p in panels), 0.3])  # fmt: skip
@@ -101,14 +105,14 @@ def plot_merge(source: PlotSource, b: int = 0, lang: str = "zh") -> Figure:
     for i, panel in enumerate(panels):
         ax = fig.add_subplot(grid[0, i])
         draw_heatmap(ax, panel.values, row_labels=panel.rows, col_labels=panel.cols, cmap=cmap,
-                     norm=norm, annotate=annotate, fontsize=11.0 if T <= 4 else 8.0,
-                     aspect="auto")  # fmt: skip
+                     norm=norm, annotate=annotate, fontsize=size, aspect="auto")  # fmt: skip
         ax.set_title(panel.title, fontsize=11)
         ax.set_xlabel(panel.caption, fontsize=9.5, color="#444444")
         if 0 < i < len(panels) - 2:
             ax.tick_params(labelleft=False)  # same token rows as the first panel
     colours = ScalarMappable(norm=norm, cmap=cmap)
     fig.colorbar(colours, cax=fig.add_subplot(grid[0, -1]), label=text("value", lang))
-    title = text("merge_title", lang, name=source.prompt_label(b), heads=source.num_heads)
-    fig.suptitle(title, fontsize=13)
+    title = fit_title(lambda name: text("merge_title", lang, name=name, heads=source.num_heads),
+                      source.prompt_label(b), width - 0.5, TITLE_SIZE)  # fmt: skip
+    fig.suptitle(title, fontsize=TITLE_SIZE)
     return fig

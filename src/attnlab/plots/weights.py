@@ -12,9 +12,17 @@ from matplotlib.figure import Figure
 from attnlab.plots.heatmap import ANNOTATE_MAX_T, draw_heatmap, masked_patch, new_figure
 from attnlab.plots.labels import text, token_labels
 from attnlab.plots.source import PlotSource
+from attnlab.plots.text_room import (
+    extra_inches,
+    fit_title,
+    label_inches,
+    tick_size,
+    turn_columns,
+)
 
 #: Sequential, light-to-dark, readable in greyscale: a weight's size is its darkness.
 WEIGHTS_CMAP = "Blues"
+TITLE_SIZE = 11.0
 
 
 def _panel_inches(T: int) -> float:
@@ -22,25 +30,39 @@ def _panel_inches(T: int) -> float:
     return min(max(1.0 + 0.75 * T, 2.6), 9.0)
 
 
-def _panel_title(source: PlotSource, b: int, h: int | None, lang: str) -> str:
-    title = f"{text('prompt', lang)} {source.names[b]}"
-    if source.tokens is not None:
-        title += "  [" + ", ".join(source.tokens[b]) + "]"
-    return title if h is None else f"{title} · {text('head', lang)} {h + 1}"
+def _panel_title(source: PlotSource, b: int, h: int | None, lang: str, inches: float) -> str:
+    """``Prompt A  [我, 喜欢]`` (``· Head 2``), the tokens cut to fit ``inches``."""
+
+    def make(tokens: str) -> str:
+        title = f"{text('prompt', lang)} {source.names[b]}"
+        if source.tokens is not None:
+            title += "  [" + tokens + "]"
+        return title if h is None else f"{title} · {text('head', lang)} {h + 1}"
+
+    listed = ", ".join(source.tokens[b]) if source.tokens is not None else ""
+    return fit_title(make, listed, inches, TITLE_SIZE)
 
 
 def _draw_panel(
     ax: Axes, panel: torch.Tensor, norm: Normalize, source: PlotSource, b: int, h: int | None,
-    lang: str,
+    lang: str, side: float,
 ) -> None:  # fmt: skip
     T = panel.size(-1)
     labels = token_labels(None if source.tokens is None else source.tokens[b], T)
+    size = tick_size(T)
     draw_heatmap(
         ax, panel, row_labels=labels, col_labels=labels, cmap=colormaps[WEIGHTS_CMAP],
         norm=norm, visible=source.stages.causal_mask, masked_text=text("masked", lang),
-        annotate=T <= ANNOTATE_MAX_T, fontsize=11.0 if T <= 4 else 8.0,
+        annotate=T <= ANNOTATE_MAX_T, fontsize=size,
+        turn_columns=turn_columns(label_inches(labels, size), side / T),
     )  # fmt: skip
-    ax.set_title(_panel_title(source, b, h, lang), fontsize=11)
+    ax.set_title(_panel_title(source, b, h, lang, side), fontsize=TITLE_SIZE)
+
+
+def _label_width(source: PlotSource, T: int) -> float:
+    """Inches of the widest tick label of any prompt."""
+    rows = [None] if source.tokens is None else [source.tokens[b] for b in source.shown]
+    return label_inches([s for row in rows for s in token_labels(row, T)], tick_size(T))
 
 
 def plot_weights(source: PlotSource, lang: str = "zh") -> Figure:
@@ -63,7 +85,11 @@ def plot_weights(source: PlotSource, lang: str = "zh") -> Figure:
     grid = source.multi_head  # batch × head; a single head puts the prompts side by side
     n_rows, n_cols = (len(shown), heads) if grid else (1, len(shown))
     side = _panel_inches(T)
-    fig = new_figure(side * n_cols + 1.2, side * n_rows + 0.9)
+    # A learner's long labels widen each panel's label column, and turned upright they
+    # heighten its row (attnlab.plots.text_room).
+    width = _label_width(source, T)
+    tall = width if turn_columns(width, side / T) else 0.0
+    fig = new_figure((side + extra_inches(width)) * n_cols + 1.2, (side + tall) * n_rows + 0.9)
     axes = fig.subplots(n_rows, n_cols, squeeze=False)
     # One scale for every panel: a weight is a share of one unit of reading, 0 to 1.
     cmap, norm = colormaps[WEIGHTS_CMAP], Normalize(0.0, 1.0)
@@ -71,7 +97,7 @@ def plot_weights(source: PlotSource, lang: str = "zh") -> Figure:
         for h in range(heads):
             row, col = (i, h) if grid else (0, i)
             panel = weights[b, h] if grid else weights[b]  # [T_query, T_key]
-            _draw_panel(axes[row, col], panel, norm, source, b, h if grid else None, lang)
+            _draw_panel(axes[row, col], panel, norm, source, b, h if grid else None, lang, side)
             if col == 0:
                 axes[row, col].set_ylabel(text("query", lang))
             if row == 0:

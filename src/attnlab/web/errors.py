@@ -1,8 +1,10 @@
 """How the web lesson answers a request it does not carry out: refusals (4xx) and failures (500).
 
 * A refusal (:class:`~attnlab.web.security.RequestRefused`, a form field that is missing, a page
-  or method that does not exist) is a small page in the learner's language, or ``{"error": ...}``
-  for ``/api/`` routes, with one line saying what was expected and what was found.
+  or method that does not exist) is a page of the site's layout (top bar, navigation, search
+  box) in the learner's language, or ``{"error": ...}`` for ``/api/`` routes, with one line
+  saying what was expected and what was found. The page shows no progress bar: reading the
+  progress may be what failed.
 * An unforeseen failure (any other exception in a route) is answered with a 500 page in the
   learner's language that says the saved progress is safe and what to do, never the traceback
   or the exception's text. It is logged once with its traceback on :data:`LOGGER` (with the
@@ -74,7 +76,16 @@ def render_error(
         return JSONResponse({"error": f"{message} {hint}".strip()}, status_code=status)
     lang = lang or page_lang(request)
     page = request.app.state.templates.get_template("error.html").render(
-        ui=UI[lang], lang=lang, status=status, message=message, hint=hint
+        request=request,
+        ui=UI[lang],
+        lang=lang,
+        other_lang="en" if lang == "zh" else "zh",
+        page="error",
+        summary=None,  # no progress bar: reading the progress may be what failed
+        csrf_token=getattr(request.state, "csrf_token", ""),  # unset outside the middleware
+        status=status,
+        message=message,
+        hint=hint,
     )
     return HTMLResponse(page, status_code=status)
 

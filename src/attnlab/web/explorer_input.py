@@ -9,6 +9,7 @@ page (``str(error)`` is the English one). Sizes: ``B`` prompts, ``T`` positions,
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,11 @@ LIMITS: dict[str, int] = {"B": 2, "T": 8, "C": 8, "d": 8, "n_head": 8}
 #: Longest token label kept (longer ones are cut).
 LABEL_MAX = 12
 MATRICES: tuple[str, ...] = ("x", "w_q", "w_k", "w_v")
+#: The fields of the page's ``state`` the explorer reads (see :func:`check_state_text`).
+STATE_FIELDS: tuple[str, ...] = ("preset", *MATRICES, "w_o", "tokens")
+#: JSON's escape ``"\ud800"`` parses to half of a UTF-16 pair, which is not a character: no
+#: page, URL or JSON answer can carry it (a paired escape becomes one character, never this).
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 MESSAGES: dict[str, dict[str, str]] = {
     "zh": {
@@ -31,6 +37,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "entries": "{field}：应为含 {n} 项的列表，收到的是 {found}",
         "list": "{field}：应为列表，收到的是 {found}",
         "label": "{field}：应为文字标签，收到的是 {found}",
+        "text": "{field}：应为文字，收到的是 {found}，其中有单独的代理码位（\\ud800–\\udfff，"
+        "只是 UTF-16 字符对的一半，不是字符）",
         "n_head": "n_head：C={C} 必须能被 n_head 整除（每个 Head 宽 C/n_head），收到的是 {found}",
         "preset": "preset：应为 {names} 之一，收到的是 {found}",
     },
@@ -42,6 +50,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "entries": "{field}: expected a list of {n} entries but found {found}",
         "list": "{field}: expected a list but found {found}",
         "label": "{field}: expected a text label but found {found}",
+        "text": "{field}: expected text but found {found}, which holds a lone surrogate "
+        "(\\ud800-\\udfff: half of a UTF-16 pair, not a character)",
         "n_head": "n_head: C={C} must be divisible by n_head (each head is C/n_head wide) "
         "but found {found}",
         "preset": "preset: expected one of {names} but found {found}",
@@ -137,6 +147,26 @@ def grid(value: Any, field: str, shape: tuple[int, ...]) -> Any:
     return [grid(v, f"{field}[{i}]", shape[1:]) for i, v in enumerate(value)]
 
 
+def check_text(value: Any, field: str) -> None:
+    """Refuse the first string in ``value`` (a string or nested lists) that holds a lone
+    surrogate, naming where it is (``tokens[0][1]``)."""
+    pending = [(field, value)]  # a stack, not recursion: the lists may nest a thousand deep
+    while pending:
+        where, item = pending.pop()
+        if isinstance(item, str) and _LONE_SURROGATE.search(item):
+            raise ExplorerError("text", where, item)
+        if isinstance(item, list):
+            pending += reversed([(f"{where}[{i}]", v) for i, v in enumerate(item)])
+
+
+def check_state_text(state: Any) -> None:
+    """Check every text of the fields of ``state`` the explorer reads (:data:`STATE_FIELDS`)
+    by :func:`check_text`; the message names them ``state.tokens[0][1]``."""
+    if isinstance(state, dict):
+        for key in STATE_FIELDS:
+            check_text(state.get(key), f"state.{key}")
+
+
 def labels(value: Any, B: int, T: int) -> list[list[str]] | None:
     """Token labels ``[B][T]`` (cut to :data:`LABEL_MAX`), or ``None`` when not sent."""
     if value is None:
@@ -150,6 +180,7 @@ def labels(value: Any, B: int, T: int) -> list[list[str]] | None:
         for t, label in enumerate(row):
             if not isinstance(label, str):
                 raise ExplorerError("label", f"tokens[{b}][{t}]", label)
+            check_text(label, f"tokens[{b}][{t}]")
         out.append([label.strip()[:LABEL_MAX] for label in row])
     return out
 

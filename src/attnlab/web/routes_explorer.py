@@ -14,7 +14,14 @@ from attnlab.errors import InputError
 from attnlab.i18n import error_message
 from attnlab.web import explorer
 from attnlab.web.common import csrf_protect, lang_of, page_context, remember_lang, settings
-from attnlab.web.explorer_input import LABEL_MAX, LIMITS, MATRICES, ExplorerError, whole
+from attnlab.web.explorer_input import (
+    LABEL_MAX,
+    LIMITS,
+    MATRICES,
+    ExplorerError,
+    check_state_text,
+    whole,
+)
 from attnlab.web.security import RequestRefused
 from attnlab.web.ui_text import UI
 
@@ -57,13 +64,19 @@ def _page(request: Request, data: dict[str, Any], lang: str) -> HTMLResponse:
 
 def _state(raw: str | None) -> Any:
     """The ``state`` query parameter as JSON, or ``None`` when absent or unreadable (the page
-    then starts from the preset)."""
+    then starts from the preset).
+
+    Raises:
+        ExplorerError: a text in it holds a lone surrogate (:func:`check_state_text`).
+    """
     if not raw:
         return None
     try:
-        return safe_load.loads(raw, ".json", "state")
+        state = safe_load.loads(raw, ".json", "state")
     except InputError:
         return None
+    check_state_text(state)
+    return state
 
 
 @router.get("/explorer", response_class=HTMLResponse)
@@ -75,10 +88,11 @@ def explorer_page(request: Request) -> HTMLResponse:
     try:
         name = explorer.check_preset(query.get("preset", "lesson"))
         sizes = {k: whole(query[k], k) if k in query else explorer.DEFAULT_SIZES[k] for k in SIZES}
+        state = _state(query.get("state"))
     except ExplorerError as exc:
         raise RequestRefused(400, exc.localized(lang)) from None
     data = explorer.preset_data(name, **sizes, lang=lang)
-    return _page(request, explorer.with_state(data, _state(query.get("state"))), lang)
+    return _page(request, explorer.with_state(data, state), lang)
 
 
 def _cells(form: Any, name: str, shape: tuple[int, ...]) -> Any:

@@ -7,6 +7,7 @@ in ``<mark>`` and the first one is ``id="hit"``.
 
 from __future__ import annotations
 
+import html as html_text
 import re
 from collections.abc import Callable
 from urllib.parse import quote
@@ -25,7 +26,7 @@ router = APIRouter()
 _TAG = re.compile(r"(<[^>]*>)")
 #: Elements whose text is not marked: formulas and figures are drawn, not prose; a textarea's
 #: content is the learner's own text, shown as typed.
-_SKIP = ("math", "svg", "script", "style", "textarea", "title")
+UNMARKED = ("math", "svg", "script", "style", "textarea", "title")
 
 
 def hit_url(hit: search.Hit, query: str) -> str:
@@ -40,8 +41,12 @@ def hit_url(hit: search.Hit, query: str) -> str:
 
 def highlighter(query: str, anchor: bool = True) -> Callable[[str], str]:
     """A function wrapping ``query``'s words in ``<mark>`` inside the page's ``<main>``, outside
-    tags and :data:`_SKIP` elements; the first mark gets ``id="hit"`` if ``anchor``."""
-    pattern = search.marks([str(escape(w)) for w in search.check_query(query)])
+    tags and :data:`UNMARKED` elements; the first mark gets ``id="hit"`` if ``anchor``.
+
+    Words are found in the text the learner reads, not in its HTML (:func:`_mark_text`): "39"
+    is not found inside ``&#39;``, and ``'`` is found where the page writes ``&#39;``.
+    """
+    pattern = search.marks(search.check_query(query))
 
     def mark(html: str) -> str:
         start, end = html.find("<main"), html.rfind("</main>")
@@ -49,21 +54,35 @@ def highlighter(query: str, anchor: bool = True) -> Callable[[str], str]:
             return html
         parts, skipping, first = _TAG.split(html[start:end]), 0, [anchor]
 
-        def wrap(m: re.Match[str]) -> str:
+        def wrap(word: str) -> str:
             anchor = ' id="hit"' if first[0] else ""
             first[0] = False
-            return f"<mark{anchor}>{m.group(0)}</mark>"
+            return f"<mark{anchor}>{escape(word)}</mark>"
 
         for i, part in enumerate(parts):
             if part.startswith("<"):
                 name = re.match(r"</?([a-zA-Z0-9]+)", part)
-                if name and name.group(1).lower() in _SKIP and not part.endswith("/>"):
+                if name and name.group(1).lower() in UNMARKED and not part.endswith("/>"):
                     skipping += -1 if part.startswith("</") else 1
             elif part and not skipping:
-                parts[i] = pattern.sub(wrap, part)
+                parts[i] = _mark_text(part, pattern, wrap)
         return html[:start] + "".join(parts) + html[end:]
 
     return mark
+
+
+def _mark_text(part: str, pattern: re.Pattern[str], wrap: Callable[[str], str]) -> str:
+    """The HTML text ``part`` (between two tags) with each match of ``pattern`` in its text
+    replaced by ``wrap(match)``: the text is unescaped, and the pieces around the matches are
+    escaped again. A part without a match is returned as it was."""
+    text = html_text.unescape(part)
+    pieces, last = [], 0
+    for match in pattern.finditer(text):
+        pieces += [str(escape(text[last : match.start()])), wrap(match.group(0))]
+        last = match.end()
+    if not pieces:
+        return part
+    return "".join(pieces) + str(escape(text[last:]))
 
 
 @router.get("/search", response_class=HTMLResponse)
