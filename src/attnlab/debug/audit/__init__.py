@@ -53,6 +53,9 @@ DEFAULT_MEMORY_MB = 2048
 KEEPER = Path(__file__).with_name("keeper.py")
 #: Seconds the keeper gets on top of its own limits before it is presumed stuck.
 KEEPER_GRACE = 4 * CLEANUP_LIMIT
+#: The keys of the keeper's account of an audit.
+_OUTCOME = {"ready", "timed_out", "memory", "learner_died", "returncode", "result", "stdout"}
+_OUTCOME |= {"stderr", "judge_stderr", "strays", "isolation"}
 #: Seconds between two looks at whether the keeper was stopped (SIGSTOP).
 STOPPED_POLL = 0.5
 
@@ -180,9 +183,13 @@ def _spawn(path: Path, name: str, kind: str, timeout: float, memory_mb: int) -> 
     if raw is None:
         sweep(mark)
         return _internal("看守进程没有按时结束", "the keeper process did not finish in time")
-    try:
-        outcome = json.loads(raw)
+    try:  # a keeper that did not exit 0 may have been made to say anything: not read
+        outcome = json.loads(raw) if keeper.returncode == 0 else None
     except ValueError:  # nothing, or cut short: it died before it could answer
+        outcome = None
+    if not isinstance(outcome, dict) or not (
+        {"stopped", "error"} & outcome.keys() or _OUTCOME <= outcome.keys()
+    ):
         sweep(mark)
         code = keeper.returncode
         if code < 0:  # killed or stopped by a signal: nobody but the learner's code had cause

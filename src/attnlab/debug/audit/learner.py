@@ -222,10 +222,11 @@ def main(argv: list[str]) -> int:
             break  # the judge is done (or gone)
         if request.get("op") == "exit":
             break
-        wire.send(replies, server.answer(request))
-    for stream in (sys.stdout, sys.stderr):  # os._exit below would drop buffered prints
-        with contextlib.suppress(Exception):
-            stream.flush()
+        reply = server.answer(request)
+        for stream in (sys.stdout, sys.stderr):  # the keeper kills this process at the end:
+            with contextlib.suppress(Exception):  # what was printed must be out by then
+                stream.flush()
+        wire.send(replies, reply)
     return 0
 
 

@@ -5,9 +5,9 @@ process gets new user, PID, network, IPC, UTS and cgroup namespaces, all capabil
 and a file system of its own: the Python environment (the interpreter's prefixes and the
 folders on ``sys.path``), the system's ``/usr``, ``/lib*``, ``/bin`` and ``/etc``, and the
 learner's file with its sibling ``.py`` files, all read-only, plus an empty size-capped
-``/tmp`` as its home. It cannot see the progress store, ``$HOME``, the network or any other
-process; when its PID namespace's first process exits, the kernel kills every process left in
-it, and ``--die-with-parent`` ends the sandbox if the keeper dies.
+``/tmp`` as its home (its only writable folder). It cannot see the progress store, ``$HOME``,
+the network or any other process; when its PID namespace's first process exits, the kernel
+kills every process left in it, and ``--die-with-parent`` ends the sandbox if the keeper dies.
 
 Where bubblewrap is missing or cannot create namespaces (another OS, a container that forbids
 them), :func:`learner_command` returns the bare command and :func:`isolation` says why, so the
@@ -128,6 +128,7 @@ def learner_command(argv: list[str], learner_file: Path, mark: str) -> tuple[lis
         cmd += ["--ro-bind", str(root), str(root)]
     for file in _learner_files(learner_file):
         cmd += ["--ro-bind", str(file), str(file)]
+    cmd += ["--remount-ro", "/"]  # the root bubblewrap made for the mounts: no writes there
     cmd += ["--chdir", "/tmp", "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp"]
     cmd += ["--uid", "65534", "--gid", "65534", "--"]
     env["HOME"], env["TMPDIR"] = "/tmp", "/tmp"
