@@ -15,13 +15,13 @@ one over its limit, or holding a byte that is not UTF-8, raises ``TextError``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
-from attnlab.errors import InputError
 from attnlab.example import SECTION_COUNT
-from attnlab.i18n import error_message, pick
-from attnlab.learn import knowledge, reasons
+from attnlab.i18n import pick
+from attnlab.learn import answers, knowledge
 from attnlab.learn.store import ProgressStore
 from attnlab.learn.summary import Summary
 from attnlab.learn.text_limits import check_text
@@ -156,25 +156,15 @@ class Quiz:
         tries = len(graded)
         while tries < MAX_TRIES:
             text = self.ask("> ", "exercise_answer")
-            try:
-                verdict = knowledge.check_answer(ex.id, text, self.lang)
-            except InputError as exc:
-                self.say(
-                    self.t("无法读取：", "Could not read that: ") + error_message(exc, self.lang)
-                )
-                continue
-            why = reasons.explain(verdict, self.lang, ex.decimals, text)
-            if verdict.kind in ("imprecise", "count", "coarse"):
-                self.say(why or "")
+            done = answers.submit(ex.id, text)
+            data = done.data()
+            self.store.record_attempt(ex.id, text, done.graded, json.dumps(data))
+            self.say(answers.present(ex.id, text, data, self.lang))
+            if done.graded is None:  # unreadable, too few numbers or decimals: ask again
                 continue
             tries += 1
-            self.store.record_attempt(ex.id, text, verdict.correct, why)
-            if verdict.correct:
-                self.say(
-                    self.t("✓ 正确：", "✓ Right: ") + self._value(ex) + (f" ({why})" if why else "")
-                )
+            if done.graded:
                 return
-            self.say(self.t("✗ 不对。", "✗ Not right. ") + (why or ""))
             if tries < MAX_TRIES:
                 self.say(self.t("再试一次。", "Try once more."))
         self.say(self.t("正确答案：", "The answer: ") + self._value(ex))

@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import re
 
-from attnlab.errors import InputError
-from attnlab.i18n import error_message, pick
-from attnlab.learn import knowledge
+from attnlab.i18n import pick
 from attnlab.learn.grading import Verdict
 from attnlab.learn.rounding import CARRIED
 from attnlab.learn.slips import TEXTS as SLIP_TEXTS
-from attnlab.show import fmt
 
 _DECIMAL_COMMA = re.compile(r"(?<![\d,])(\d+),(\d+)(?![\d,])")
 
@@ -32,30 +29,6 @@ def comma_hint(text: str) -> str | None:
         if found[1] == "0" or len(found[2]) != 3:  # 1,000 may be a thousand; 0,426 may not
             return f"{found[0]} → {found[1]}.{found[2]}"
     return None
-
-
-def unreadable(message: str, lang: str) -> str:
-    """The reason an answer could not be graded (the parser's ``message``), in ``lang``."""
-    return pick(lang, f"无法读取这个答案：{message}", f"Could not read that answer: {message}")
-
-
-def verdict_line(exercise_id: str, text: str, lang: str) -> str:
-    """The grader's verdict on ``text`` as the answer to exercise ``exercise_id``, in one line
-    of ``lang`` (✓ with the answer, ✗ with the reason, or why it could not be read).
-
-    Raises:
-        KeyError: for an exercise id that does not exist.
-    """
-    ex = knowledge.exercise(exercise_id, lang)
-    try:
-        verdict = knowledge.check_answer(exercise_id, text, lang)
-    except InputError as exc:
-        return unreadable(error_message(exc, lang), lang)
-    why = explain(verdict, lang, ex.decimals, text)
-    if verdict.correct:
-        shown = fmt.answer(ex.expected, ex.decimals)
-        return pick(lang, "✓ 正确：", "✓ Right: ") + shown + (f" ({why})" if why else "")
-    return pick(lang, "✗ 还不对。", "✗ Not right yet. ") + (why or "")
 
 
 def explain(verdict: Verdict, lang: str, decimals: int = 0, text: str = "") -> str | None:
@@ -92,7 +65,7 @@ def explain(verdict: Verdict, lang: str, decimals: int = 0, text: str = "") -> s
 def _wrong(verdict: Verdict, lang: str) -> str | None:
     parts = []
     if verdict.mistakes:
-        names = "; ".join(m.title[lang] for m in verdict.mistakes)
+        names = pick(lang, "；", "; ").join(m.title[lang] for m in verdict.mistakes)
         section = verdict.mistakes[0].section
         parts.append(pick(lang, f"这正是这个错误会算出的数：{names}（重读第 {section} 节）",
                           f"That is the number this mistake gives: {names} (reread section "

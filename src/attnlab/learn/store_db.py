@@ -68,6 +68,12 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         DOCS_DDL,
         META_DDL,
     )),
+    # A verdict is kept as data (JSON: kind, mistake names, slips...) and worded where it is
+    # shown; a reason kept as words before is dropped and graded again from the answer.
+    (4, "verdicts as data", (
+        "UPDATE attempts SET diagnosis = NULL WHERE diagnosis IS NOT NULL "
+        "AND json_valid(diagnosis) = 0",
+    )),
 )  # fmt: skip
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 _OUR_TABLES = {"migrations", "completions", "assessments", "attempts", "visits"}

@@ -22,6 +22,7 @@ expected and what was found; nothing is merged from it.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from datetime import UTC, datetime
 from typing import Any
@@ -248,8 +249,18 @@ def _attempt(item: object, field: str) -> tuple[Any, ...]:
     answer = check_text(e["answer"], answer_kind(exercise), f"{field}.answer")
     diagnosis = e["diagnosis"]
     if diagnosis is not None:
-        diagnosis = check_text(diagnosis, "diagnosis", f"{field}.diagnosis")
+        diagnosis = _verdict_data(check_text(diagnosis, "diagnosis", f"{field}.diagnosis"))
     return (exercise, answer, e["correct"], diagnosis, _time(e["at"], f"{field}.at"))
+
+
+def _verdict_data(text: str) -> str | None:
+    """A verdict kept as data (a JSON object with its kind); words from an older export are
+    dropped, and the answer is graded again where it is shown."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return text if isinstance(data, dict) and isinstance(data.get("kind"), str) else None
 
 
 def merge_into(db: sqlite3.Connection, profile: str, clean: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from attnlab.inputs import lesson_input
-from attnlab.learn.reasons import verdict_line
+from attnlab.learn import answers
 from attnlab.lesson import numbers
 from attnlab.show.trace import build_views, render_markdown
 
@@ -56,4 +56,5 @@ def check(exercise_id: str, answer: object = ..., lang: str = "zh") -> None:
             else "Not answered yet: replace ... with your number and run this cell again."
         )
         return
-    print(verdict_line(exercise_id, _answer_text(answer), lang))
+    text = _answer_text(answer)
+    print(answers.present(exercise_id, text, answers.submit(exercise_id, text).data(), lang))

@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 from attnlab import example
 from attnlab.course import content
 from attnlab.i18n import LANGS
-from attnlab.learn import knowledge
+from attnlab.learn import answers, knowledge
 from attnlab.learn.store import StoreBusy
 from attnlab.web import figures
 from attnlab.web.blocks import code_css
@@ -55,14 +55,21 @@ def _check_states(request: Request, section_ids: list[int]) -> dict[int, dict[st
     last: dict[str, dict[str, Any]] = {}
     for attempt in settings(request).store().attempts():  # oldest first: the newest wins
         last[attempt["exercise"]] = attempt
-    states = {}
+    lang, states = lang_of(request), {}
     for sid in section_ids:
         ids = [e.id for e in knowledge.section(sid).exercises]
         states[sid] = {
             "answer": last.get(f"check-{sid}"),
-            "exercises": {eid: last[eid] for eid in ids if eid in last},
+            "exercises": {eid: _shown(last[eid], lang) for eid in ids if eid in last},
         }
     return states
+
+
+def _shown(attempt: dict[str, Any], lang: str) -> dict[str, Any]:
+    """An exercise attempt with its verdict worded in the page's language."""
+    eid, text = attempt["exercise"], attempt["answer"]
+    data = answers.loads(attempt["diagnosis"], eid, text)
+    return {**attempt, "kind": data["kind"], "verdict": answers.present(eid, text, data, lang)}
 
 
 def _section_id(raw: str, lang: str) -> int:

@@ -6,15 +6,14 @@ all of them require the same-origin check and session token (:func:`common.csrf_
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import Response
 
 from attnlab.course import content
-from attnlab.errors import InputError
-from attnlab.i18n import error_message
-from attnlab.learn import knowledge, reasons
+from attnlab.learn import answers, knowledge
 from attnlab.learn.store_file import ASSESSMENTS
 from attnlab.learn.text_limits import TextError, check_text
 from attnlab.web.common import csrf_protect, lang_of, section_url, see_other, settings
@@ -106,16 +105,9 @@ def exercise(
         raise refused(404, "no_exercise", found=exercise_id[:20])
     lang, where = lang_of(request), _back(back)
     text = _text(answer, "exercise_answer")
-    ex = knowledge.exercise(exercise_id, lang)
-    store = settings(request).store()
-    try:
-        verdict = knowledge.check_answer(exercise_id, text, lang)
-    except InputError as exc:  # kept, ungraded (correct None), with the reason on the section
-        store.record_attempt(
-            exercise_id, text, None, reasons.unreadable(error_message(exc, lang), lang)
-        )
-    else:
-        why = reasons.explain(verdict, lang, ex.decimals, text)
-        graded = verdict.kind in ("right", "wrong")
-        store.record_attempt(exercise_id, text, verdict.correct if graded else None, why)
-    return _stay(ex.section, lang, where, f"ex-{exercise_id}")
+    done = answers.submit(exercise_id, text)
+    settings(request).store().record_attempt(
+        exercise_id, text, done.graded, json.dumps(done.data())
+    )
+    section = knowledge.exercise(exercise_id, lang).section
+    return _stay(section, lang, where, f"ex-{exercise_id}")
