@@ -80,9 +80,10 @@ def test_a_sentence_kept_by_an_older_store_is_worded_again(
     tmp_path: Path, web_client_factory: Any
 ) -> None:
     with ProgressStore.open(tmp_path) as store:
-        store.record_attempt("5b", "0.123 0.877", False, "这正是这个错误会算出的数")
+        store.record_attempt("5b", "0.123 0.877", False)
     db = sqlite3.connect(tmp_path / "progress.sqlite3")
-    with db:  # as version 3 left it: the migration runs again on the next open
+    with db:  # as version 3 left it, a sentence kept: the migration runs again on the next open
+        db.execute("UPDATE attempts SET diagnosis = '这正是这个错误会算出的数'")
         db.execute("DELETE FROM migrations WHERE version = 4")
         db.execute("PRAGMA user_version = 3")
     db.close()

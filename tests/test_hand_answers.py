@@ -158,7 +158,8 @@ def test_quiz_and_web_give_the_check_verdict(
         (attempt,) = store.attempts(exercise)
     graded = kind in ("right", "wrong")
     assert attempt["correct"] == (verdict.correct if graded else None)
-    assert attempt["diagnosis"] == why
+    kept = json.loads(attempt["diagnosis"])
+    assert kept["kind"] == kind and kept["mistakes"] == [m.name for m in verdict.mistakes]
     page = html.unescape(client.get(r.headers["location"]).text)
     assert f'value="{text}"' in page  # the form keeps the learner's text
     if why is not None:
@@ -170,14 +171,14 @@ def test_web_shows_the_reason_in_the_pages_language(tmp_path: Path) -> None:
     assert client.get("/lesson").status_code == 200
     token = client.cookies["attnlab_csrf"]
     for text, zh in (
-        ("0 1", "太粗略：请至少保留 3 位小数"),
-        ("0.426", "需要 2 个数，你给了 1 个"),
-        ("abc", "无法读取这个答案：需要像 0.599 这样的数，收到的是 'abc'"),
+        ("0 1", "✗ 还不对 · 太粗略：请至少保留 3 位小数"),
+        ("0.426", "✗ 还不对 · 需要 2 个数，你给了 1 个"),
+        ("abc", "✗ 无法读取 · 需要像 0.599 这样的数，收到的是 'abc'"),
     ):
         r = client.post("/exercise/5b?lang=zh", data={"csrf_token": token, "answer": text},
                         headers={"Origin": ORIGIN}, follow_redirects=False)  # fmt: skip
-        page = html.unescape(client.get(r.headers["location"]).text)
-        assert zh in page and "✗" not in page.split('id="ex-5b"')[1].split("</form>")[0]
+        form = html.unescape(client.get(r.headers["location"]).text).split('id="ex-5b"')[1]
+        assert zh in form.split("</form>")[0] and 'class="verdict hint"' in form
     with ProgressStore.open(tmp_path) as store:
         assert store.summary().attempts == 0, "an ungradable answer counted as an attempt"
 

@@ -101,8 +101,8 @@ def test_notebook_runs_in_a_fresh_kernel_and_shows_the_lesson(tmp_path: Path) ->
         ("en", 1.131, "✓ Right: 1.131"),
         ("zh", "1.131", "✓ 正确：1.131"),
         ("en", [1.131], "✓ Right: 1.131"),
-        ("en", 0.5, "✗ Not right yet."),
-        ("zh", "abc", "无法读取这个答案"),
+        ("en", 0.5, "✗ Not yet"),
+        ("zh", "abc", "✗ 无法读取 · "),
     ],
 )
 def test_exercise_cell_prints_the_graders_verdict(

@@ -17,6 +17,9 @@ from attnlab.learn.store import ProgressStore, StoreError
 from attnlab.learn.store_db import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, connect, migrate
 from attnlab.learn.store_io import read_export
 
+#: Verdict data as the answer service keeps it with an attempt.
+VERDICT = '{"kind": "wrong", "mistakes": ["no_scale"], "slips": []}'
+
 
 def fake_clock(start: int = 0):
     """ISO times one second apart, so "newer" is unambiguous in tests."""
@@ -41,7 +44,7 @@ def test_round_trip_of_every_kind_of_entry(db: Path) -> None:
         store.set_assessment(4, "review")
         store.set_assessment(0, "understood")
         store.record_attempt("4a", "1.131", True)
-        store.record_attempt("4b", "0.566", False, "a diagnosis")
+        store.record_attempt("4b", "0.566", False, VERDICT)
         store.record_attempt("check-4", "free text", None)
         store.set_last_section(5)
     with ProgressStore(db) as again:  # a fresh connection reads what the first one wrote
@@ -53,7 +56,7 @@ def test_round_trip_of_every_kind_of_entry(db: Path) -> None:
     assert s.to_review == (4,) and s.percent == 10
     assert s.next_section() == 1 and s.unfinished()[:4] == (1, 2, 3, 4)  # 4: "review"
     assert [(a["exercise"], a["correct"], a["diagnosis"]) for a in attempts] == [
-        ("4a", True, None), ("4b", False, "a diagnosis"), ("check-4", None, None)
+        ("4a", True, None), ("4b", False, VERDICT), ("check-4", None, None)
     ]  # fmt: skip
 
 
@@ -108,8 +111,8 @@ def test_an_old_schema_is_migrated_and_keeps_its_data(db: Path) -> None:
     with ProgressStore(db) as store:
         assert store.migrations() == [(m[0], m[1]) for m in MIGRATIONS]
         assert store.attempts()[0]["answer"] == "0.426"
-        store.record_attempt("9a", "0.5", False, "uses the new column")
-        assert store.attempts("9a")[-1]["diagnosis"] == "uses the new column"
+        store.record_attempt("9a", "0.5", False, VERDICT)
+        assert store.attempts("9a")[-1]["diagnosis"] == VERDICT
 
 
 def test_a_newer_schema_is_refused(db: Path) -> None:

@@ -3,6 +3,7 @@ resume after an interruption, review, and a hard kill mid-quiz."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -56,14 +57,14 @@ def test_wrong_answer_gets_the_diagnosis_and_a_second_try(tmp_path: Path) -> Non
     unscaled = f"{diagnosis.mistake_stages('no_scale')['weights'][0, 1, 0]:.3f}"  # no ÷√d_k
     r = quiz(tmp_path, "--section", "5", lines=["", unscaled, "0.599", "0.426 0.574", "r"])
     assert r.exit_code == 0, r.output
-    assert "✗ Not right. That is the number this mistake gives: no scaling" in r.output
+    assert "✗ Not yet · That is the number this mistake gives: no scaling" in r.output
     assert "Try once more." in r.output and "✓ Right: 0.599" in r.output
     with store(tmp_path) as st:
         tries = st.attempts("5a")
         assert st.summary().assessments == {5: "review"}
         assert st.attempts("check-5") == [], "an empty (skipped) answer was saved"
     assert [(a["answer"], a["correct"]) for a in tries] == [(unscaled, False), ("0.599", True)]
-    assert "no scaling" in (tries[0]["diagnosis"] or "")
+    assert json.loads(tries[0]["diagnosis"])["mistakes"] == ["no_scale"]
 
 
 def test_two_wrong_answers_reveal_the_computed_answer(tmp_path: Path) -> None:
@@ -73,13 +74,16 @@ def test_two_wrong_answers_reveal_the_computed_answer(tmp_path: Path) -> None:
     assert "✓ Right: 4" in r.output
 
 
-def test_unreadable_or_too_coarse_answers_are_asked_again_not_saved(tmp_path: Path) -> None:
+def test_unreadable_or_too_coarse_answers_are_asked_again_and_kept_ungraded(
+    tmp_path: Path,
+) -> None:
     r = quiz(tmp_path, "--section", "4", lines=["", "abc", "1.1", "1.131", "0.141", "u"])
     assert r.exit_code == 0, r.output
-    assert "Could not read that: expected a number like 0.599, got 'abc'" in r.output
+    assert "✗ Could not read it · expected a number like 0.599, got 'abc'" in r.output
     assert "Right as far as it goes; give at least 3 decimals" in r.output
     with store(tmp_path) as st:
-        assert [a["answer"] for a in st.attempts("4a")] == ["1.131"]
+        tries = [(a["answer"], a["correct"]) for a in st.attempts("4a")]
+    assert tries == [("abc", None), ("1.1", None), ("1.131", True)]
 
 
 def test_self_assessment_is_asked_until_understood_or_review(tmp_path: Path) -> None:

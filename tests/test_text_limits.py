@@ -92,12 +92,18 @@ def test_each_kind_takes_text_at_its_limit_in_any_script() -> None:
     assert check_text("  spaced out \n", "note") == "spaced out"
 
 
+def _verdict_at_limit(letter: str) -> str:
+    """Verdict data (JSON, as the answer service keeps it) exactly at the diagnosis limit."""
+    head, tail = '{"kind": "wrong", "pad": "', '"}'
+    return head + letter * (LIMIT["diagnosis"] - len(head) - len(tail)) + tail
+
+
 def _fill(home: Path, letter: str, profile: str) -> None:
     with ProgressStore.open(home, profile) as store:
         store.add_note(5, letter * LIMIT["note"])
         store.record_attempt("check-5", letter * LIMIT["check_answer"], None)
         store.record_attempt("5a", letter * LIMIT["exercise_answer"], False,
-                             letter * LIMIT["diagnosis"])  # fmt: skip
+                             _verdict_at_limit(letter))  # fmt: skip
         store.toggle_bookmark(5)
 
 

@@ -30,6 +30,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
+from attnlab.errors import InputError
 from attnlab.learn import store_access as progress_access
 from attnlab.learn import store_db as progress_db
 from attnlab.learn import store_file
@@ -214,13 +215,19 @@ class ProgressStore(NotesMixin, SearchMixin):
         (``exercise`` = ``"check-N"``, ``correct`` None).
 
         The answer (without surrounding blanks) and the diagnosis must be text within their
-        kind's limit (:mod:`attnlab.learn.text_limits`), else ``TextError`` and nothing is
-        written.
+        kind's limit (:mod:`attnlab.learn.text_limits`), else ``TextError``; the diagnosis is
+        the verdict as data (:meth:`attnlab.learn.answers.Submission.data` as JSON), else
+        ``InputError``. Nothing is written then.
         """
         store_file.check_exercise(exercise)
         answer = check_text(answer, store_file.answer_kind(exercise))
         if diagnosis is not None:
             diagnosis = check_text(diagnosis, "diagnosis")
+            if store_file.verdict_data(diagnosis) is None:
+                raise InputError(
+                    f"diagnosis: expected a verdict as JSON data, found {diagnosis[:40]!r}",
+                    f"diagnosis：应为 JSON 格式的判定数据，实际是 {diagnosis[:40]!r}",
+                )
         with self._write() as db:
             db.execute(
                 "INSERT OR IGNORE INTO attempts (profile, exercise, answer, correct, created_at, "

@@ -249,11 +249,11 @@ def _attempt(item: object, field: str) -> tuple[Any, ...]:
     answer = check_text(e["answer"], answer_kind(exercise), f"{field}.answer")
     diagnosis = e["diagnosis"]
     if diagnosis is not None:
-        diagnosis = _verdict_data(check_text(diagnosis, "diagnosis", f"{field}.diagnosis"))
+        diagnosis = verdict_data(check_text(diagnosis, "diagnosis", f"{field}.diagnosis"))
     return (exercise, answer, e["correct"], diagnosis, _time(e["at"], f"{field}.at"))
 
 
-def _verdict_data(text: str) -> str | None:
+def verdict_data(text: str) -> str | None:
     """A verdict kept as data (a JSON object with its kind); words from an older export are
     dropped, and the answer is graded again where it is shown."""
     try:

@@ -172,8 +172,8 @@ def main(argv: list[str]) -> int:
     torch.set_num_threads(1)  # tiny tensors: thread wake-ups would cost more than the maths
     import attnlab.debug.audit.context
     import attnlab.debug.audit.judge  # noqa: F401
-    from attnlab.debug.audit import too_slow
     from attnlab.debug.audit.keeper import READY
+    from attnlab.debug.audit.outcome import too_slow
     from attnlab.debug.audit.remote import Learner, LearnerGone, LearnerTooSlow
 
     os.write(int(argv[4]), READY + b"\n")
