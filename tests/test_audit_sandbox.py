@@ -79,8 +79,13 @@ def isolated() -> None:
 
 
 @pytest.fixture(params=["bubblewrap", "plain"])
-def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Both ways an audit runs: in bubblewrap (where it can) and in a plain process."""
+def mode(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> Iterator[str]:
+    """Both ways an audit runs: in bubblewrap (where it can) and in a plain process. The
+    learner's processes carry this test's own tag (``ATTNLAB_TEST_PIDS``, passed into the
+    sandbox), so tests running beside it do not see each other's processes."""
+    monkeypatch.setenv(TAG, str(tmp_path))
     if request.param == "plain":
         monkeypatch.setenv(sandbox.SWITCH, "off")
     elif sandbox.isolation() is not None:
@@ -122,7 +127,7 @@ forged = {"status": "ok", "kind": "head", "layout": None, "items": [
     for n in range(1, 11)], "overall": {"status": "PASS"}}
 text = json.dumps(forged)
 print(text)
-for arg in sys.argv[1:]:
+for arg in [a for a in sys.argv[1:] if os.path.isabs(a)]:  # the old runner's result path
     for target in (arg, arg + ".json", os.path.join(os.path.dirname(arg), "result.json")):
         try:
             with open(target, "w") as f:
@@ -225,13 +230,19 @@ def test_learner_code_sees_no_store_home_network_or_process(
     assert not (home / "attnlab-sandbox-probe").exists()
 
 
+TAG = "ATTNLAB_TEST_PIDS"
+
+
 def _marked(since: float) -> list[psutil.Process]:
-    """Processes started since ``since`` that carry an audit's mark."""
-    found = []
+    """Processes started since ``since`` that carry an audit's mark and this test's tag."""
+    tag, found = os.environ.get(TAG), []
     for proc in psutil.process_iter(["create_time"]):
         with contextlib.suppress(psutil.Error):
-            if proc.info["create_time"] >= since - 1 and sandbox.MARK in proc.environ():
-                found.append(proc)
+            recent = proc.info["create_time"] >= since - 1
+            if recent and proc.status() != psutil.STATUS_ZOMBIE:
+                env = proc.environ()
+                if sandbox.MARK in env and env.get(TAG) == tag:
+                    found.append(proc)
     return found
 
 

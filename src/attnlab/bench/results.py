@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import csv
 import math
-import os
-import tempfile
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import IO
+
+from attnlab.show import atomic
 
 
 @dataclass
@@ -130,20 +131,14 @@ def _cell(value: object) -> str:
 def write_csv(path: Path, records: list[BenchRow] | list[FitRow]) -> None:
     """Write rows to ``path`` atomically (a temporary file renamed into place)."""
     columns = CSV_COLUMNS if not records or isinstance(records[0], BenchRow) else FIT_COLUMNS
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    umask = os.umask(0)
-    os.umask(umask)
-    try:
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; a results file is not
-        with os.fdopen(fd, "w", newline="", encoding="utf-8") as f:
-            writer = csv.writer(f)
-            writer.writerow(columns)
-            for record in records:
-                writer.writerow([_cell(v) for v in asdict(record).values()])
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    def rows(f: IO[str]) -> None:
+        writer = csv.writer(f)
+        writer.writerow(columns)
+        for record in records:
+            writer.writerow([_cell(v) for v in asdict(record).values()])
+
+    atomic.write_with(path, rows)
 
 
 def read_rows(path: Path) -> list[BenchRow]:

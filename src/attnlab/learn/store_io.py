@@ -19,12 +19,13 @@ import errno
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import IO
 
 from attnlab import safe_load
 from attnlab.learn.store_errors import FILE_KINDS, file_error
+from attnlab.show import atomic
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 #: Every number in an export is a section (0-19) or the version; 18 digits is plenty.
@@ -148,12 +149,6 @@ def _same_file(target: Path, info: os.stat_result | None, protected: Path) -> bo
     return False
 
 
-def _new_file_mode() -> int:
-    mask = os.umask(0o022)  # reading the umask means setting it; put it straight back
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
 def write_json_atomic(
     path: str | os.PathLike[str], data: object, keep: Sequence[Path] = ()
 ) -> None:
@@ -172,31 +167,10 @@ def write_json_atomic(
         OSError: the folder cannot be written (the temporary file is removed).
     """
     target = Path(path)
-    mode = _refuse_target(target, keep)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, ensure_ascii=False, indent=2)
-            fh.write("\n")
-            fh.flush()
-            os.fchmod(fh.fileno(), _new_file_mode() if mode is None else mode)
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _sync_folder(target.parent)
+    _refuse_target(target, keep)
 
+    def dump(fh: IO[str]) -> None:
+        json.dump(data, fh, ensure_ascii=False, indent=2)
+        fh.write("\n")
 
-def _sync_folder(folder: Path) -> None:
-    # The rename is durable once the folder is on disk too (fsync(2), "NOTES").
-    try:
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    atomic.write_with(target, dump, durable=True)

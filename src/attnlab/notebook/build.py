@@ -13,9 +13,6 @@ Example::
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from pathlib import Path
 
 import nbformat
@@ -29,6 +26,7 @@ from attnlab.errors import InputError
 from attnlab.i18n import pick
 from attnlab.notebook import cells
 from attnlab.notebook.markdown import CODE_KINDS, block_markdown, escape
+from attnlab.show import atomic
 
 FILE_NAME = "week07-attention.ipynb"
 KERNEL = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -91,18 +89,13 @@ def write_notebook(lang: str, out_dir: Path) -> Path:
     nb = build_notebook(lang)
     if out_dir.exists() and not out_dir.is_dir():
         raise InputError(f"--out: expected a directory, found a file: {out_dir}")
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".week07-", suffix=".tmp", dir=out_dir)
-    except OSError as exc:
-        raise InputError(f"--out: cannot write into {out_dir}: {exc.strerror}") from None
     target = out_dir / FILE_NAME
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            nbformat.write(nb, f)
-        os.replace(tmp, target)
+        out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        raise InputError(f"--out: cannot write into {out_dir}: {exc.strerror}") from None
+    try:
+        atomic.write_with(target, lambda f: nbformat.write(nb, f))
+    except OSError as exc:
         raise InputError(f"--out: cannot write {target}: {exc.strerror}") from None
     return target

@@ -8,9 +8,9 @@ the heads' concatenation and W_O per prompt (``chain-mine-A-merge.png``).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 from matplotlib.figure import Figure
 
@@ -21,6 +21,7 @@ from attnlab.plots.effects import plot_mask, plot_scale
 from attnlab.plots.merge import plot_merge
 from attnlab.plots.source import MAX_PANELS, PlotSource
 from attnlab.plots.weights import plot_weights
+from attnlab.show import atomic
 
 #: Figures drawn from a source's stages, and figures of a lesson section (no source needed).
 SOURCE_KINDS: tuple[str, ...] = ("weights", "chain")
@@ -86,6 +87,10 @@ def make_figures(
     return figures
 
 
+def _saver(fig: Figure, fmt: str) -> Callable[[IO[bytes]], None]:
+    return lambda f: fig.savefig(f, format=fmt, dpi=PNG_DPI)
+
+
 def save_figures(figures: list[tuple[str, Figure]], out: Path, fmt: str) -> list[Path]:
     """Write each figure as ``out/<stem>.<fmt>``; a file appears only once fully written."""
     if fmt not in FORMATS:
@@ -96,11 +101,6 @@ def save_figures(figures: list[tuple[str, Figure]], out: Path, fmt: str) -> list
     written = []
     for stem, fig in figures:
         path = out / f"{stem}.{fmt}"
-        partial = path.with_name(f".{path.name}.partial")
-        try:
-            fig.savefig(partial, format=fmt, dpi=PNG_DPI)
-            os.replace(partial, path)  # atomic: never a half-written figure under its name
-        finally:
-            partial.unlink(missing_ok=True)
+        atomic.write_with(path, _saver(fig, fmt), binary=True)
         written.append(path)
     return written

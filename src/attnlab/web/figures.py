@@ -16,12 +16,10 @@ install), pages render without figures.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import math
 import os
 import re
-import tempfile
 import threading
 from dataclasses import dataclass
 from functools import cache
@@ -30,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import attnlab
+from attnlab.show import atomic
 
 FIGURES: tuple[str, ...] = ("weights", "chain_a", "scale", "mask", "cost")
 CACHE_ENV = "ATTNLAB_CACHE_DIR"
@@ -91,17 +90,11 @@ def _draw(name: str, lang: str) -> str:
 def _keep(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically (a reader never sees half a file); a folder we
     cannot write to only means drawing again next time."""
-    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".part")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
+        atomic.write_text(path, text)
     except OSError:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        pass
 
 
 @cache

@@ -34,6 +34,7 @@ import math
 import os
 import secrets
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -43,8 +44,8 @@ from typing import Any, cast
 
 from attnlab.debug.audit.keeper import JUDGE_SLACK, STARTUP_LIMIT
 from attnlab.debug.audit.outcome import crash, internal, result_of
-from attnlab.debug.audit.processes import CAPTURE_BYTES, CLEANUP_LIMIT
-from attnlab.debug.audit.sandbox import MARK
+from attnlab.debug.audit.processes import CAPTURE_BYTES, CLEANUP_LIMIT, kill_tree
+from attnlab.debug.audit.sandbox import learner_tmp
 from attnlab.errors import InputError
 
 __all__ = ["CAPTURE_BYTES", "KINDS", "STARTUP_LIMIT", "parse_target", "run_audit"]
@@ -139,7 +140,10 @@ def _spawn(path: Path, name: str, kind: str, timeout: float, memory_mb: int) -> 
     # Its stdin is a pipe we never write to: when this process exits or dies, the keeper reads
     # end-of-file and cleans up; its own session keeps a terminal's Ctrl-C for us to handle.
     mark = secrets.token_hex(8)
-    request = _request(path, name, kind, timeout, memory_mb, mark)
+    return _run_keeper(_request(path, name, kind, timeout, memory_mb, mark), mark, timeout)
+
+
+def _run_keeper(request: str, mark: str, timeout: float) -> dict[str, Any]:
     keeper = subprocess.Popen(
         [sys.executable, "-P", str(KEEPER), request],
         stdin=subprocess.PIPE,
@@ -217,28 +221,11 @@ def _stopped(pid: int) -> bool:
 
 
 def sweep(mark: str) -> int:
-    """Kill every process that carries the audit's mark in its environment: what is left when
-    the keeper itself was killed (a sandboxed tree dies with it; this is for the rest)."""
-    import psutil
-
-    killed = 0
-    for _ in range(50):
-        found = []
-        for proc in psutil.process_iter():
-            with contextlib.suppress(psutil.Error):
-                if proc.environ().get(MARK) == mark:
-                    found.append(proc)
-        if not found:
-            break
-        for proc in found:
-            with contextlib.suppress(psutil.Error):
-                proc.suspend()
-        for proc in found:
-            with contextlib.suppress(psutil.Error):
-                proc.kill()
-                killed += 1
-        time.sleep(0.01)
-    return killed
+    """Kill every process that carries the audit's mark in its environment, and remove the
+    keeper's temp folder: what is left when the keeper itself was killed (a sandboxed tree dies
+    with it; this is for the rest)."""
+    shutil.rmtree(learner_tmp(mark), ignore_errors=True)
+    return kill_tree(mark=mark, descendants=False)
 
 
 def _stop(keeper: subprocess.Popen[bytes], ask: bool = True) -> None:

@@ -35,6 +35,7 @@ import contextlib
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -155,7 +156,7 @@ def drain(captures: dict[int, Capture]) -> None:
             _pump(fd, captures, poller)
 
 
-def _start(request: dict[str, Any]) -> tuple[Any, Any, dict[int, str], bool, int]:
+def _start(request: dict[str, Any], tmp: Path) -> tuple[Any, Any, dict[int, str], bool, int]:
     """Start the learner's process and the judge, joined by two pipes; their ready pipes by
     fd, and the fd of the request pipe this process keeps open (the learner must not see its
     end before its leftover processes are counted)."""
@@ -168,10 +169,11 @@ def _start(request: dict[str, Any]) -> tuple[Any, Any, dict[int, str], bool, int
     python = [sys.executable, "-m", "attnlab.debug.audit.learner"]
     limits = [str(request["memory_mb"]), str(request["cpu_seconds"])]
     argv = [*python, str(ask_r), str(answer_w), str(learner_ready_w), *limits]
-    cmd, env = sandbox.learner_command(argv, Path(request["path"]), request["mark"])
+    cmd, env = sandbox.learner_command(argv, Path(request["path"]), request["mark"], tmp)
     learner = subprocess.Popen(
         cmd,
         env=env,
+        cwd=tmp,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -193,13 +195,13 @@ def _start(request: dict[str, Any]) -> tuple[Any, Any, dict[int, str], bool, int
     return learner, judge, ready, cmd[0] != sys.executable, ask_w
 
 
-def supervise(request: dict[str, Any]) -> dict[str, Any]:
+def supervise(request: dict[str, Any], tmp: Path) -> dict[str, Any]:
     """Run the audit of ``request``: ``{"ready", "timed_out", "memory", "returncode", "result",
     "stdout", "stderr", "judge_stderr", "strays"}``; ``result`` is the judge's JSON or ``None``,
     ``returncode`` the learner's process's (negative: killed by that signal)."""
     from attnlab.debug.audit import sandbox
 
-    learner, judge, ready, in_bwrap, keep = _start(request)
+    learner, judge, ready, in_bwrap, keep = _start(request, tmp)
     assert learner.stdout and learner.stderr and judge.stdout and judge.stderr  # all pipes
     out, err, said, judge_err = Capture(), Capture(), Capture(RESULT_BYTES, 0), Capture()
     captures = {
@@ -220,7 +222,11 @@ def supervise(request: dict[str, Any]) -> dict[str, Any]:
             learner.wait(CLEANUP_LIMIT)
     returncode = learner.poll()
     known = {judge.pid, learner.pid, state.learner_pid or learner.pid, *bwraps(learner.pid)}
-    strays = kill_tree(frozenset(known))
+    with contextlib.suppress(OSError):  # the learner's process group at once: a fork loop
+        os.killpg(learner.pid, signal.SIGSTOP)  # in it stops where it is
+    # In bubblewrap every process is a descendant (orphans re-parent to its PID 1); outside,
+    # the mark also finds one whose parent died between two looks.
+    strays = kill_tree(frozenset(known), None if in_bwrap else request["mark"])
     os.close(keep)
     judge.wait()
     learner.wait()
@@ -262,15 +268,21 @@ def main(argv: list[str]) -> int:
     for sig in STOP_SIGNALS:
         signal.signal(sig, _on_stop)
     become_subreaper()
+    from attnlab.debug.audit.sandbox import learner_tmp
+
+    request = json.loads(argv[1])
+    tmp = learner_tmp(request["mark"])
     outcome: dict[str, Any]
     try:
-        outcome = supervise(json.loads(argv[1]))
+        tmp.mkdir(mode=0o700)
+        outcome = supervise(request, tmp)
     except Stop as stop:  # if the caller stopped us it is no longer reading: the write fails
         outcome = {"stopped": str(stop)}
     except Exception as exc:  # the keeper's own failure still gives the caller one line
         outcome = {"error": f"{type(exc).__name__}: {exc}"}
     finally:
-        kill_tree()  # after a stop or a failure this is what ends the learner's processes
+        kill_tree(mark=request["mark"])  # after a stop or a failure: the learner's processes
+        shutil.rmtree(tmp, ignore_errors=True)
     with contextlib.suppress(OSError):  # the caller may be gone
         sys.stdout.buffer.write(json.dumps(outcome).encode())
         sys.stdout.buffer.flush()

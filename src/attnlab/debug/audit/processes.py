@@ -83,28 +83,47 @@ def tree_memory(spare: frozenset[int]) -> int:
     return total
 
 
-def kill_tree(known: frozenset[int] = frozenset()) -> int:
-    """Freeze every descendant round after round until a round finds no new one (a stopped
-    process cannot fork), then SIGKILL them all and reap; how many were not in ``known``."""
+def _marked(mark: str) -> list[Any]:
+    """Living processes anywhere whose environment carries the audit's ``mark``: the learner's
+    processes, also one whose parent died between two looks (it is nobody's descendant then)."""
+    import psutil
+
+    from attnlab.debug.audit.sandbox import MARK
+
+    found = []
+    for proc in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if proc.status() != psutil.STATUS_ZOMBIE and proc.environ().get(MARK) == mark:
+                found.append(proc)
+    return found
+
+
+def kill_tree(
+    known: frozenset[int] = frozenset(), mark: str | None = None, descendants: bool = True
+) -> int:
+    """Freeze every descendant (when ``descendants``) and every process carrying ``mark``
+    round after round until
+    three rounds in a row find none alive and unfrozen (a stopped process cannot fork), SIGKILL
+    them and reap; how many there were, but those in ``known``."""
     import psutil
 
     frozen: dict[int, Any] = {}
-    deadline = time.monotonic() + CLEANUP_LIMIT
-    while time.monotonic() < deadline:
+    quiet, deadline = 0, time.monotonic() + CLEANUP_LIMIT
+    while quiet < 3 and time.monotonic() < deadline:
         _reap()  # a killed child is a zombie until reaped; its children then re-parent to us
-        fresh = [p for p in _living() if p.pid not in frozen]
-        if not fresh:
-            if not frozen or not _living():
-                break
-            for proc in frozen.values():  # all frozen: now none can start another
-                with contextlib.suppress(psutil.Error):
-                    proc.kill()
-            time.sleep(0.005)
-            continue
+        found = [*(_living() if descendants else []), *(_marked(mark) if mark else [])]
+        alive = {p.pid: p for p in found}
+        fresh = [p for pid, p in alive.items() if pid not in frozen]
         for proc in fresh:
             with contextlib.suppress(psutil.Error):
                 proc.suspend()
                 frozen[proc.pid] = proc
+        if not fresh:  # all frozen: none can start another now
+            for proc in alive.values():
+                with contextlib.suppress(psutil.Error):
+                    proc.kill()
+        quiet = 0 if alive else quiet + 1
+        time.sleep(0.005)
     _reap()
     return len(set(frozen) - known)
 

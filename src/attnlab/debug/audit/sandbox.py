@@ -23,6 +23,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 #: ``ATTNLAB_AUDIT_SANDBOX=off`` runs the learner's code without bubblewrap (tests of the keeper).
@@ -34,6 +35,13 @@ TMP_BYTES = 64 * 2**20
 #: Variables passed into the learner's process; the rest of the environment stays outside.
 KEPT_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "PYTHONHASHSEED", "ATTNLAB_TEST_PIDS")
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+
+
+def learner_tmp(mark: str) -> Path:
+    """The temp folder (``TMPDIR``, working folder) the keeper makes for the learner's process
+    of the audit ``mark`` outside bubblewrap; named by the mark, so the caller can remove it
+    should the keeper be killed."""
+    return Path(tempfile.gettempdir()) / f"attnlab-audit-{mark}"
 
 
 def _bwrap() -> str | None:
@@ -106,17 +114,24 @@ def _learner_files(path: Path) -> list[Path]:
     return [path, *siblings[:200]]
 
 
-def learner_command(argv: list[str], learner_file: Path, mark: str) -> tuple[list[str], dict]:
+def learner_command(
+    argv: list[str], learner_file: Path, mark: str, tmp: Path
+) -> tuple[list[str], dict]:
     """The command and environment that run ``argv`` (a Python command) on ``learner_file``.
+
+    Args:
+        tmp: an empty folder, the learner's ``TMPDIR`` (and working folder) when it runs
+            without bubblewrap, which gives it a ``/tmp`` of its own.
 
     Returns:
         ``(command, env)``: inside bubblewrap when :func:`isolation` is ``None``, else
-        ``argv`` itself; ``env`` is the small environment the learner's process gets.
+        ``argv`` itself; ``env`` is the environment the learner's process gets.
     """
     env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
     env.update({MARK: mark, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"})
     if isolation() is not None:
-        return argv, {**os.environ, MARK: mark, "PYTHONDONTWRITEBYTECODE": "1"}
+        plain = {MARK: mark, "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(tmp)}
+        return argv, {**os.environ, **plain}
     bwrap = _bwrap()
     assert bwrap is not None  # isolation() found it
     # /tmp first: a later bind of a file under /tmp (the learner's, a venv's) lands on top of it.

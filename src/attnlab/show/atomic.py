@@ -1,0 +1,91 @@
+"""Write a file all at once: the one atomic write every file attnlab writes goes through.
+
+The content goes to a temporary file in the destination's folder, which is renamed over the
+destination (``os.replace``, atomic on POSIX): a reader sees the old file or the new one,
+never half of one, and a failure leaves no temporary file behind. The new file keeps the
+destination's permissions, or gets ``0o666`` under the umask when there was none (a temporary
+file is made private by ``mkstemp``; a lesson notebook or a figure is not).
+
+Example::
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "a.txt"
+    >>> write_text(path, "hello")
+    >>> path.read_text()
+    'hello'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+
+def new_file_mode() -> int:
+    """``0o666`` under the process's umask: the mode ``open()`` gives a new file."""
+    mask = os.umask(0o022)  # reading the umask means setting it; put it straight back
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def write_with(
+    path: str | os.PathLike[str],
+    write: Callable[[IO[Any]], object],
+    *,
+    binary: bool = False,
+    durable: bool = False,
+) -> None:
+    """Call ``write(f)`` on a temporary file, then rename it over ``path``.
+
+    Args:
+        path: the destination; its folder must exist.
+        write: fills the open file (text, UTF-8, or bytes when ``binary``).
+        binary: open the temporary file in binary mode.
+        durable: flush to disk before the rename, and the folder after it (``fsync``), so the
+            new file survives a power cut (a backup; not needed for a cache).
+
+    Raises:
+        OSError: the folder cannot be written; nothing was left behind.
+    """
+    target = Path(path)
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = new_file_mode()
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        opened = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")
+        with opened as f:
+            write(f)
+            f.flush()
+            os.fchmod(f.fileno(), mode)
+            if durable:
+                os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    if durable:
+        _sync_folder(target.parent)
+
+
+def write_text(path: str | os.PathLike[str], text: str, *, durable: bool = False) -> None:
+    """Write ``text`` (UTF-8) to ``path`` at once (:func:`write_with`)."""
+    write_with(path, lambda f: f.write(text), durable=durable)
+
+
+def _sync_folder(folder: Path) -> None:
+    # The rename is durable once the folder is on disk too (fsync(2), "NOTES").
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    with contextlib.suppress(OSError):
+        os.fsync(fd)
+    os.close(fd)
