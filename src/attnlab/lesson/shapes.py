@@ -1,9 +1,11 @@
 """Section 9: the shape of every stage, measured by running tensors through the fused module.
 
-The tensors live on PyTorch's ``meta`` device: every operation runs and produces its output
-shape, but no numbers are stored or computed. The table is the same as with real numbers, and
-``attnlab shapes --batch 64 --tokens 4096 --embed 4096 --heads 64`` (a quarter TiB of scores)
-is measured in a moment with no memory at all.
+The lesson's own check (``example.SHAPE_CHECK``, ``B=1, T=3, C=4``) runs on real tensors of a few
+numbers. :func:`measure_shapes`, behind ``attnlab shapes``, runs on PyTorch's ``meta`` device:
+every operation runs and produces its output shape, but no numbers are stored or computed, so
+``attnlab shapes --batch 64 --tokens 4096 --embed 4096 --heads 64`` (a quarter TiB of scores) is
+measured in a moment with no memory at all. The lesson scripts stay off the meta device because
+its Python kernels import ``torch._dynamo`` and sympy, about a second of start-up.
 """
 
 from __future__ import annotations
@@ -37,12 +39,12 @@ class ShapeRow:
 
 
 def run_shape_check(
-    batch: int, tokens: int, embed: int, heads: int, seed: int = 0
+    batch: int, tokens: int, embed: int, heads: int, seed: int = 0, device: str = "cpu"
 ) -> MultiHeadStages:
-    """Every stage of ``CausalSelfAttention`` on random ``[batch, tokens, embed]`` input, on the
-    meta device (shapes without numbers)."""
+    """Every stage of ``CausalSelfAttention`` on random ``[batch, tokens, embed]`` input, on
+    ``device`` (``"meta"``: shapes without numbers)."""
     torch.manual_seed(seed)
-    with torch.device("meta"):
+    with torch.device(device):
         attn = CausalSelfAttention(embed, heads, context_length=tokens)
         x = torch.randn(batch, tokens, embed)  # [B, T, C]
     with torch.no_grad():
@@ -59,4 +61,4 @@ def measure_shapes(
 ) -> list[ShapeRow]:
     """Run ``[batch, tokens, embed]`` input through ``CausalSelfAttention`` and record the shape
     of each stage (on the meta device: shapes only, so any size is measured at once)."""
-    return shape_rows(run_shape_check(batch, tokens, embed, heads, seed))
+    return shape_rows(run_shape_check(batch, tokens, embed, heads, seed, device="meta"))
