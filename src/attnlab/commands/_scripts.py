@@ -1,7 +1,9 @@
 """Command-line handling of the two lesson scripts (argparse only, so they start fast).
 
 ``week07_attention.py`` and ``course_examples/week07_attention.py`` are one-line wrappers around
-:func:`run`; ``attnlab lesson`` and ``attnlab grad`` call the same renderers.
+:func:`run`; ``attnlab lesson`` and ``attnlab grad`` call the same renderers. This module imports
+nothing that imports torch: torch is loaded only once the arguments are accepted, so a mistyped
+option is reported (exit 2) in a fraction of a second.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ import sys
 from typing import NoReturn
 
 from attnlab.i18n import resolve_lang
-from attnlab.show.document import dumps
 
 MAX_PRECISION = 12
 
@@ -45,8 +46,6 @@ def _parser(prog: str, description: str) -> _Parser:
 
 def run(kind: str, argv: list[str] | None = None) -> int:
     """Run the lesson walk (``kind="lesson"``) or section 16's experiment (``"grad"``)."""
-    from attnlab.show import walk, walk_grad
-
     prog = "week07_attention.py"
     description = {
         "lesson": "Walk Week 7's attention lesson stage by stage and print every number.",
@@ -59,6 +58,9 @@ def run(kind: str, argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
+    from attnlab.show import walk, walk_grad  # torch, now that the arguments are accepted
+    from attnlab.show.document import dumps
+
     if args.json:
         text = dumps(walk.lesson_document(lang))
     elif kind == "lesson":
