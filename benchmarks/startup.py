@@ -80,6 +80,7 @@ CHECKS = {
     "walk-bad-lang": Check((LESSON, "--lang", "fr"), 2, torch=False),
     "grad-bad-lang": Check((GRAD, "--lang", "fr"), 2, torch=False),
     "walk-help": Check((LESSON, "--help"), 0, torch=False),
+    "version": Check(("-m", "attnlab", "--version"), 0, torch=False),
 }
 
 

@@ -1,7 +1,8 @@
 """What the lesson scripts and ``attnlab trace`` import, run as a learner runs them.
 
 A plain walk imports torch but neither ``torch._dynamo`` nor sympy (about a second of start-up
-on the meta device's kernels); a mistyped option is refused before torch is imported. The report
+on the meta device's kernels); a mistyped option, ``--help`` and ``attnlab --version`` are
+answered before torch is imported. The report
 comes from ``benchmarks/startup.py --check``'s wrapper; the timing itself stays in the benchmark.
 """
 
@@ -9,10 +10,15 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from typer.testing import CliRunner
+
+import attnlab
+from attnlab import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,7 +43,7 @@ def test_a_walk_imports_neither_dynamo_nor_sympy(name: str) -> None:
     assert report["heavy"] == [], f"{name} imported {report['heavy']}"
 
 
-@pytest.mark.parametrize("name", ["walk-bad-lang", "grad-bad-lang", "walk-help"])
+@pytest.mark.parametrize("name", ["walk-bad-lang", "grad-bad-lang", "walk-help", "version"])
 def test_options_are_handled_before_torch_is_imported(name: str) -> None:
     report = startup.probe(name)
     assert report["exit"] == startup.CHECKS[name].exit, report
@@ -50,3 +56,17 @@ def test_the_check_mode_fails_a_command_that_breaks_its_expectation() -> None:
     assert not startup.passes("walk", {"exit": 0, "torch": True, "heavy": ["sympy"]})
     assert not startup.passes("walk", {"exit": 1, "torch": True, "heavy": []})
     assert startup.passes("walk", {"exit": 0, "torch": True, "heavy": []})
+
+
+def test_version_prints_the_installed_version() -> None:
+    result = CliRunner().invoke(cli.app, ["--version"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"attnlab {metadata.version('attnlab')}\n"
+
+
+def test_version_falls_back_to_the_package_without_metadata(monkeypatch) -> None:
+    def missing(name: str) -> str:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "version", missing)
+    assert cli.version() == attnlab.__version__
