@@ -39,16 +39,11 @@ class ShapeRow:
 
 
 def run_shape_check(
-    batch: int, tokens: int, embed: int, heads: int, seed: int = 0, device: str = "cpu"
+    batch: int, tokens: int, embed: int, heads: int, seed: int = 0
 ) -> MultiHeadStages:
-    """Every stage of ``CausalSelfAttention`` on random ``[batch, tokens, embed]`` input, on
-    ``device`` (``"meta"``: shapes without numbers)."""
-    torch.manual_seed(seed)
-    with torch.device(device):
-        attn = CausalSelfAttention(embed, heads, context_length=tokens)
-        x = torch.randn(batch, tokens, embed)  # [B, T, C]
-    with torch.no_grad():
-        return attn.stages(x)
+    """Every stage of ``CausalSelfAttention`` on random ``[batch, tokens, embed]`` input, with
+    real numbers (for small sizes, such as the lesson's)."""
+    return _stages(batch, tokens, embed, heads, seed, "cpu")
 
 
 def shape_rows(stages: MultiHeadStages) -> list[ShapeRow]:
@@ -61,4 +56,16 @@ def measure_shapes(
 ) -> list[ShapeRow]:
     """Run ``[batch, tokens, embed]`` input through ``CausalSelfAttention`` and record the shape
     of each stage (on the meta device: shapes only, so any size is measured at once)."""
-    return shape_rows(run_shape_check(batch, tokens, embed, heads, seed, device="meta"))
+    return shape_rows(_stages(batch, tokens, embed, heads, seed, "meta"))
+
+
+def _stages(
+    batch: int, tokens: int, embed: int, heads: int, seed: int, device: str
+) -> MultiHeadStages:
+    """Every stage of ``CausalSelfAttention`` on ``device`` (``"meta"``: shapes, no numbers)."""
+    torch.manual_seed(seed)
+    with torch.device(device):
+        attn = CausalSelfAttention(embed, heads, context_length=tokens)
+        x = torch.randn(batch, tokens, embed)  # [B, T, C]
+    with torch.no_grad():
+        return attn.stages(x)
