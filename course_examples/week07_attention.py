@@ -6,6 +6,7 @@ nothing and runs nothing: it hands on the fixed example and one causal head.
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 try:
     import attnlab  # noqa: F401
@@ -13,9 +14,21 @@ except ImportError:  # running from a clone without `make run`: use the source t
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from attnlab.commands._scripts import run
-from attnlab.lesson.course_api import attend, fixed_example
+
+if TYPE_CHECKING:  # what type checkers and editors see; at run time __getattr__ loads them
+    from attnlab.lesson.course_api import attend, fixed_example
 
 __all__ = ["attend", "fixed_example"]
+
+
+def __getattr__(name: str) -> object:
+    # The two names load torch on first use (PEP 562), so a mistyped option fails fast.
+    if name in __all__:
+        from attnlab.lesson import course_api
+
+        return getattr(course_api, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 if __name__ == "__main__":
     sys.exit(run("grad"))

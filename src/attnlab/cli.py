@@ -26,6 +26,24 @@ app = typer.Typer(
 )
 
 
+def version() -> str:
+    """attnlab's version: its installed package metadata, else ``attnlab.__version__``."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("attnlab")
+    except metadata.PackageNotFoundError:  # a source tree on sys.path, never installed
+        from attnlab import __version__
+
+        return __version__
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"attnlab {version()}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _main(
     ctx: typer.Context,
@@ -33,6 +51,15 @@ def _main(
         str | None,
         typer.Option("--lang", help="Output language: zh (default) or en. Also ATTNLAB_LANG."),
     ] = None,
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print attnlab's version and exit.",
+            callback=_print_version,
+            is_eager=True,  # before the subcommand is required
+        ),
+    ] = False,
 ) -> None:
     try:
         ctx.obj = {"lang": resolve_lang(lang)}

@@ -1,17 +1,20 @@
 """Command-line handling of the two lesson scripts (argparse only, so they start fast).
 
 ``week07_attention.py`` and ``course_examples/week07_attention.py`` are one-line wrappers around
-:func:`run`; ``attnlab lesson`` and ``attnlab grad`` call the same renderers.
+:func:`run`; ``attnlab lesson`` and ``attnlab grad`` call the same renderers. This module imports
+nothing that imports torch: torch is loaded only once the arguments are accepted, so a mistyped
+option is reported (exit 2) in a fraction of a second.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from collections.abc import Iterator
 from typing import NoReturn
 
 from attnlab.i18n import resolve_lang
-from attnlab.show.document import dumps
 
 MAX_PRECISION = 12
 
@@ -45,8 +48,6 @@ def _parser(prog: str, description: str) -> _Parser:
 
 def run(kind: str, argv: list[str] | None = None) -> int:
     """Run the lesson walk (``kind="lesson"``) or section 16's experiment (``"grad"``)."""
-    from attnlab.show import walk, walk_grad
-
     prog = "week07_attention.py"
     description = {
         "lesson": "Walk Week 7's attention lesson stage by stage and print every number.",
@@ -59,19 +60,39 @@ def run(kind: str, argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
-    if args.json:
-        text = dumps(walk.lesson_document(lang))
-    elif kind == "lesson":
-        text = walk.render_lesson(lang, _or(args.precision, walk.DEFAULT_PRECISION))
-    else:
-        text = walk_grad.render_experiment(
-            lang, _or(args.precision, walk_grad.EXPERIMENT_PRECISION)
-        )
+    with _one_torch_thread():
+        text = _render(kind, lang, args.precision, args.json)
     try:
         print(text)
     except BrokenPipeError:  # e.g. piped into `head`: the reader has all it wanted
         sys.stderr.close()
     return 0
+
+
+def _render(kind: str, lang: str, precision: int | None, as_json: bool) -> str:
+    from attnlab.show import walk, walk_grad  # torch, now that the arguments are accepted
+    from attnlab.show.document import dumps
+
+    if as_json:
+        return dumps(walk.lesson_document(lang))
+    if kind == "lesson":
+        return walk.render_lesson(lang, _or(precision, walk.DEFAULT_PRECISION))
+    return walk_grad.render_experiment(lang, _or(precision, walk_grad.EXPERIMENT_PRECISION))
+
+
+@contextlib.contextmanager
+def _one_torch_thread() -> Iterator[None]:
+    """torch on one thread, then as before: the walk's tensors hold a few numbers each, and
+    waking a second thread for every operation costs more than the operation (tens of
+    milliseconds each on a busy machine)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def _or(value: int | None, default: int) -> int:

@@ -1,9 +1,11 @@
 """Section 9: the shape of every stage, measured by running tensors through the fused module.
 
-The tensors live on PyTorch's ``meta`` device: every operation runs and produces its output
-shape, but no numbers are stored or computed. The table is the same as with real numbers, and
-``attnlab shapes --batch 64 --tokens 4096 --embed 4096 --heads 64`` (a quarter TiB of scores)
-is measured in a moment with no memory at all.
+The lesson's own check (``example.SHAPE_CHECK``, ``B=1, T=3, C=4``) runs on real tensors of a few
+numbers. :func:`measure_shapes`, behind ``attnlab shapes``, runs on PyTorch's ``meta`` device:
+every operation runs and produces its output shape, but no numbers are stored or computed, so
+``attnlab shapes --batch 64 --tokens 4096 --embed 4096 --heads 64`` (a quarter TiB of scores) is
+measured in a moment with no memory at all. The lesson scripts stay off the meta device because
+its Python kernels import ``torch._dynamo`` and sympy, about a second of start-up.
 """
 
 from __future__ import annotations
@@ -39,14 +41,9 @@ class ShapeRow:
 def run_shape_check(
     batch: int, tokens: int, embed: int, heads: int, seed: int = 0
 ) -> MultiHeadStages:
-    """Every stage of ``CausalSelfAttention`` on random ``[batch, tokens, embed]`` input, on the
-    meta device (shapes without numbers)."""
-    torch.manual_seed(seed)
-    with torch.device("meta"):
-        attn = CausalSelfAttention(embed, heads, context_length=tokens)
-        x = torch.randn(batch, tokens, embed)  # [B, T, C]
-    with torch.no_grad():
-        return attn.stages(x)
+    """Every stage of ``CausalSelfAttention`` on random ``[batch, tokens, embed]`` input, with
+    real numbers (for small sizes, such as the lesson's)."""
+    return _stages(batch, tokens, embed, heads, seed, "cpu")
 
 
 def shape_rows(stages: MultiHeadStages) -> list[ShapeRow]:
@@ -59,4 +56,16 @@ def measure_shapes(
 ) -> list[ShapeRow]:
     """Run ``[batch, tokens, embed]`` input through ``CausalSelfAttention`` and record the shape
     of each stage (on the meta device: shapes only, so any size is measured at once)."""
-    return shape_rows(run_shape_check(batch, tokens, embed, heads, seed))
+    return shape_rows(_stages(batch, tokens, embed, heads, seed, "meta"))
+
+
+def _stages(
+    batch: int, tokens: int, embed: int, heads: int, seed: int, device: str
+) -> MultiHeadStages:
+    """Every stage of ``CausalSelfAttention`` on ``device`` (``"meta"``: shapes, no numbers)."""
+    torch.manual_seed(seed)
+    with torch.device(device):
+        attn = CausalSelfAttention(embed, heads, context_length=tokens)
+        x = torch.randn(batch, tokens, embed)  # [B, T, C]
+    with torch.no_grad():
+        return attn.stages(x)
