@@ -11,7 +11,7 @@ import pytest
 
 from attnlab.errors import InputError
 from attnlab.learn import store_db
-from attnlab.learn.store import SCHEMA_VERSION, ProgressStore
+from attnlab.learn.store import ProgressStore
 from attnlab.learn.store_file import NoteError, validate_export
 from attnlab.learn.text_limits import KINDS, TextError
 
@@ -81,7 +81,7 @@ def test_a_store_made_before_notes_is_migrated_and_keeps_its_progress(tmp_path: 
     conn.execute("INSERT INTO completions VALUES ('default', 4, '2026-11-30T09:00:00+00:00')")
     conn.close()
     with _store(tmp_path) as store:
-        assert [v for v, _ in store.migrations()] == [1, 2, 3] and SCHEMA_VERSION == 3
+        assert [v for v, _ in store.migrations()] == [v for v, _, _ in store_db.MIGRATIONS]
         assert store.summary().completed == (4,)
         store.add_note(4, "x @ w_q gives the query")
         assert store.toggle_bookmark(4)

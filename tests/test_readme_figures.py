@@ -45,7 +45,7 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
         # Only the file names are under test, so the slow parts are skipped: rendering pixels
         # (test_plots_cli.py checks real PNG/SVG files) and the full section 8 measurement
         # (test_plots.py checks its data).
-        mp.setattr(Figure, "savefig", lambda self, path, **_: Path(path).write_bytes(b"figure"))
+        mp.setattr(Figure, "savefig", lambda self, file, **_: file.write(b"figure"))
         mp.setattr(effects, "scale_data", lambda: small)
         for i, (command, _) in enumerate(plot_lines()):
             folder = tmp_path_factory.mktemp(f"readme{i}")
