@@ -86,7 +86,7 @@ def test_a_store_made_before_notes_is_migrated_and_keeps_its_progress(tmp_path: 
         store.add_note(4, "x @ w_q gives the query")
         assert store.toggle_bookmark(4)
     with sqlite3.connect(path) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == store_db.SCHEMA_VERSION
 
 
 def test_export_import_round_trip_without_duplicates(tmp_path: Path) -> None:
