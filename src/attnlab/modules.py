@@ -22,6 +22,7 @@ from torch import nn
 from attnlab.pipeline import (
     MultiHeadStages,
     attend,
+    attention_output,
     causal_mask,
     check_embeddings,
     check_positive,
@@ -146,7 +147,7 @@ def _sdpa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
 
 
 def _explicit(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    return attend(q, k, v).output  # [B, n_head, T, d_head]
+    return attention_output(q, k, v)[0]  # [B, n_head, T, d_head], each [T, T] stage freed early
 
 
 def _tiled(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -174,8 +175,9 @@ class CausalSelfAttention(nn.Module):
         num_heads: number of heads ``n_head``.
         context_length: the longest sequence accepted.
         backend: ``"sdpa"`` (``F.scaled_dot_product_attention``, the default), ``"explicit"``
-            (the lesson's stage-by-stage path), ``"tiled"`` (:mod:`attnlab.flash`, exact
-            attention with memory linear in T) or another name registered in :data:`BACKENDS`.
+            (the lesson's stage-by-stage path, each ``[B, n_head, T, T]`` stage freed once the
+            next exists), ``"tiled"`` (:mod:`attnlab.flash`, exact attention with memory linear
+            in T) or another name registered in :data:`BACKENDS`.
 
     Attributes:
         qkv: bias-free ``nn.Linear(C, 3C)``; rows ``[0:C]`` are W_Q, ``[C:2C]`` W_K, ``[2C:3C]``
@@ -184,7 +186,7 @@ class CausalSelfAttention(nn.Module):
 
     Shape:
         - Input: ``[B, T, C]``. Output: ``[B, T, C]``; with ``return_weights=True`` also
-          ``[B, n_head, T, T]`` (this always takes the explicit path).
+          ``[B, n_head, T, T]`` (this always takes the explicit path, keeping only the weights).
 
     Example::
 
@@ -235,9 +237,10 @@ class CausalSelfAttention(nn.Module):
         )  # fmt: skip
 
     def forward(self, x: torch.Tensor, return_weights: bool = False) -> Output:
-        if return_weights:
-            stages = self.stages(x)
-            return stages.output, stages.weights  # [B, T, C], [B, n_head, T, T]
         q, k, v = self._project(x)
+        if return_weights:
+            out, kept = attention_output(q, k, v, return_stages=("weights",))
+            output = self.output_projection(merge_heads(out))  # [B, T, C]
+            return output, kept["weights"]  # [B, T, C], [B, n_head, T, T]
         out = BACKENDS[self.backend](q, k, v)  # [B, n_head, T, d_head]
         return self.output_projection(merge_heads(out))  # [B, T, C]
