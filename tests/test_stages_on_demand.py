@@ -1,4 +1,4 @@
-"""Score stages are kept only when asked for: the explicit backend's stages.
+"""Score stages are kept only when asked for: the heads' weights, the explicit backend's stages.
 
 Values are checked bit for bit against :func:`attend`, which keeps every stage (the path all
 of them took before), and against SDPA; memory is checked through the allocator's own events
@@ -13,8 +13,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from attnlab import modules
 from attnlab.bench.measure import peak_allocated_bytes
-from attnlab.pipeline import SCORE_STAGES, attend, attention_output
+from attnlab.convert import fused_from_mha
+from attnlab.modules import AttentionHead, CausalSelfAttention, MultiHeadAttention
+from attnlab.pipeline import SCORE_STAGES, attend, attention_output, causal_mask
 
 SUBSETS = [s for n in range(len(SCORE_STAGES) + 1) for s in itertools.combinations(SCORE_STAGES, n)]
 
@@ -65,3 +68,68 @@ def test_unkept_score_stages_are_freed_as_soon_as_the_next_exists() -> None:
     for asked in (("weights",), ("raw_scores",), ("raw_scores", "weights")):
         peak = _peak(lambda asked=asked: attention_output(q, q, q, return_stages=asked))
         assert peak <= (len(asked) + 2) * score + small, (asked, peak / score)
+
+
+def _mha(C: int = 16, n_head: int = 4, T: int = 256) -> MultiHeadAttention:
+    torch.manual_seed(0)
+    return MultiHeadAttention(C, n_head, T)
+
+
+def _spy(monkeypatch) -> list[tuple[str, ...]]:
+    """The ``return_stages`` of every call the modules make to ``attention_output``."""
+    calls: list[tuple[str, ...]] = []
+
+    def spy(*args, return_stages=(), **kwargs):
+        calls.append(tuple(return_stages))
+        return attention_output(*args, return_stages=return_stages, **kwargs)
+
+    monkeypatch.setattr(modules, "attention_output", spy)
+    return calls
+
+
+def test_heads_are_asked_for_weights_only_when_the_caller_asks(monkeypatch) -> None:
+    mha, x = _mha(), torch.randn(2, 5, 16)
+    calls = _spy(monkeypatch)
+    out = mha(x)
+    assert isinstance(out, torch.Tensor) and out.shape == (2, 5, 16)
+    assert calls == [()] * 4
+    calls.clear()
+    out, weights = mha(x, return_weights=True)
+    assert calls == [("weights",)] * 4 and weights.shape == (2, 4, 5, 5)
+    calls.clear()
+    fused = CausalSelfAttention(16, 4, 8, backend="explicit")
+    fused(x)
+    fused(x, return_weights=True)
+    assert calls == [(), ("weights",)]
+
+
+def test_weights_when_asked_equal_every_stage_path_bit_for_bit() -> None:
+    mha, x = _mha(), torch.randn(2, 6, 16)
+    with torch.no_grad():
+        out, weights = mha(x, return_weights=True)
+        alone = mha(x)
+        mask = causal_mask(6)
+        stages = [attend(h.query(x), h.key(x), h.value(x), mask) for h in mha.heads]
+        want_out = mha.output_projection(torch.cat([s.output for s in stages], dim=-1))
+        want_weights = torch.stack([s.weights for s in stages], dim=1)  # [B, n_head, T, T]
+        assert torch.equal(out, want_out) and torch.equal(alone, want_out)
+        assert torch.equal(weights, want_weights)
+        head = mha.heads[0]
+        assert isinstance(head, AttentionHead)
+        head_out, head_weights = head(x, return_weights=True)
+        assert torch.equal(head(x), head_out) and torch.equal(head_weights, stages[0].weights)
+        fused = fused_from_mha(mha)
+        fused_out, fused_weights = fused(x, return_weights=True)
+        every = fused.stages(x)
+        assert torch.equal(fused_out, every.output) and torch.equal(fused_weights, every.weights)
+        fused.backend = "explicit"
+        assert torch.equal(fused(x), every.output)
+
+
+def test_multi_head_inference_keeps_no_heads_weights() -> None:
+    mha, x = _mha(), torch.randn(1, 256, 16)
+    score = 256 * 256 * 4  # one head's [1, 256, 256] float32 stage: 256 KiB
+    heads = _peak(lambda: torch.cat([h(x) for h in mha.heads], dim=-1))
+    with_weights = _peak(lambda: mha(x, return_weights=True))
+    assert with_weights >= 4 * score  # the n_head weights kept: the test can fail
+    assert _peak(lambda: mha(x)) <= max(heads, 2 * score) + 64 * 1024

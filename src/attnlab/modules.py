@@ -6,9 +6,10 @@
    projection, heads as a tensor axis instead of a Python loop, and
    ``F.scaled_dot_product_attention(is_causal=True)`` when the weights are not needed.
 
-All three compute their stages through :func:`attnlab.pipeline.attend`, the one attention code
-path, so they agree with each other and with the lesson's numbers. Axis letters are defined in
-:mod:`attnlab.pipeline`.
+All three compute their stages through :func:`attnlab.pipeline.attention_output`, the one
+attention code path, so they agree with each other and with the lesson's numbers. They keep a
+``[T, T]`` stage only when asked to return it (``return_weights=True``). Axis letters are
+defined in :mod:`attnlab.pipeline`.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ class AttentionHead(nn.Module):
 
     Shape:
         - Input: ``[B, T, C]`` float vectors with ``T <= context_length``.
-        - Output: ``[B, T, d_head]``; with ``return_weights=True`` also weights ``[B, T, T]``.
+        - Output: ``[B, T, d_head]``; with ``return_weights=True`` also weights ``[B, T, T]``
+          (without it no ``[B, T, T]`` stage outlives the call).
 
     Example::
 
@@ -90,10 +92,11 @@ class AttentionHead(nn.Module):
         check_embeddings(x, self.embed_dim)
         _check_length(x, self.context_length)
         q, k, v = self.query(x), self.key(x), self.value(x)  # [B, T, d_head] each
-        stages = attend(q, k, v, self.causal_mask)
+        keep = ("weights",) if return_weights else ()
+        output, kept = attention_output(q, k, v, self.causal_mask, return_stages=keep)
         if return_weights:
-            return stages.output, stages.weights  # [B, T, d_head], [B, T, T]
-        return stages.output  # [B, T, d_head]
+            return output, kept["weights"]  # [B, T, d_head], [B, T, T]
+        return output  # [B, T, d_head]
 
 
 class MultiHeadAttention(nn.Module):
@@ -112,7 +115,9 @@ class MultiHeadAttention(nn.Module):
 
     Shape:
         - Input: ``[B, T, C]``.
-        - Output: ``[B, T, C]``; with ``return_weights=True`` also ``[B, n_head, T, T]``.
+        - Output: ``[B, T, C]``; with ``return_weights=True`` also ``[B, n_head, T, T]``. The
+          heads are asked for their weights only then, so by default no ``[B, T, T]`` tensor
+          outlives the head that made it.
 
     Example::
 
@@ -133,13 +138,13 @@ class MultiHeadAttention(nn.Module):
         self.output_projection = nn.Linear(embed_dim, embed_dim, bias=False)
 
     def forward(self, x: torch.Tensor, return_weights: bool = False) -> Output:
+        if not return_weights:
+            outs = [head(x) for head in self.heads]  # n_head × [B, T, d_head]
+            return self.output_projection(torch.cat(outs, dim=-1))  # [B, T, C]
         results = [head(x, return_weights=True) for head in self.heads]
         concat = torch.cat([out for out, _ in results], dim=-1)  # [B, T, C] on the feature axis
-        output = self.output_projection(concat)  # [B, T, C]
-        if return_weights:
-            weights = torch.stack([w for _, w in results], dim=1)  # [B, n_head, T, T]
-            return output, weights
-        return output
+        weights = torch.stack([w for _, w in results], dim=1)  # [B, n_head, T, T]
+        return self.output_projection(concat), weights  # [B, T, C], [B, n_head, T, T]
 
 
 def _sdpa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
