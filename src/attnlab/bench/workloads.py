@@ -4,7 +4,8 @@ Two levels, compared only within their level:
 
 - ``layer``: a whole attention layer, ``x [B, T, C] → [B, T, C]`` with the QKV and output
   projections. Reference: ``F.linear`` + ``F.scaled_dot_product_attention`` written out by hand
-  ("F.sdpa"). ``nn.MHA`` is ``nn.MultiheadAttention`` with a causal mask.
+  ("F.sdpa"). ``nn.MHA`` is ``nn.MultiheadAttention`` with a causal mask and the
+  ``is_causal=True`` hint (:func:`attnlab.convert.torch_mha_forward`).
 - ``kernel``: the attention alone, ``q, k, v [B, n_head, T, d_head] → [B, n_head, T, d_head]``.
   Reference: ``F.scaled_dot_product_attention(is_causal=True)``.
 
