@@ -24,6 +24,15 @@ def test_rss_growth_of_a_fresh_process_sees_the_explicit_scores() -> None:
         assert method == "VmHWM reset"
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="MALLOC_MMAP_THRESHOLD_ is glibc's")
+def test_rss_growth_is_the_same_in_every_fresh_process() -> None:
+    # 4 MiB score tensors, below glibc's default 32 MiB threshold: with that default, two
+    # threads' heaps gave 12 MiB in some processes and 41 MiB in others.
+    shape = Shape(1, 1024, 64, 4)
+    grown = [measure_case("mha", shape, threads=2)[0] / MIB for _ in range(3)]
+    assert max(grown) - min(grown) <= 1, f"MiB in three processes: {grown}"
+
+
 @pytest.mark.parametrize("case", [c.key for c in MEMORY_CASES])
 def test_every_case_computes_the_same_layer(case: str) -> None:
     shape = Shape(2, 9, 12, 3)
