@@ -7,9 +7,10 @@
    ``F.scaled_dot_product_attention(is_causal=True)`` when the weights are not needed.
 
 All three compute their stages through :func:`attnlab.pipeline.attention_output`, the one
-attention code path, so they agree with each other and with the lesson's numbers. They keep a
-``[T, T]`` stage only when asked to return it (``return_weights=True``). Axis letters are
-defined in :mod:`attnlab.pipeline`.
+attention code path, so they agree with each other and with the lesson's numbers. Their
+``forward`` keeps a ``[T, T]`` stage only when asked to return it (``return_weights=True``);
+``CausalSelfAttention.stages`` keeps every stage, for tracing. Axis letters are defined in
+:mod:`attnlab.pipeline`.
 """
 
 from __future__ import annotations
