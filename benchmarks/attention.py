@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/attention.py            # full run, about 10 minutes on 2 cores
+    python benchmarks/attention.py            # full run, about 12 minutes on 2 cores
     python benchmarks/attention.py --quick    # about one minute
     python benchmarks/attention.py --csv results/bench.csv --lang en
 

@@ -130,3 +130,40 @@ def test_gradcheck_float64(kind: str) -> None:
     module = module.double()
     x = torch.randn(2, 3, 4, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(lambda inp: module(inp), (x,))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize(("B", "T", "C", "n_head"), [(1, 1, 4, 1), (2, 7, 8, 2), (2, 130, 48, 4)])
+def test_torch_mha_forward_with_the_causal_hint_equals_the_mask_alone(B, T, C, n_head, dtype):
+    torch.manual_seed(7)
+    torch_mha = to_torch_mha(CausalSelfAttention(C, n_head, T)).to(dtype)
+    x = torch.randn(B, T, C, dtype=dtype)
+    mask = torch.ones(T, T, dtype=torch.bool).triu(1)  # nn.MultiheadAttention's True = blocked
+    for need_weights in (False, True):
+        xs = [x.clone().requires_grad_(), x.clone().requires_grad_()]
+        ours, our_w = torch_mha_forward(torch_mha, xs[0], need_weights)
+        theirs, their_w = torch_mha(
+            xs[1], xs[1], xs[1], attn_mask=mask, need_weights=need_weights,
+            average_attn_weights=False,
+        )  # fmt: skip
+        pairs = zip((ours, theirs), xs, strict=True)
+        grads = [torch.autograd.grad(out.square().sum(), xi)[0] for out, xi in pairs]
+        assert torch.equal(ours, theirs), f"max |diff| = {(ours - theirs).abs().max():.3g}"
+        assert torch.equal(*grads), f"max |diff| = {(grads[0] - grads[1]).abs().max():.3g}"
+        assert (our_w is None) == (their_w is None) == (not need_weights)
+        if our_w is not None and their_w is not None:
+            assert torch.equal(our_w, their_w)
+
+
+def test_torch_mha_forward_hands_sdpa_the_causal_hint_not_the_mask(monkeypatch) -> None:
+    calls = []
+    sdpa = F.scaled_dot_product_attention
+
+    def spy(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, **kwargs):
+        calls.append((attn_mask, is_causal))
+        return sdpa(q, k, v, attn_mask, dropout_p, is_causal, **kwargs)
+
+    monkeypatch.setattr(F, "scaled_dot_product_attention", spy)
+    torch_mha = to_torch_mha(CausalSelfAttention(8, 2, 6))
+    torch_mha_forward(torch_mha, torch.randn(2, 6, 8))
+    assert calls == [(None, True)]

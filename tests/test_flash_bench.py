@@ -16,7 +16,8 @@ from attnlab.bench import (
     read_rows,
 )
 from attnlab.bench.measure import attention_flops, peak_allocated_bytes
-from attnlab.bench.results import loglog_slope
+from attnlab.bench.results import MemoryRow, loglog_slope
+from attnlab.bench.rss import MEMORY_CASES
 from attnlab.bench.workloads import IMPLS
 from attnlab.cli import app
 
@@ -37,7 +38,7 @@ def test_bench_writes_every_documented_column_and_row(tiny_run) -> None:
         header = next(csv.reader(f))
     assert tuple(header) == CSV_COLUMNS
     rows = read_rows(out)
-    assert len(rows) == count_steps(TINY)
+    assert len(rows) + len(MEMORY_CASES) * TINY.memory_repeats == count_steps(TINY)
     assert {r.impl for r in rows} == {impl.key for impl in IMPLS}
     assert {r.section for r in rows} == {"bar", "standard", "sweep"}
     ok = [r for r in rows if r.status == "ok"]
@@ -75,6 +76,18 @@ def test_bench_fits_and_tables(tiny_run) -> None:
     for title in ("standard shape B=1, T=16, C=16, n_head=2", "growth exponents in T", "bars"):
         assert title in result.output
     assert "torch.profiler(profile_memory=True)" in result.output
+
+
+def test_bench_writes_the_rss_table_and_its_csv(tiny_run) -> None:
+    result, out = tiny_run
+    with open(out.with_name("bench-memory.csv"), newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert tuple(rows[0]) == tuple(MemoryRow.__dataclass_fields__)
+    assert [r["case"] for r in rows] == [c.key for c in MEMORY_CASES]
+    assert all(r["status"] == "ok" and float(r["rss_mib"]) >= 0 for r in rows), rows
+    assert all(r["repeats"] == str(TINY.memory_repeats) for r in rows)
+    assert "RSS growth, no_grad forward, B=1, T=16, C=16, n_head=2" in result.output
+    assert "bench-memory.csv" in result.output
 
 
 def test_bench_refuses_a_csv_path_in_a_missing_directory(tmp_path) -> None:

@@ -116,8 +116,14 @@ def torch_mha_forward(
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Causal self-attention through ``nn.MultiheadAttention``: returns (output, weights or None).
 
-    Weights, when asked for, are per head: ``[B, n_head, T, T]``.
+    Weights, when asked for, are per head: ``[B, n_head, T, T]``. The mask comes with the
+    ``is_causal=True`` hint, which ``nn.MultiheadAttention`` accepts only next to the mask it
+    describes: without weights it then runs ``scaled_dot_product_attention(is_causal=True)``,
+    which skips the future instead of reading a ``[T, T]`` mask; with weights it uses the mask.
     """
     check_embeddings(x, torch_mha.embed_dim)
-    mask = torch_attn_mask(x.size(1), x.device)
-    return torch_mha(x, x, x, attn_mask=mask, need_weights=need_weights, average_attn_weights=False)
+    mask = torch_attn_mask(x.size(1), x.device)  # [T, T]
+    return torch_mha(
+        x, x, x, attn_mask=mask, need_weights=need_weights, average_attn_weights=False,
+        is_causal=True,
+    )  # fmt: skip

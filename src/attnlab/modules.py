@@ -6,8 +6,10 @@
    projection, heads as a tensor axis instead of a Python loop, and
    ``F.scaled_dot_product_attention(is_causal=True)`` when the weights are not needed.
 
-All three compute their stages through :func:`attnlab.pipeline.attend`, the one attention code
-path, so they agree with each other and with the lesson's numbers. Axis letters are defined in
+All three compute their stages through :func:`attnlab.pipeline.attention_output`, the one
+attention code path, so they agree with each other and with the lesson's numbers. Their
+``forward`` keeps a ``[T, T]`` stage only when asked to return it (``return_weights=True``);
+``CausalSelfAttention.stages`` keeps every stage, for tracing. Axis letters are defined in
 :mod:`attnlab.pipeline`.
 """
 
@@ -22,6 +24,7 @@ from torch import nn
 from attnlab.pipeline import (
     MultiHeadStages,
     attend,
+    attention_output,
     causal_mask,
     check_embeddings,
     check_positive,
@@ -65,7 +68,8 @@ class AttentionHead(nn.Module):
 
     Shape:
         - Input: ``[B, T, C]`` float vectors with ``T <= context_length``.
-        - Output: ``[B, T, d_head]``; with ``return_weights=True`` also weights ``[B, T, T]``.
+        - Output: ``[B, T, d_head]``; with ``return_weights=True`` also weights ``[B, T, T]``
+          (without it no ``[B, T, T]`` stage outlives the call).
 
     Example::
 
@@ -89,10 +93,11 @@ class AttentionHead(nn.Module):
         check_embeddings(x, self.embed_dim)
         _check_length(x, self.context_length)
         q, k, v = self.query(x), self.key(x), self.value(x)  # [B, T, d_head] each
-        stages = attend(q, k, v, self.causal_mask)
+        keep = ("weights",) if return_weights else ()
+        output, kept = attention_output(q, k, v, self.causal_mask, return_stages=keep)
         if return_weights:
-            return stages.output, stages.weights  # [B, T, d_head], [B, T, T]
-        return stages.output  # [B, T, d_head]
+            return output, kept["weights"]  # [B, T, d_head], [B, T, T]
+        return output  # [B, T, d_head]
 
 
 class MultiHeadAttention(nn.Module):
@@ -111,7 +116,9 @@ class MultiHeadAttention(nn.Module):
 
     Shape:
         - Input: ``[B, T, C]``.
-        - Output: ``[B, T, C]``; with ``return_weights=True`` also ``[B, n_head, T, T]``.
+        - Output: ``[B, T, C]``; with ``return_weights=True`` also ``[B, n_head, T, T]``. The
+          heads are asked for their weights only then, so by default no ``[B, T, T]`` tensor
+          outlives the head that made it.
 
     Example::
 
@@ -132,13 +139,13 @@ class MultiHeadAttention(nn.Module):
         self.output_projection = nn.Linear(embed_dim, embed_dim, bias=False)
 
     def forward(self, x: torch.Tensor, return_weights: bool = False) -> Output:
+        if not return_weights:
+            outs = [head(x) for head in self.heads]  # n_head × [B, T, d_head]
+            return self.output_projection(torch.cat(outs, dim=-1))  # [B, T, C]
         results = [head(x, return_weights=True) for head in self.heads]
         concat = torch.cat([out for out, _ in results], dim=-1)  # [B, T, C] on the feature axis
-        output = self.output_projection(concat)  # [B, T, C]
-        if return_weights:
-            weights = torch.stack([w for _, w in results], dim=1)  # [B, n_head, T, T]
-            return output, weights
-        return output
+        weights = torch.stack([w for _, w in results], dim=1)  # [B, n_head, T, T]
+        return self.output_projection(concat), weights  # [B, T, C], [B, n_head, T, T]
 
 
 def _sdpa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -146,7 +153,7 @@ def _sdpa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
 
 
 def _explicit(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    return attend(q, k, v).output  # [B, n_head, T, d_head]
+    return attention_output(q, k, v)[0]  # [B, n_head, T, d_head], each [T, T] stage freed early
 
 
 def _tiled(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -174,8 +181,9 @@ class CausalSelfAttention(nn.Module):
         num_heads: number of heads ``n_head``.
         context_length: the longest sequence accepted.
         backend: ``"sdpa"`` (``F.scaled_dot_product_attention``, the default), ``"explicit"``
-            (the lesson's stage-by-stage path), ``"tiled"`` (:mod:`attnlab.flash`, exact
-            attention with memory linear in T) or another name registered in :data:`BACKENDS`.
+            (the lesson's stage-by-stage path, each ``[B, n_head, T, T]`` stage freed once the
+            next exists), ``"tiled"`` (:mod:`attnlab.flash`, exact attention with memory linear
+            in T) or another name registered in :data:`BACKENDS`.
 
     Attributes:
         qkv: bias-free ``nn.Linear(C, 3C)``; rows ``[0:C]`` are W_Q, ``[C:2C]`` W_K, ``[2C:3C]``
@@ -184,7 +192,7 @@ class CausalSelfAttention(nn.Module):
 
     Shape:
         - Input: ``[B, T, C]``. Output: ``[B, T, C]``; with ``return_weights=True`` also
-          ``[B, n_head, T, T]`` (this always takes the explicit path).
+          ``[B, n_head, T, T]`` (this always takes the explicit path, keeping only the weights).
 
     Example::
 
@@ -235,9 +243,10 @@ class CausalSelfAttention(nn.Module):
         )  # fmt: skip
 
     def forward(self, x: torch.Tensor, return_weights: bool = False) -> Output:
-        if return_weights:
-            stages = self.stages(x)
-            return stages.output, stages.weights  # [B, T, C], [B, n_head, T, T]
         q, k, v = self._project(x)
+        if return_weights:
+            out, kept = attention_output(q, k, v, return_stages=("weights",))
+            output = self.output_projection(merge_heads(out))  # [B, T, C]
+            return output, kept["weights"]  # [B, T, C], [B, n_head, T, T]
         out = BACKENDS[self.backend](q, k, v)  # [B, n_head, T, d_head]
         return self.output_projection(merge_heads(out))  # [B, T, C]

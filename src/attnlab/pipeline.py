@@ -3,8 +3,9 @@
     X → Q/K/V → raw_scores → scaled_scores → masked_scores → weights → output
 
 The modules in :mod:`attnlab.modules`, the lesson scripts, the command line, the plots, the
-auditor's reference and the web lesson all call :func:`attend` (or the two wrappers below it), so
-no two of them can disagree about a number.
+auditor's reference and the web lesson all call :func:`attention_output` (through :func:`attend`,
+which keeps every stage, or the two wrappers below it), so no two of them can disagree about a
+number.
 
 Axis letters (defined once, used in every shape comment): ``B`` batch, ``T`` token positions
 (``T_query`` rows, ``T_key`` columns of a score table), ``C`` model width, ``n_head`` heads,
@@ -14,6 +15,7 @@ Axis letters (defined once, used in every shape comment): ``B`` batch, ``T`` tok
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, fields
 
 import torch
@@ -91,6 +93,72 @@ def causal_mask(T: int, device: torch.device | str | None = None) -> torch.Tenso
     return torch.tril(torch.ones(T, T, dtype=torch.bool, device=device))  # [T, T]
 
 
+#: The stages :func:`attention_output` makes between q, k, v and the output, in order: the
+#: ``[T, T]`` causal mask and four ``[..., T_query, T_key]`` score tensors.
+SCORE_STAGES: tuple[str, ...] = STAGE_NAMES[4:9]
+
+
+def attention_output(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    return_stages: Collection[str] = (),
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """Causal scaled dot-product attention, keeping only the score stages asked for.
+
+    ``softmax(mask(Q Kᵀ / √d_k)) V`` with the softmax over the key axis (dim=-1), one stage after
+    the other. A ``[..., T, T]`` score stage not named in ``return_stages`` is freed as soon as
+    the next one exists, so at most two of them (plus the ones kept) are alive at once.
+
+    Args:
+        q, k, v: ``[..., T, d_head]`` tensors with the same leading axes.
+        mask: boolean ``[T_max, T_max]`` lower-triangular mask (True = visible); its top-left
+            ``[T, T]`` block is used. Built with :func:`causal_mask` when omitted.
+        return_stages: names from :data:`SCORE_STAGES` to keep and return.
+
+    Returns:
+        The output ``[..., T, d_head]`` and ``{name: stage}`` for each name in ``return_stages``
+        (``[T, T]`` for ``causal_mask``, ``[..., T_query, T_key]`` for the others).
+
+    Raises:
+        ValueError: ``return_stages`` names something that is not in :data:`SCORE_STAGES`.
+        attnlab.memory_guard.ScoresTooLargeError: the score tensors would not fit in memory.
+
+    Example::
+
+        >>> q = torch.randn(2, 5, 4)
+        >>> out, kept = attention_output(q, q, q, return_stages=("weights",))
+        >>> tuple(out.shape), list(kept), tuple(kept["weights"].shape)
+        ((2, 5, 4), ['weights'], (2, 5, 5))
+    """
+    unknown = [name for name in return_stages if name not in SCORE_STAGES]
+    if unknown:
+        raise ValueError(
+            f"return_stages must name stages from {', '.join(SCORE_STAGES)}, got {unknown}"
+        )
+    T, d_head = q.size(-2), q.size(-1)
+    # Refuse, naming the GiB, before allocating scores the OS would kill us for (section 17).
+    check_scores_fit(q, k)
+    mask = causal_mask(T, q.device) if mask is None else mask[:T, :T]  # [T, T]
+    kept: dict[str, torch.Tensor] = {}
+
+    def stage(name: str, tensor: torch.Tensor) -> torch.Tensor:
+        if name in return_stages:
+            kept[name] = tensor
+        return tensor
+
+    # Each line rebinds ``scores``: the stage before it is freed unless it was kept.
+    scores = stage("raw_scores", q @ k.transpose(-2, -1))  # [..., T, T]
+    scores = stage("scaled_scores", scores / math.sqrt(d_head))  # [..., T, T]
+    stage("causal_mask", mask)
+    # −∞ before the softmax: exp(−∞) = 0 removes the future, a 0 fill would not (section 11).
+    scores = stage("masked_scores", scores.masked_fill(~mask, float("-inf")))  # [..., T, T]
+    scores = stage("weights", torch.softmax(scores, dim=-1))  # [..., T_query, T_key]
+    output = scores @ v  # [..., T, d_head]
+    return output, kept
+
+
 @dataclass(frozen=True)
 class ScoreStages:
     """What :func:`attend` computes from q, k, v (any leading axes, e.g. ``[B]`` or
@@ -109,31 +177,14 @@ def attend(
 ) -> ScoreStages:
     """Causal scaled dot-product attention, returning every intermediate stage.
 
-    ``softmax(mask(Q Kᵀ / √d_k)) V`` with the softmax over the key axis (dim=-1).
-
-    Args:
-        q, k, v: ``[..., T, d_head]`` tensors with the same leading axes.
-        mask: boolean ``[T_max, T_max]`` lower-triangular mask (True = visible); its top-left
-            ``[T, T]`` block is used. Built with :func:`causal_mask` when omitted.
-
-    Shape:
-        - raw/scaled/masked scores and weights: ``[..., T_query, T_key]``
-        - output: ``[..., T, d_head]``
+    :func:`attention_output` with every one of :data:`SCORE_STAGES` kept, so four
+    ``[..., T, T]`` tensors stay alive. Arguments and shapes as there.
 
     Raises:
         attnlab.memory_guard.ScoresTooLargeError: the score tensors would not fit in memory.
     """
-    T, d_head = q.size(-2), q.size(-1)
-    # Refuse, naming the GiB, before allocating scores the OS would kill us for (section 17).
-    check_scores_fit(q, k)
-    mask = causal_mask(T, q.device) if mask is None else mask[:T, :T]  # [T, T]
-    raw_scores = q @ k.transpose(-2, -1)  # [..., T, T]
-    scaled_scores = raw_scores / math.sqrt(d_head)  # [..., T, T]
-    # −∞ before the softmax: exp(−∞) = 0 removes the future, a 0 fill would not (section 11).
-    masked_scores = scaled_scores.masked_fill(~mask, float("-inf"))  # [..., T, T]
-    weights = torch.softmax(masked_scores, dim=-1)  # [..., T_query, T_key]
-    output = weights @ v  # [..., T, d_head]
-    return ScoreStages(raw_scores, scaled_scores, mask, masked_scores, weights, output)
+    output, stages = attention_output(q, k, v, mask, return_stages=SCORE_STAGES)
+    return ScoreStages(output=output, **stages)
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attnlab.bench.results import BenchRow
-from attnlab.bench.runner import BenchResult
+from attnlab.bench.rss import ratio_to_reference
+from attnlab.bench.runner import FULL, BenchResult
 from attnlab.bench.workloads import FORWARD, FORWARD_BACKWARD
 
 #: tiled ÷ SDPA time at the bar shape, (quiet, next to one busy process); None: reported only.
 TILED_LIMITS = {FORWARD: (1.2, 1.5), FORWARD_BACKWARD: (1.3, None)}
+
+#: RSS growth of MultiHeadAttention's forward ÷ that of its heads run one at a time.
+MHA_RSS_LIMIT = 1.6
+
+#: RSS growth (MiB) of the explicit backend's forward, judged at the full run's standard shape.
+EXPLICIT_RSS_LIMIT_MIB = 1100.0
 
 
 @dataclass(frozen=True)
@@ -105,6 +112,30 @@ def _memory_bars(result: BenchResult) -> list[Bar]:
     return bars
 
 
+def _rss_bars(result: BenchResult) -> list[Bar]:
+    """The RSS table's bars: MultiHeadAttention against its heads one at a time, and the
+    explicit backend's growth (judged only at the full run's shape, where the limit applies)."""
+    s = result.config.standard
+    shape = f"B={s.B}, T={s.T}, C={s.C}, n_head={s.n_head}"
+    mha = _limit_bar(
+        {
+            "zh": f"MultiHeadAttention ÷ 逐个运行的头，RSS 增长，no_grad 前向，{shape}",
+            "en": f"MultiHeadAttention / its heads one at a time, RSS growth, no_grad, {shape}",
+        },
+        ratio_to_reference(result.memory, "mha"),
+        MHA_RSS_LIMIT,
+    )
+    explicit = next(
+        (r.rss_mib for r in result.memory if r.case == "csa_explicit" and r.status == "ok"), None
+    )
+    what = {
+        "zh": f"CausalSelfAttention(explicit) RSS 增长 MiB，no_grad 前向，{shape}",
+        "en": f"CausalSelfAttention(explicit) RSS growth MiB, no_grad, {shape}",
+    }
+    judged = s == FULL.standard
+    return [mha, _limit_bar(what, explicit, EXPLICIT_RSS_LIMIT_MIB if judged else None)]
+
+
 def check_bars(result: BenchResult) -> list[Bar]:
     """Every bar of the issue, with this run's figure."""
     rows = result.rows
@@ -120,4 +151,4 @@ def check_bars(result: BenchResult) -> list[Bar]:
         for mode in (FORWARD, FORWARD_BACKWARD)
     ]
     bars.append(_speed_bar(result))
-    return bars + _tiled_bars(result) + _memory_bars(result)
+    return bars + _tiled_bars(result) + _memory_bars(result) + _rss_bars(result)

@@ -1,4 +1,4 @@
-"""A bench run as Markdown: the command, the machine, the bars and the bar-shape table.
+"""A bench run as Markdown: the command, the machine, the bars, the bar-shape and RSS tables.
 
 ``attnlab bench --markdown FILE`` writes it; ``benchmarks/results/`` keeps the quiet and the
 busy run side by side.
@@ -7,6 +7,7 @@ busy run side by side.
 from __future__ import annotations
 
 from attnlab.bench.bars import check_bars
+from attnlab.bench.rss import ratio_to_reference
 from attnlab.bench.runner import BenchResult
 from attnlab.bench.tables import context_lines, short
 from attnlab.bench.workloads import FORWARD, FORWARD_BACKWARD, IMPLS
@@ -45,6 +46,18 @@ def _shape_rows(result: BenchResult) -> list[list[str]]:
     return rows
 
 
+def _memory_rows(result: BenchResult) -> list[list[str]]:
+    rows = []
+    for r in result.memory:
+        if r.status != "ok":
+            rows.append([r.label, r.status, r.note, "", ""])
+            continue
+        spread = f"{short(r.rss_mib_min)}–{short(r.rss_mib_max)}"
+        ratio = _cell(ratio_to_reference(result.memory, r.case), "×", 2)
+        rows.append([r.label, short(r.rss_mib), spread, ratio, str(r.repeats)])
+    return rows
+
+
 def report(result: BenchResult, lang: str, command: str) -> str:
     """The Markdown text of one run's tiled-versus-SDPA figures, in ``lang``."""
     s = result.config.bar
@@ -69,6 +82,15 @@ def report(result: BenchResult, lang: str, command: str) -> str:
     head = [pick(lang, "层级", "level"), pick(lang, "实现", "implementation")]
     head += ["fwd ms", "×SDPA", "fwd+bwd ms", "×SDPA", "MiB fwd", "MiB f+b"]
     lines += _table(head, _shape_rows(result))
+    m = result.config.standard
+    shape = f"B={m.B}, T={m.T}, C={m.C}, n_head={m.n_head}"
+    lines += [
+        "",
+        f"## {pick(lang, 'RSS 增长（no_grad 前向）', 'RSS growth, no_grad forward')} {shape}",
+    ]
+    head = [pick(lang, "实现", "implementation"), "MiB", pick(lang, "最小–最大", "min–max")]
+    head += [pick(lang, "×逐个头", "×heads one at a time"), pick(lang, "进程数", "processes")]
+    lines += ["", *_table(head, _memory_rows(result))]
     note = pick(
         lang,
         "×SDPA：与同一层级的 SDPA 参照行之比（layer：F.linear + F.sdpa；kernel：F.sdpa）。",

@@ -22,6 +22,11 @@ CSV columns (one row per implementation × shape × mode; empty cells where not 
 ``repeats``        number of timed calls behind the median
 ``note``           why a row was skipped, refused or failed
 =================  ==========================================================================
+
+The memory CSV (``NAME-memory.csv``, :class:`MemoryRow`) has one row per case of
+:mod:`attnlab.bench.rss`: ``case``, ``label``, the shape, ``status``, ``rss_mib`` (median RSS
+growth of one no_grad forward over ``repeats`` fresh processes), ``rss_mib_min``/``rss_mib_max``,
+``method`` (how the peak was read) and ``note``.
 """
 
 from __future__ import annotations
@@ -61,6 +66,25 @@ class BenchRow:
 
 
 CSV_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(BenchRow))
+
+
+@dataclass
+class MemoryRow:
+    """RSS growth of one inference forward (:mod:`attnlab.bench.rss`); fields are the CSV's."""
+
+    case: str
+    label: str
+    B: int
+    T: int
+    C: int
+    n_head: int
+    status: str = "ok"
+    rss_mib: float | None = None
+    rss_mib_min: float | None = None
+    rss_mib_max: float | None = None
+    repeats: int = 0
+    method: str = ""
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -128,9 +152,9 @@ def _cell(value: object) -> str:
     return str(value)
 
 
-def write_csv(path: Path, records: list[BenchRow] | list[FitRow]) -> None:
+def write_csv(path: Path, records: list[BenchRow] | list[FitRow] | list[MemoryRow]) -> None:
     """Write rows to ``path`` atomically (a temporary file renamed into place)."""
-    columns = CSV_COLUMNS if not records or isinstance(records[0], BenchRow) else FIT_COLUMNS
+    columns = tuple(f.name for f in fields(records[0])) if records else CSV_COLUMNS
 
     def rows(f: IO[str]) -> None:
         writer = csv.writer(f)

@@ -3,7 +3,8 @@
 Within one shape and mode every implementation is first run once under the memory profiler (its
 warm-up), then the timed calls go round-robin over the implementations, so a burst of load from
 another process on this shared machine slows all of them alike rather than one of them. With
-``busy=True`` the whole run happens next to one competing busy process (:mod:`.busy`).
+``busy=True`` the whole run happens next to one competing busy process (:mod:`.busy`). The RSS
+table (:mod:`.rss`) comes last, at the standard shape, one fresh process per measurement.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from attnlab.bench.measure import (
     projection_flops,
     time_call,
 )
-from attnlab.bench.results import BenchRow, FitRow, fit_exponents
+from attnlab.bench.results import BenchRow, FitRow, MemoryRow, fit_exponents
+from attnlab.bench.rss import MEMORY_CASES, memory_rows
 from attnlab.bench.workloads import (
     FORWARD,
     FORWARD_BACKWARD,
@@ -68,6 +70,7 @@ class BenchConfig:
     fit_range: tuple[int, int] = (1024, 16384)
     matmul_size: int = 2048  # n of the [n, n] @ [n, n] multiply that measures the machine
     threads: int | None = None  # torch threads for the run; None keeps the current setting
+    memory_repeats: int = 3  # fresh processes per case of the RSS table (median reported)
 
 
 FULL = BenchConfig(
@@ -79,7 +82,7 @@ FULL = BenchConfig(
 QUICK = replace(
     FULL, name="quick", standard=Shape(1, 1024, 768, 12), sweep_Ts=(256, 512, 1024, 2048, 4096),
     layer_max_T=1024, max_run_seconds=1.5, repeat_seconds=0.6, min_repeats=3, max_repeats=9,
-    standard_seconds=20.0, sweep_seconds=40.0, fit_range=(256, 4096),
+    standard_seconds=20.0, sweep_seconds=40.0, fit_range=(256, 4096), memory_repeats=1,
 )  # fmt: skip
 TINY = replace(
     QUICK, name="tiny", standard=Shape(1, 16, 16, 2), bar=Shape(1, 24, 8, 2), sweep_Ts=(8, 16),
@@ -103,6 +106,7 @@ class BenchResult:
     load: tuple[float, float]  # 1-minute load average at the start and the end
     competitor: Competitor | None = None  # the competing process of a --busy run
     memory_method: str = MEMORY_METHOD
+    memory: list[MemoryRow] = field(default_factory=list)  # RSS growth at the standard shape
 
 
 _MODES = (FORWARD, FORWARD_BACKWARD)
@@ -138,8 +142,9 @@ def plan(config: BenchConfig) -> list[_Group]:
 
 
 def count_steps(config: BenchConfig) -> int:
-    """Number of (implementation, shape, mode) measurements, for a progress bar."""
-    return sum(len(g.impls) for g in plan(config))
+    """Number of (implementation, shape, mode) measurements and RSS processes, for a progress
+    bar."""
+    return sum(len(g.impls) for g in plan(config)) + len(MEMORY_CASES) * config.memory_repeats
 
 
 @dataclass
@@ -184,13 +189,15 @@ def _run_all(config: BenchConfig, on_step: Callable[[str], None]) -> BenchResult
     for group in plan(config):
         rows += _run_group(run, group, on_step)
     matmul_after = matmul_gflops(config.matmul_size)
+    memory = memory_rows(config.standard, config.memory_repeats, on_step)
     fits = fit_exponents(rows, *config.fit_range)
     seconds = time.perf_counter() - run.start
     matmul = (matmul_before, matmul_after)
     load = (load_before, os.getloadavg()[0])
     return BenchResult(
-        config, rows, fits, matmul, torch.get_num_threads(), seconds, machine_line(), load
-    )
+        config, rows, fits, matmul, torch.get_num_threads(), seconds, machine_line(), load,
+        memory=memory,
+    )  # fmt: skip
 
 
 def _row(group: _Group, impl: Impl, **values: object) -> BenchRow:

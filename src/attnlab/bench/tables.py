@@ -8,6 +8,7 @@ from rich.table import Table
 
 from attnlab.bench.bars import Bar
 from attnlab.bench.results import BenchRow, FitRow
+from attnlab.bench.rss import RSS_METHOD, ratio_to_reference
 from attnlab.bench.runner import BenchResult
 from attnlab.bench.workloads import FORWARD, FORWARD_BACKWARD, IMPLS
 from attnlab.i18n import pick
@@ -55,6 +56,7 @@ def context_lines(result: BenchResult, lang: str) -> list[str]:
             "（实际上限；两者相差大说明机器正被共享，数字有噪声）",
             f"时间：预热一次后，{c.min_repeats}–{c.max_repeats} 次计时调用的中位数，各实现轮流运行",
             f"峰值内存：{result.memory_method}",
+            f"RSS 增长（每个情形一个新进程）：{RSS_METHOD}",
             "×SDPA：与同一层级（layer 或 kernel）、同一形状和模式的 SDPA 参照行之比",
         ],
         "en": [
@@ -66,6 +68,7 @@ def context_lines(result: BenchResult, lang: str) -> list[str]:
             f"time: median of {c.min_repeats}-{c.max_repeats} timed calls after one warm-up, "
             "implementations taking turns",
             f"peak memory: {result.memory_method}",
+            f"{RSS_METHOD}",
             "×SDPA: against the SDPA reference row of the same level (layer or kernel), shape, "
             "mode",
         ],
@@ -159,6 +162,30 @@ def sweep_table(result: BenchResult, mode: str, lang: str, memory: bool = False)
             else:
                 texts.append(f"{short(row.median_ms)} ({_ratio(row.ratio_to_sdpa)})")
         table.add_row(impl.level, impl.label, *texts)
+    return table
+
+
+def memory_table(result: BenchResult, lang: str) -> Table:
+    """RSS growth of one no_grad forward per case, with its ratio to the heads one at a time."""
+    s = result.config.standard
+    shape = f"B={s.B}, T={s.T}, C={s.C}, n_head={s.n_head}"
+    table = Table(
+        title=pick(
+            lang, f"RSS 增长（no_grad 前向）{shape}", f"RSS growth, no_grad forward, {shape}"
+        )
+    )
+    table.add_column(pick(lang, "实现", "implementation"))
+    table.add_column("MiB", justify="right")
+    table.add_column(pick(lang, "最小–最大", "min–max"), justify="right")
+    table.add_column(pick(lang, "×逐个头", "×heads one at a time"), justify="right")
+    table.add_column(pick(lang, "进程数", "processes"), justify="right")
+    for row in result.memory:
+        if row.status != "ok":
+            table.add_row(row.label, _STATUS[lang].get(row.status, row.status), row.note, "", "")
+            continue
+        spread = f"{short(row.rss_mib_min)}–{short(row.rss_mib_max)}"
+        ratio = _ratio(ratio_to_reference(result.memory, row.case))
+        table.add_row(row.label, short(row.rss_mib), spread, ratio, str(row.repeats))
     return table
 
 

@@ -4,7 +4,8 @@ Two levels, compared only within their level:
 
 - ``layer``: a whole attention layer, ``x [B, T, C] → [B, T, C]`` with the QKV and output
   projections. Reference: ``F.linear`` + ``F.scaled_dot_product_attention`` written out by hand
-  ("F.sdpa"). ``nn.MHA`` is ``nn.MultiheadAttention`` with a causal mask.
+  ("F.sdpa"). ``nn.MHA`` is ``nn.MultiheadAttention`` with a causal mask and the
+  ``is_causal=True`` hint (:func:`attnlab.convert.torch_mha_forward`).
 - ``kernel``: the attention alone, ``q, k, v [B, n_head, T, d_head] → [B, n_head, T, d_head]``.
   Reference: ``F.scaled_dot_product_attention(is_causal=True)``.
 
@@ -23,7 +24,7 @@ import torch.nn.functional as F
 from attnlab.convert import mha_from_fused, to_torch_mha, torch_mha_forward
 from attnlab.flash import tiled_attention
 from attnlab.modules import CausalSelfAttention
-from attnlab.pipeline import attend, merge_heads
+from attnlab.pipeline import attention_output, merge_heads
 
 LAYER, KERNEL = "layer", "kernel"
 FORWARD, FORWARD_BACKWARD = "forward", "forward+backward"
@@ -65,7 +66,7 @@ IMPLS: tuple[Impl, ...] = (
     Impl("torch_mha_weights", "nn.MHA(need_weights=True)", LAYER, dense=True),
     Impl("sdpa", "F.sdpa", KERNEL, reference=True),
     Impl("tiled", "tiled_attention", KERNEL),
-    Impl("explicit", "attend (explicit)", KERNEL, dense=True),
+    Impl("explicit", "attention_output (explicit)", KERNEL, dense=True),
 )
 
 Forward = Callable[..., torch.Tensor]
@@ -111,7 +112,7 @@ def _layer(key: str, shape: Shape) -> tuple[Forward, list[torch.Tensor]]:
 KERNELS: dict[str, Forward] = {
     "sdpa": lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
     "tiled": tiled_attention,
-    "explicit": lambda q, k, v: attend(q, k, v).output,
+    "explicit": lambda q, k, v: attention_output(q, k, v)[0],  # the explicit backend's kernel
 }
 
 

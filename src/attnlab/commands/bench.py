@@ -21,6 +21,10 @@ def _fits_path(csv_path: Path) -> Path:
     return csv_path.with_name(f"{csv_path.stem}-fits.csv")
 
 
+def _memory_path(csv_path: Path) -> Path:
+    return csv_path.with_name(f"{csv_path.stem}-memory.csv")
+
+
 def register(app: typer.Typer) -> None:
     """Add ``bench`` to ``app``."""
 
@@ -29,7 +33,8 @@ def register(app: typer.Typer) -> None:
         help="Benchmark every attention implementation (lesson modules, fused backends, "
         "nn.MultiheadAttention, the tiled kernel) against F.scaled_dot_product_attention: "
         "forward and forward+backward time, GFLOP/s, peak memory, a T sweep with growth "
-        "exponents. Prints tables and writes CSV. The full run takes about 10 minutes.",
+        "exponents, and the RSS growth of one inference forward (fresh process per case). "
+        "Prints tables and writes CSV. The full run takes about 12 minutes.",
     )
     def bench(
         ctx: typer.Context,
@@ -41,7 +46,10 @@ def register(app: typer.Typer) -> None:
         ] = False,
         csv_path: Annotated[
             Path,
-            typer.Option("--csv", help="Where to write the rows; fits go to NAME-fits.csv."),
+            typer.Option(
+                "--csv",
+                help="Where to write the rows; fits go to NAME-fits.csv, RSS to NAME-memory.csv.",
+            ),
         ] = Path("attnlab-bench.csv"),
         busy: Annotated[
             bool,
@@ -74,6 +82,7 @@ def register(app: typer.Typer) -> None:
         try:
             write_csv(csv_path, result.rows)
             write_csv(_fits_path(csv_path), result.fits)
+            write_csv(_memory_path(csv_path), result.memory)
         except OSError as exc:
             fail(f"--csv: cannot write {csv_path}: {exc}")
         _print_report(result, language, csv_path)
@@ -128,12 +137,16 @@ def _print_report(result: BenchResult, lang: str, csv_path: Path) -> None:
         console.print(tables.sweep_table(result, mode, lang))
         console.print(tables.sweep_table(result, mode, lang, memory=True))
     console.print(tables.fits_table(result.fits, lang))
+    console.print(tables.memory_table(result, lang))
     console.print(tables.bars_table(check_bars(result), lang))
     for note in tables.skip_notes(result.rows, lang):
         console.print(note, markup=False, highlight=False, soft_wrap=True)
-    fits = _fits_path(csv_path)
+    fits, memory = _fits_path(csv_path), _memory_path(csv_path)
     console.print(
-        pick(lang, f"已写入 {csv_path} 和 {fits}", f"wrote {csv_path} and {fits}"), highlight=False
+        pick(
+            lang, f"已写入 {csv_path}、{fits} 和 {memory}", f"wrote {csv_path}, {fits} and {memory}"
+        ),
+        highlight=False,
     )
 
 
