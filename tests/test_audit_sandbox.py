@@ -324,21 +324,23 @@ def test_killing_or_stopping_the_keeper_leaves_nothing(
 HOG = """
 if not getattr(sys, "_hogs", False):
     sys._hogs = []
-    for _ in range(3):
+    for _ in range(5):
         pid = os.fork()
         if pid == 0:
-            block = torch.ones(110 * 2**20)  # 440 MiB each, touched
-            time.sleep(600)
+            try:
+                block = torch.ones(128 * 2**20)  # 512 MiB each, touched
+            finally:
+                time.sleep(600)
         sys._hogs.append(pid)
     time.sleep(60)
 """
 
 
 def test_a_tree_of_children_over_the_memory_cap_is_stopped(tmp_path: Path, mode: str) -> None:
-    """Three children of 440 MiB each stay under a 1 GiB per-process cap but not under the
+    """Five children of 512 MiB each stay under the 2 GiB per-process cap but not under the
     tree's: the audit stops them all and says so."""
     since = time.time()
-    result = run_audit(_learner(tmp_path, "hog", init=HOG), memory_mb=1024, timeout=120)
+    result = run_audit(_learner(tmp_path, "hog", init=HOG), timeout=120)
     assert (result["exit_code"], result["where"]) == (2, "memory"), result
-    assert "over the 1024.0 MiB cap" in result["error"]["en"], result["error"]
+    assert "over the 2048.0 MiB cap" in result["error"]["en"], result["error"]
     assert _gone(since)

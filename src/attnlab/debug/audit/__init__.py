@@ -44,7 +44,7 @@ from typing import Any, cast
 
 from attnlab.debug.audit.keeper import JUDGE_SLACK, STARTUP_LIMIT
 from attnlab.debug.audit.outcome import crash, internal, result_of
-from attnlab.debug.audit.processes import CAPTURE_BYTES, CLEANUP_LIMIT, kill_tree
+from attnlab.debug.audit.processes import CAPTURE_BYTES, CLEANUP_LIMIT, kill_group, kill_tree
 from attnlab.debug.audit.sandbox import learner_tmp
 from attnlab.errors import InputError
 
@@ -144,21 +144,45 @@ def _spawn(path: Path, name: str, kind: str, timeout: float, memory_mb: int) -> 
 
 
 def _run_keeper(request: str, mark: str, timeout: float) -> dict[str, Any]:
-    keeper = subprocess.Popen(
-        [sys.executable, "-P", str(KEEPER), request],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    group_r, group_w = os.pipe()  # the keeper writes the learner's process group here
+    try:
+        return _keep(json.dumps({**json.loads(request), "group_fd": group_w}), mark, timeout,
+                     group_r, group_w)  # fmt: skip
+    finally:
+        os.close(group_r)
+
+
+def _learner_group(fd: int) -> int:
+    """The learner's process group as the keeper wrote it, or 0."""
+    os.set_blocking(fd, False)
+    try:
+        return int(os.read(fd, 64).split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _keep(request: str, mark: str, timeout: float, group_r: int, group_w: int) -> dict[str, Any]:
+    try:
+        keeper = subprocess.Popen(
+            [sys.executable, "-P", str(KEEPER), request],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(group_w,),
+            start_new_session=True,
+        )
+    finally:
+        os.close(group_w)  # the keeper has its copy
     try:
         raw = _read_to_end(keeper, STARTUP_LIMIT + JUDGE_SLACK * timeout + KEEPER_GRACE)
     except BaseException:  # KeyboardInterrupt, a signal handler's exception: stop, then re-raise
         _stop(keeper)
+        kill_group(_learner_group(group_r))
         sweep(mark)
         raise
     _stop(keeper, ask=raw is None)  # if it answered, it is exiting: close the pipes, reap it
     if raw is None:
+        kill_group(_learner_group(group_r))
         sweep(mark)
         return internal("看守进程没有按时结束", "the keeper process did not finish in time")
     try:  # a keeper that did not exit 0 may have been made to say anything: not read
@@ -168,6 +192,7 @@ def _run_keeper(request: str, mark: str, timeout: float) -> dict[str, Any]:
     if not isinstance(outcome, dict) or not (
         {"stopped", "error"} & outcome.keys() or _OUTCOME <= outcome.keys()
     ):
+        kill_group(_learner_group(group_r))
         sweep(mark)
         code = keeper.returncode
         if code < 0:  # killed or stopped by a signal: nobody but the learner's code had cause

@@ -48,6 +48,7 @@ from attnlab.debug.audit.processes import (
     Capture,
     become_subreaper,
     bwraps,
+    kill_group,
     kill_tree,
     learner_main,
     tree_memory,
@@ -180,6 +181,11 @@ def _start(request: dict[str, Any], tmp: Path) -> tuple[Any, Any, dict[int, str]
         pass_fds=(ask_r, answer_w, learner_ready_w),
         start_new_session=True,
     )
+    global _group
+    _group = learner.pid  # its own session and group: every process it forks stays in it
+    with contextlib.suppress(OSError, KeyError):  # the caller kills the group if we die
+        os.write(int(request["group_fd"]), f"{learner.pid}\n".encode())
+        os.close(int(request["group_fd"]))
     judge_argv = [json.dumps(request), str(ask_w), str(answer_r), str(judge_ready_w)]
     judge = subprocess.Popen(
         [sys.executable, "-m", "attnlab.debug.audit.runner", *judge_argv],
@@ -227,6 +233,7 @@ def supervise(request: dict[str, Any], tmp: Path) -> dict[str, Any]:
     # In bubblewrap every process is a descendant (orphans re-parent to its PID 1); outside,
     # the mark also finds one whose parent died between two looks.
     strays = kill_tree(frozenset(known), None if in_bwrap else request["mark"])
+    kill_group(learner.pid)
     os.close(keep)
     judge.wait()
     learner.wait()
@@ -250,6 +257,7 @@ def supervise(request: dict[str, Any], tmp: Path) -> dict[str, Any]:
     }
 
 
+_group = 0  # the learner's process group, once started
 _stops: list[str] = []
 _wake_r = -1
 
@@ -281,7 +289,8 @@ def main(argv: list[str]) -> int:
     except Exception as exc:  # the keeper's own failure still gives the caller one line
         outcome = {"error": f"{type(exc).__name__}: {exc}"}
     finally:
-        kill_tree(mark=request["mark"])  # after a stop or a failure: the learner's processes
+        kill_group(_group)  # after a stop or a failure: the learner's processes
+        kill_tree(mark=request["mark"])
         shutil.rmtree(tmp, ignore_errors=True)
     with contextlib.suppress(OSError):  # the caller may be gone
         sys.stdout.buffer.write(json.dumps(outcome).encode())

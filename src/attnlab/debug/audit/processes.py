@@ -128,6 +128,21 @@ def kill_tree(
     return len(set(frozen) - known)
 
 
+def kill_group(pgid: int) -> None:
+    """SIGKILL the process group ``pgid`` until it is empty: one signal reaches every member at
+    once, and the kernel lets no fork in progress escape it (a fork loop dies here)."""
+    import signal
+
+    deadline = time.monotonic() + CLEANUP_LIMIT
+    while pgid > 1 and time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.002)
+        _reap()
+
+
 def learner_main(outer: int) -> int | None:
     """The learner's Python process: ``outer`` itself, or its one Python descendant in
     bubblewrap (looked up when it reports ready, before any learner code ran)."""
