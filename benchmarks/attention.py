@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 
-from attnlab.cli import app
+from attnlab.cli.main import app
 
 if __name__ == "__main__":
     app(["bench", *sys.argv[1:]])

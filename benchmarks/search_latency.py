@@ -1,7 +1,7 @@
 """Search latency over the whole lesson: p50 and p95 per query, against the 50 ms bar.
 
 Opens a progress store in a temporary folder (with a few notes), builds the index once (the
-first search of a new attnlab does that), then times ``attnlab.course.search.search`` in a
+first search of a new attnlab does that), then times ``attnlab.content.search.search`` in a
 warm process over Chinese words of 1-4 characters, English terms and multi-word queries, both
 page languages.
 
@@ -15,8 +15,8 @@ import statistics
 import tempfile
 import time
 
-from attnlab.course import search
-from attnlab.learn.store import ProgressStore
+from attnlab.content import search
+from attnlab.progress.store import ProgressStore
 
 QUERIES = ("掩", "掩码", "缩放", "多头", "梯度", "自注意", "因果掩码", "W", "W_O", "d_k",
            "softmax", "SOFTMAX", "causal mask", "raw score", "multi-head", "zebra")  # fmt: skip

@@ -45,8 +45,8 @@ from pathlib import Path
 import httpx
 import psutil
 
-from attnlab import example
-from attnlab.learn.store import ProgressStore
+from attnlab.core import example
+from attnlab.progress.store import ProgressStore
 
 KINDS = ("lesson", "section", "explorer", "write")
 BAR_P95_MS = 100.0

@@ -13,7 +13,7 @@ try:
 except ImportError:  # running from a clone without `make run`: use the source tree
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from attnlab.commands._scripts import run
+from attnlab.cli._scripts import run
 
 if TYPE_CHECKING:  # what type checkers and editors see; at run time __getattr__ loads them
     from attnlab.lesson.course_api import attend, fixed_example

@@ -1,6 +1,6 @@
 """Verdicts are kept as data and worded in the viewer's language, wherever the answer was given.
 
-One answer service (:mod:`attnlab.learn.answers`) grades for the web, the quiz and the notebook;
+One answer service (:mod:`attnlab.grading.answers`) grades for the web, the quiz and the notebook;
 the store keeps the verdict's kind and mistake names, never a sentence, so an answer given on
 the Chinese page reads in English on the English one, and a store from before (a sentence in the
 ``diagnosis`` column) is worded from its answer instead.
@@ -17,9 +17,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from attnlab.cli import app
-from attnlab.learn import answers, knowledge
-from attnlab.learn.store import ProgressStore
+from attnlab.cli.main import app
+from attnlab.content import knowledge
+from attnlab.grading import answers
+from attnlab.progress.store import ProgressStore
 
 ORIGIN = "http://127.0.0.1"
 CJK = re.compile(r"[\u4e00-\u9fff]")

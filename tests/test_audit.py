@@ -18,16 +18,16 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from attnlab import modules
-from attnlab.cli import app
-from attnlab.debug import catalogue
-from attnlab.debug.audit import run_audit
-from attnlab.debug.audit.context import build_audit
-from attnlab.debug.audit.judge import judge
-from attnlab.debug.audit.remote import local_target
-from attnlab.debug.audit.report import render
-from attnlab.debug.audit.runner import audit
-from attnlab.modules import AttentionHead, CausalSelfAttention, MultiHeadAttention
+from attnlab.audit import run_audit
+from attnlab.audit.context import build_audit
+from attnlab.audit.judge import judge
+from attnlab.audit.remote import local_target
+from attnlab.audit.report import render
+from attnlab.audit.runner import audit
+from attnlab.cli.main import app
+from attnlab.core import modules
+from attnlab.core.modules import AttentionHead, CausalSelfAttention, MultiHeadAttention
+from attnlab.mistakes import catalogue
 
 ZOO = Path(__file__).parent / "zoo"
 

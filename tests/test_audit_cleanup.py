@@ -24,9 +24,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from attnlab.debug import audit
-from attnlab.debug.audit import CAPTURE_BYTES, run_audit
-from attnlab.debug.audit.report import render
+from attnlab import audit
+from attnlab.audit import CAPTURE_BYTES, run_audit
+from attnlab.audit.report import render
 
 ROGUE = Path(__file__).parent / "zoo" / "rogue"
 LEAVER = ROGUE / "leaves_processes.py"
@@ -71,7 +71,7 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[P
     for pid_file in pids.rglob("*.pid"):
         with contextlib.suppress(psutil.Error, ValueError):
             proc = psutil.Process(int(pid_file.read_text()))
-            if any(m in " ".join(proc.cmdline()) for m in ("sleep(600)", "attnlab.debug.audit.")):
+            if any(m in " ".join(proc.cmdline()) for m in ("sleep(600)", "attnlab.audit.")):
                 proc.kill()
 
 

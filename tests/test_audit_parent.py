@@ -15,8 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import attnlab
-from attnlab.debug.audit.observe import first_diff
-from attnlab.debug.audit.runner import with_names
+from attnlab.audit.observe import first_diff
+from attnlab.audit.runner import with_names
 
 ZOO = Path(__file__).parent / "zoo"
 
@@ -25,10 +25,10 @@ ZOO = Path(__file__).parent / "zoo"
 _PARENT = """
 import sys
 from pathlib import Path
-from attnlab.debug import audit
+from attnlab import audit
 audit.KEEPER = Path(sys.argv[1])
 sys.argv = ["attnlab", "--lang", "en", "audit", sys.argv[2]]
-from attnlab.cli import main
+from attnlab.cli.main import main
 try:
     main()
 except SystemExit as exit:
@@ -99,7 +99,7 @@ def test_first_diff_finds_the_largest_difference(shape: list[int], data: st.Data
 def test_first_diff_does_not_import_sympy() -> None:
     """``torch.unravel_index`` imports sympy on its first call: 1.4 s of every audit."""
     code = (
-        "import sys, torch; from attnlab.debug.audit.observe import first_diff; "
+        "import sys, torch; from attnlab.audit.observe import first_diff; "
         "first_diff(torch.ones(2, 3), torch.zeros(2, 3)); print('sympy' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -25,8 +25,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from attnlab.debug.audit import run_audit, sandbox
-from attnlab.debug.audit.report import render
+from attnlab.audit import run_audit, sandbox
+from attnlab.audit.report import render
 
 #: A correct single head; ``{extra}`` runs in ``__init__`` (once per build) and ``{scale}``
 #: divides the scores (``math.sqrt(d)`` when right, ``1`` for the no-scale mistake).
@@ -146,7 +146,7 @@ for pid in [str(keeper), *family]:
         cmd = open(f"/proc/{pid}/cmdline", "rb").read()
     except OSError:
         continue
-    if b"attnlab.debug.audit.runner" in cmd or b"keeper" in cmd:
+    if b"attnlab.audit.runner" in cmd or b"keeper" in cmd:
         try:
             with open(f"/proc/{pid}/fd/1", "w") as f:
                 f.write(text)

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from attnlab.bench import TINY, runner
 from attnlab.bench.busy import competing_process
-from attnlab.cli import app
+from attnlab.cli.main import app
 
 
 def _children() -> list[tuple[int, str]]:

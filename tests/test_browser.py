@@ -17,9 +17,9 @@ import pytest
 import torch
 from store_support import serve_in_thread
 
-from attnlab import example
-from attnlab.pipeline import attention_stages, lesson_stages
-from attnlab.show.fmt import num, vec
+from attnlab.core import example
+from attnlab.core.pipeline import attention_stages, lesson_stages
+from attnlab.text.fmt import num, vec
 
 pytestmark = pytest.mark.browser
 CHROMIUM_ARGS = [
@@ -126,7 +126,7 @@ def _cell_text(page, selector: str, expected: str) -> None:  # type: ignore[no-u
 def test_explorer_heads_labels_and_language_switch(page) -> None:  # type: ignore[no-untyped-def]
     from playwright.sync_api import expect
 
-    from attnlab.pipeline import multi_head_stages
+    from attnlab.core.pipeline import multi_head_stages
     from attnlab.web.explorer import preset_data
 
     page.goto("/explorer?n_head=2&lang=zh")
@@ -199,7 +199,7 @@ def test_phone_width_has_no_sideways_page_scroll(browser, server) -> None:  # ty
 
 @pytest.mark.parametrize("name", ["script", "multihead"])
 def test_copy_button_copies_exactly_the_tested_listing(browser, server, name: str) -> None:  # type: ignore[no-untyped-def]
-    from attnlab.show.listings import SECTIONS, listing
+    from attnlab.content.listings import SECTIONS, listing
 
     context = browser.new_context(
         base_url=server, permissions=["clipboard-read", "clipboard-write"]
@@ -216,8 +216,8 @@ def test_copy_button_copies_exactly_the_tested_listing(browser, server, name: st
 def test_checks_stay_put_on_the_lesson_page(page) -> None:  # type: ignore[no-untyped-def]
     from playwright.sync_api import expect
 
-    from attnlab.learn import knowledge
-    from attnlab.show.fmt import answer
+    from attnlab.content import knowledge
+    from attnlab.text.fmt import answer
 
     ex = knowledge.section(9).exercises[0]
     right = answer(ex.expected, ex.decimals)

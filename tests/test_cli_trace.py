@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from attnlab.cli import app
-from attnlab.pipeline import attention_stages, multi_head_stages
+from attnlab.cli.main import app
+from attnlab.core.pipeline import attention_stages, multi_head_stages
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,8 +24,8 @@ def invoke(*args: str, input: str | None = None):
 
 
 def test_lesson_and_grad_match_the_scripts() -> None:
-    from attnlab.show.walk import render_lesson
-    from attnlab.show.walk_grad import render_experiment
+    from attnlab.cli.walk import render_lesson
+    from attnlab.cli.walk_grad import render_experiment
 
     result = invoke("lesson", "--lang", "en")
     assert result.exit_code == 0, result.output
@@ -72,7 +72,7 @@ def test_trace_markdown() -> None:
 
 
 def test_trace_json_is_the_scripts_document() -> None:
-    from attnlab.show.walk import lesson_document
+    from attnlab.cli.walk import lesson_document
 
     result = invoke("trace", "--format", "json")
     assert result.exit_code == 0
@@ -332,7 +332,7 @@ def test_console_script_usage_errors_are_one_line(args, message) -> None:
 @pytest.mark.parametrize("fmt", ["text", "markdown", "json"])
 def test_lesson_trace_reads_the_one_numbers_source(fmt: str, monkeypatch) -> None:
     """`trace` of the lesson shows lesson/numbers' stages; it never runs the pipeline again."""
-    from attnlab.inputs import LabInput
+    from attnlab.inputs.model import LabInput
     from attnlab.lesson import numbers
 
     def refuse(self):  # pragma: no cover - reaching it is the failure

@@ -8,8 +8,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attnlab import example
-from attnlab.convert import (
+from attnlab.core import example
+from attnlab.core.convert import (
     fused_from_mha,
     head_from_formula,
     mha_from_formula,
@@ -17,8 +17,8 @@ from attnlab.convert import (
     to_torch_mha,
     torch_mha_forward,
 )
-from attnlab.modules import AttentionHead, CausalSelfAttention, MultiHeadAttention
-from attnlab.pipeline import attention_stages, lesson_stages, multi_head_stages
+from attnlab.core.modules import AttentionHead, CausalSelfAttention, MultiHeadAttention
+from attnlab.core.pipeline import attention_stages, lesson_stages, multi_head_stages
 
 TOL = {torch.float32: 1e-5, torch.float64: 1e-12}
 # (B, T, C, n_head, seed)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnlab import example
-from attnlab.errors import InputError
-from attnlab.modules import AttentionHead, CausalSelfAttention, MultiHeadAttention
-from attnlab.pipeline import attention_stages, multi_head_stages
+from attnlab.core import example
+from attnlab.core.modules import AttentionHead, CausalSelfAttention, MultiHeadAttention
+from attnlab.core.pipeline import attention_stages, multi_head_stages
+from attnlab.text.errors import InputError
 
 
 @pytest.mark.parametrize("cls", [MultiHeadAttention, CausalSelfAttention])

@@ -8,9 +8,9 @@ import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attnlab.flash import BLOCK_SIZE, tiled_attention
-from attnlab.modules import BACKENDS, CausalSelfAttention
-from attnlab.pipeline import attend
+from attnlab.core.flash import BLOCK_SIZE, tiled_attention
+from attnlab.core.modules import BACKENDS, CausalSelfAttention
+from attnlab.core.pipeline import attend
 
 OUT_TOL, GRAD_TOL = 1e-5, 1e-4
 
@@ -88,7 +88,7 @@ def test_tiled_backend_of_causal_self_attention_matches_sdpa_backend() -> None:
 
 
 def test_tiled_log_sum_exp_is_the_softmax_normaliser() -> None:
-    from attnlab.flash import _forward
+    from attnlab.core.flash import _forward
 
     q, k, v = torch.randn(3, 2, 21, 4, dtype=torch.float64).unbind(0)  # [N, T, d_head]
     _, lse = _forward(q, k, v, block=8)

@@ -8,18 +8,12 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from attnlab.bench import (
-    CSV_COLUMNS,
-    FIT_COLUMNS,
-    TINY,
-    count_steps,
-    read_rows,
-)
+from attnlab.bench import CSV_COLUMNS, FIT_COLUMNS, TINY, count_steps, read_rows
 from attnlab.bench.measure import attention_flops, peak_allocated_bytes
 from attnlab.bench.results import MemoryRow, loglog_slope
 from attnlab.bench.rss import MEMORY_CASES
 from attnlab.bench.workloads import IMPLS
-from attnlab.cli import app
+from attnlab.cli.main import app
 
 MIB = 2**20
 

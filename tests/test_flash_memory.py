@@ -7,11 +7,11 @@ import re
 import pytest
 import torch
 
-from attnlab import memory_guard
-from attnlab.errors import InputError
-from attnlab.memory_guard import GIB, ScoresTooLargeError, check_scores_fit, score_bytes
-from attnlab.modules import CausalSelfAttention
-from attnlab.pipeline import attend
+from attnlab.core import memory_guard
+from attnlab.core.memory_guard import GIB, ScoresTooLargeError, check_scores_fit, score_bytes
+from attnlab.core.modules import CausalSelfAttention
+from attnlab.core.pipeline import attend
+from attnlab.text.errors import InputError
 
 T_HUGE = 200_000  # 4·2·T² float32 scores ≈ 1.2 TB: more than any machine running these tests
 

@@ -8,9 +8,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attnlab import flash
-from attnlab.flash import tiled_attention
-from attnlab.pipeline import attend
+from attnlab.core import flash
+from attnlab.core.flash import tiled_attention
+from attnlab.core.pipeline import attend
 
 OUT_TOL, GRAD_TOL = 1e-5, 1e-4
 

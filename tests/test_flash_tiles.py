@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from attnlab import flash
-from attnlab.flash import DEFAULT_L2_BYTES, _head_groups, _parse_size, l2_cache_bytes
-from attnlab.pipeline import attend
+from attnlab.core import flash
+from attnlab.core.flash import DEFAULT_L2_BYTES, _head_groups, _parse_size, l2_cache_bytes
+from attnlab.core.pipeline import attend
 
 KIB, MIB = 2**10, 2**20
 

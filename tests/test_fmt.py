@@ -1,13 +1,13 @@
 """The one number formatter: each named variant writes -0.00001, 0.8 and −∞ its own way, on
-purpose (see the table in attnlab.show.fmt)."""
+purpose (see the table in attnlab.text.fmt)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from attnlab.errors import shape_text
-from attnlab.show import fmt
+from attnlab.text import fmt
+from attnlab.text.errors import shape_text
 
 NEG_INF = float("-inf")
 
@@ -47,7 +47,7 @@ def test_cell_keeps_the_zeros_of_a_rounded_value() -> None:
 
 
 def test_change_adds_decimals_until_the_difference_shows() -> None:
-    from attnlab.show.fmt import change
+    from attnlab.text.fmt import change
 
     assert change(0.416424, 0.416476, 3) == ("0.4164", "0.4165")
     assert change(0.172455, 0.172453, 3) == ("0.172455", "0.172453")
@@ -62,7 +62,7 @@ def test_grad_script_shows_every_change_at_any_precision(precision: str) -> None
     import io
     import re
 
-    from attnlab.commands._scripts import run
+    from attnlab.cli._scripts import run
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):

@@ -13,13 +13,15 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from attnlab.cli import app
-from attnlab.debug import diagnosis
-from attnlab.errors import InputError
-from attnlab.learn import grading, knowledge
-from attnlab.learn.answer_parse import parse_numbers, read_number
-from attnlab.learn.grading import Address
-from attnlab.learn.store import ProgressStore
+from attnlab.cli.main import app
+from attnlab.content import knowledge
+from attnlab.grading import answers
+from attnlab.grading import grade as grading
+from attnlab.grading.answer_parse import parse_numbers, read_number
+from attnlab.grading.grade import Address
+from attnlab.mistakes import diagnosis
+from attnlab.progress.store import ProgressStore
+from attnlab.text.errors import InputError
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 runner = CliRunner()
@@ -92,7 +94,7 @@ def test_tolerance_follows_each_numbers_rounding() -> None:
 
 
 def test_an_exercise_asks_for_decimals_check_does_not() -> None:
-    assert knowledge.check_answer(EXERCISE, "0.43 0.57").kind == "imprecise"
+    assert answers.check_answer(EXERCISE, "0.43 0.57").kind == "imprecise"
     assert _check("0.43 0.57")["kind"] == "right"
     assert grading.grade(parse_numbers("0.8"), [0.8], decimals=3).kind == "right"
 
@@ -116,8 +118,8 @@ def test_infinity_only_where_a_masked_score_is_the_answer() -> None:
     assert result.exit_code == 2
     assert "expected a finite number, got '-inf' (only masked_scores holds -inf)" in result.output
     with pytest.raises(InputError, match="expected a finite number, got '-inf'"):
-        knowledge.check_answer(EXERCISE, "0.426 −∞")
-    assert not knowledge.check_answer("11a", "-inf").correct  # masked_scores[1,0,0]: graded
+        answers.check_answer(EXERCISE, "0.426 −∞")
+    assert not answers.check_answer("11a", "-inf").correct  # masked_scores[1,0,0]: graded
 
 
 def test_verdict_json_numbers_heads_from_1(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 same numbers are an exercise, the quiz's grader and the web form too (the same verdict).
 
 Each row: stage, prompt, row, what was typed, the verdict kind, and what is named (a catalogue
-mistake, a slip of :mod:`attnlab.learn.slips`, ``"carried"`` for work from rounded
+mistake, a slip of :mod:`attnlab.grading.slips`, ``"carried"`` for work from rounded
 intermediates, or the decimals a too-coarse answer needs).
 """
 
@@ -18,11 +18,12 @@ import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from attnlab.cli import app
-from attnlab.learn import knowledge, reasons
-from attnlab.learn.quiz import Quiz
-from attnlab.learn.store import ProgressStore
-from attnlab.show import fmt
+from attnlab.cli.main import app
+from attnlab.cli.quiz_session import Quiz
+from attnlab.content import knowledge
+from attnlab.grading import answers, reasons
+from attnlab.progress.store import ProgressStore
+from attnlab.text import fmt
 from attnlab.web.app import create_app
 
 runner = CliRunner()
@@ -140,7 +141,7 @@ def test_quiz_and_web_give_the_check_verdict(
 ) -> None:  # fmt: skip
     exercise = ROW_EXERCISES[(stage, prompt, row)]
     (entry,) = json.loads(_check(stage, prompt, row, text)[0].output)
-    verdict = knowledge.check_answer(exercise, text, "en")
+    verdict = answers.check_answer(exercise, text, "en")
     decimals = knowledge.exercise(exercise).decimals
     assert verdict.kind == entry["kind"] == kind
     words = {n for n in _named(entry) if isinstance(n, str)}
@@ -195,13 +196,13 @@ def test_web_shows_the_reason_in_the_pages_language(tmp_path: Path) -> None:
     ],
 )
 def test_quiz_names_the_slip(exercise: str, text: str, kind: str, named: str) -> None:
-    verdict = knowledge.check_answer(exercise, text, "en")
+    verdict = answers.check_answer(exercise, text, "en")
     assert verdict.kind == kind
     assert named in _named(verdict.to_json()), verdict
 
 
 def test_a_decimal_comma_gets_a_hint_in_the_quiz() -> None:
-    verdict = knowledge.check_answer("9a", "0,426", "en")
+    verdict = answers.check_answer("9a", "0,426", "en")
     why = reasons.explain(verdict, "en", 3, "0,426")
     assert verdict.kind == "count" and why is not None and "0,426 → 0.426" in why
 
@@ -251,7 +252,7 @@ def test_no_section_prints_an_exercise_answer_before_the_exercise(
 PEAK = r"""
 import json, resource, sys
 from typer.testing import CliRunner
-from attnlab.cli import app
+from attnlab.cli.main import app
 def check(path):
     r = CliRunner().invoke(app, ["--lang", "en", "check", path])
     return r.exit_code, r.stderr.strip()

@@ -9,10 +9,10 @@ import published
 import pytest
 from typer.testing import CliRunner
 
-from attnlab.cli import app
-from attnlab.debug import catalogue, diagnosis
-from attnlab.learn.answer_parse import parse_numbers
-from attnlab.learn.handcheck import Answer, check_answer, lab_input
+from attnlab.cli.main import app
+from attnlab.grading.answer_parse import parse_numbers
+from attnlab.grading.handcheck import Answer, check_answer, lab_input
+from attnlab.mistakes import catalogue, diagnosis
 
 runner = CliRunner()
 

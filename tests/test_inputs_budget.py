@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from attnlab import memory_guard
-from attnlab.cli import app
-from attnlab.inputs import parse_input
+from attnlab.cli.main import app
+from attnlab.core import memory_guard
+from attnlab.inputs.model import parse_input
 
 runner = CliRunner()
 GIB = 2**30
@@ -57,7 +57,7 @@ def _numbers(node: object) -> int:
     ids=["one head", "two heads"],
 )
 def test_json_document_prediction_is_a_close_upper_bound(tmp_path, doc) -> None:
-    from attnlab.commands.trace import document_numbers
+    from attnlab.cli.commands.trace import document_numbers
 
     result = runner.invoke(
         app, ["trace", "--input", str(_write(tmp_path, doc)), "--format", "json"]
@@ -68,7 +68,7 @@ def test_json_document_prediction_is_a_close_upper_bound(tmp_path, doc) -> None:
 
 
 def test_trace_json_is_refused_past_the_budget_with_the_predicted_gib(tmp_path, monkeypatch):
-    from attnlab.commands.trace import document_numbers
+    from attnlab.cli.commands.trace import document_numbers
 
     small, large = parse_input(_doc(30)), parse_input(_doc(40))
 
@@ -127,7 +127,7 @@ def test_shapes_measures_any_accepted_size_without_memory(monkeypatch) -> None:
 
 
 def test_plot_chain_draws_at_most_a_few_figures(tmp_path, monkeypatch) -> None:
-    from attnlab.plots import files
+    from attnlab.figures import files
 
     monkeypatch.setattr(files, "MAX_FIGURES", 2)
     path = _write(tmp_path, _doc(2, B=3, C=2))
@@ -139,7 +139,7 @@ def test_plot_chain_draws_at_most_a_few_figures(tmp_path, monkeypatch) -> None:
 
 
 def test_a_file_of_millions_of_empty_lists_is_refused_before_parsing(tmp_path, monkeypatch):
-    from attnlab import safe_load
+    from attnlab.inputs import safe_load
 
     monkeypatch.setattr(safe_load, "MAX_ITEMS", 1000)
     doc = json.dumps({**_doc(2), "junk": [[] for _ in range(2000)]})
@@ -152,7 +152,7 @@ def test_a_file_of_millions_of_empty_lists_is_refused_before_parsing(tmp_path, m
 
 
 def test_a_device_is_refused_without_reading_it(tmp_path) -> None:
-    from attnlab import safe_load
+    from attnlab.inputs import safe_load
 
     assert safe_load.MAX_FILE_BYTES == 64 * 2**20  # read at most this much + 1 byte
     zero = tmp_path / "zero.json"

@@ -13,12 +13,12 @@ import torch
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from attnlab import example
-from attnlab.cli import app
-from attnlab.errors import InputError
-from attnlab.inputs import parse_input
-from attnlab.learn import knowledge
-from attnlab.pipeline import attention_stages
+from attnlab.cli.main import app
+from attnlab.core import example
+from attnlab.core.pipeline import attention_stages
+from attnlab.grading import answers
+from attnlab.inputs.model import parse_input
+from attnlab.text.errors import InputError
 from attnlab.web.app import create_app
 
 runner = CliRunner()
@@ -64,7 +64,7 @@ def _write(tmp_path: Path, content: str | dict, name: str = "in.json") -> Path:
 
 @pytest.mark.parametrize(("doc", "stage", "cause"), OVERFLOWS)
 def test_every_stage_is_checked_and_the_first_overflow_is_named(doc, stage, cause) -> None:
-    from attnlab.finite import NonFiniteStageError
+    from attnlab.core.finite import NonFiniteStageError
 
     with pytest.raises(NonFiniteStageError, match=rf"^{stage} overflow float64: {cause}") as err:
         parse_input(doc).stages()
@@ -94,7 +94,7 @@ def test_overflow_in_the_scores_is_refused_by_every_command(tmp_path, command) -
 
 
 def test_masked_minus_infinity_is_not_an_overflow() -> None:
-    from attnlab.finite import check_finite_stages
+    from attnlab.core.finite import check_finite_stages
 
     s = attention_stages(example.lesson_x(), example.lesson_w_q(), example.lesson_w_k(),
                          example.lesson_w_v())  # fmt: skip
@@ -195,11 +195,11 @@ BAD_ANSWERS = [
 @pytest.mark.parametrize(("text", "message"), BAD_ANSWERS)
 def test_exercise_answers_too_large_for_a_float_are_refused(exercise, text, message) -> None:
     with pytest.raises(InputError, match=re.escape(message)):
-        knowledge.check_answer(exercise, text, "en")
+        answers.check_answer(exercise, text, "en")
 
 
 def test_an_answer_with_a_huge_exponent_of_zero_is_graded() -> None:
-    assert not knowledge.check_answer("4a", "0e400", "en").correct  # graded, not OverflowError
+    assert not answers.check_answer("4a", "0e400", "en").correct  # graded, not OverflowError
 
 
 @pytest.mark.parametrize(("text", "message"), BAD_ANSWERS[:4])
@@ -393,7 +393,7 @@ def test_the_export_fuzz_covers_every_text_field() -> None:
 @pytest.mark.parametrize("surrogate", ["\ud800", "ok\udfff", "\udcff"])
 @pytest.mark.parametrize("field", TEXT_FIELDS, ids=lambda p: ".".join(map(str, p)))
 def test_a_lone_surrogate_in_any_text_field_of_an_import(tmp_path, field, surrogate) -> None:
-    from attnlab.learn.store import ProgressStore
+    from attnlab.progress.store import ProgressStore
 
     data = _full_export()
     holder = data

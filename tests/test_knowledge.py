@@ -12,9 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from published import row
 
-from attnlab.debug import diagnosis
-from attnlab.errors import InputError
-from attnlab.learn import knowledge, reasons, rounding
+from attnlab.content import knowledge
+from attnlab.grading import answers, reasons, rounding
+from attnlab.mistakes import diagnosis
+from attnlab.text.errors import InputError
 
 LANGS = ("zh", "en")
 PLACEHOLDER = re.compile(r"\{\{[^}]*\}\}")
@@ -138,7 +139,7 @@ def test_any_correct_rounding_of_the_value_is_right(decimals: int) -> None:
     for ex_id in ("4a", "5a", "9a", "16c"):
         ex = knowledge.exercise(ex_id)
         text = f"{ex.expected:.{decimals}f}"
-        grade = knowledge.check_answer(ex_id, text)
+        grade = answers.check_answer(ex_id, text)
         assert grade.correct, f"{ex_id}: {text} graded {grade.kind} (value {ex.expected})"
 
 
@@ -151,7 +152,7 @@ def test_three_decimals_off_by_more_than_half_a_unit_is_wrong(offset: float, sig
     low, high = min(value, carried[0]), max(value, carried[0])
     if low - 0.0005 <= float(text) <= high + 0.0005:
         return  # rounding the offset brought it back within the tolerance
-    assert not knowledge.check_answer("9a", text).correct, f"{text} accepted for {value}"
+    assert not answers.check_answer("9a", text).correct, f"{text} accepted for {value}"
 
 
 @pytest.mark.parametrize(
@@ -176,7 +177,7 @@ def test_three_decimals_off_by_more_than_half_a_unit_is_wrong(offset: float, sig
     ],
 )
 def test_grading_follows_the_learners_rounding(ex_id: str, text: str, verdict: str) -> None:
-    assert knowledge.check_answer(ex_id, text).kind == verdict
+    assert answers.check_answer(ex_id, text).kind == verdict
 
 
 @pytest.mark.parametrize(
@@ -189,12 +190,12 @@ def test_grading_follows_the_learners_rounding(ex_id: str, text: str, verdict: s
 )
 def test_unreadable_answers_raise_input_error(text: str, message: str) -> None:
     with pytest.raises(InputError, match=message):
-        knowledge.check_answer("9a", text)
+        answers.check_answer("9a", text)
 
 
 def test_a_wrong_answer_is_diagnosed_by_the_mistakes_catalogue() -> None:
     unscaled = diagnosis.mistake_stages("no_scale")["weights"][0, 1, 0]  # softmax, no ÷√d_k
-    grade = knowledge.check_answer("5a", f"{unscaled:.3f}", "en")
+    grade = answers.check_answer("5a", f"{unscaled:.3f}", "en")
     why = reasons.explain(grade, "en")
     assert not grade.correct
     assert why is not None and "no scaling" in why, why
@@ -202,13 +203,13 @@ def test_a_wrong_answer_is_diagnosed_by_the_mistakes_catalogue() -> None:
 
 
 def test_a_misread_index_is_named() -> None:
-    grade = knowledge.check_answer("9a", "0.574", "en")  # weights[1,1,1], the other column
+    grade = answers.check_answer("9a", "0.574", "en")  # weights[1,1,1], the other column
     why = reasons.explain(grade, "en")
     assert why is not None and "weights[1,1,1]" in why, why
 
 
 def test_an_unexplained_wrong_answer_has_no_diagnosis() -> None:
-    assert reasons.explain(knowledge.check_answer("5a", "0.123"), "zh") is None
+    assert reasons.explain(answers.check_answer("5a", "0.123"), "zh") is None
 
 
 def test_section_lookup_errors() -> None:
@@ -223,7 +224,7 @@ def test_section_lookup_errors() -> None:
 def test_glossary_command_filters_terms() -> None:
     from typer.testing import CliRunner
 
-    from attnlab.cli import app
+    from attnlab.cli.main import app
 
     result = CliRunner().invoke(app, ["--lang", "en", "glossary", "mask"])
     assert result.exit_code == 0

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from attnlab.cli import app
-from attnlab.learn import knowledge
-from attnlab.show.fmt import answer
+from attnlab.cli.main import app
+from attnlab.content import knowledge
+from attnlab.text.fmt import answer
 
 ROOT = Path(__file__).resolve().parents[1]
 CJK = re.compile(r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]")
@@ -146,8 +146,8 @@ def test_quiz_lines_that_are_not_utf8_speak_the_commands_language(
 
 
 def test_the_import_field_messages_speak_both_languages(tmp_path: Path) -> None:
-    from attnlab.errors import InputError
-    from attnlab.learn.store_file import validate_export
+    from attnlab.progress.exchange import validate_export
+    from attnlab.text.errors import InputError
 
     bad = {"format": "attnlab-progress", "version": 1.0}
     with pytest.raises(InputError) as caught:

@@ -16,15 +16,15 @@ from fastapi.testclient import TestClient
 from published import row
 from typer.testing import CliRunner
 
-from attnlab import example
-from attnlab.cli import app
-from attnlab.course import content, intro
-from attnlab.course.blocks import Block
-from attnlab.i18n import pick
+from attnlab.cli.main import app
+from attnlab.cli.walk import WALK_SECTIONS, render_lesson
+from attnlab.cli.walk_grad import render_experiment
+from attnlab.content import intro, sections
+from attnlab.content.blocks import Block
+from attnlab.core import example
 from attnlab.lesson import numbers
-from attnlab.show.fmt import num, tiny, vec
-from attnlab.show.walk import WALK_SECTIONS, render_lesson
-from attnlab.show.walk_grad import render_experiment
+from attnlab.text.fmt import num, tiny, vec
+from attnlab.text.i18n import pick
 from attnlab.web.app import create_app
 
 LANGS = ("zh", "en")
@@ -40,7 +40,7 @@ def _text(blocks: tuple[Block, ...] | list[Block]) -> str:
 
 
 def _table(section_id: int, lang: str, key: str) -> Block:
-    tables = [b for b in content.section(section_id, lang).blocks if b.data.get("key") == key]
+    tables = [b for b in sections.section(section_id, lang).blocks if b.data.get("key") == key]
     assert len(tables) == 1, f"section {section_id} ({lang}) has {len(tables)} tables {key!r}"
     return tables[0]
 
@@ -98,7 +98,7 @@ def test_section_7_shows_both_paths_and_both_gradients(lang: str) -> None:
     assert [r[0] for r in three.rows] == list(keys)
     for r in three.rows:
         assert list(r[2:]) == [num(numbers.get(f"experiment.{k}"), P6) for k in keys[r[0]]]
-    text = _text(content.section(7, lang).blocks)
+    text = _text(sections.section(7, lang).blocks)
     assert num(numbers.get("experiment.wv_reads.A"), P6) in text  # the closed form's factors
     assert num(numbers.get("experiment.dloss_dh.A[0]"), P6) in text
 
@@ -125,7 +125,7 @@ def test_section_8_shows_the_shift_and_the_caveat(lang: str) -> None:
     ]
     assert [r[2] for r in table.rows] == want
     assert [r[3] for r in table.rows] == [tiny(d) for d in numbers.tensor("shift.max_diff")]
-    assert pick(lang, "局部斜率", "local slope") in _text(content.section(8, lang).blocks)
+    assert pick(lang, "局部斜率", "local slope") in _text(sections.section(8, lang).blocks)
 
 
 # --- sections 9, 10, 14, 16, 18 ----------------------------------------------------------------
@@ -134,13 +134,13 @@ def test_section_8_shows_the_shift_and_the_caveat(lang: str) -> None:
 @pytest.mark.parametrize("lang", LANGS)
 def test_sections_9_10_14_16_18_additions(lang: str) -> None:
     st = numbers.stages()
-    s9 = content.section(9, lang).blocks
+    s9 = sections.section(9, lang).blocks
     assert any(r[0] == "K.transpose(-2,-1)" for r in _table(9, lang, "axes").rows)
     assert any(b.kind == "math" and r"K.\operatorname{transpose}(-2,-1)" in b.text for b in s9)
     mask_t4 = row("causal_mask_t4").value
     tex_rows = r"\\".join("&".join(str(v) for v in r) for r in mask_t4)
-    assert tex_rows in _text(content.section(10, lang).blocks)  # the T=4 matrix, from numbers
-    s14 = _text(content.section(14, lang).blocks)
+    assert tex_rows in _text(sections.section(10, lang).blocks)  # the T=4 matrix, from numbers
+    s14 = _text(sections.section(14, lang).blocks)
     assert r"X:[2,2,4]\ @\ W_Q:[4,2]\rightarrow Q:[2,2,2]" in s14
     assert st.q.shape == (2, 2, 2) and r"Q_A=X_AW_Q=\begin{bmatrix}0.5&0.5\\1&1" in s14
     shapes = _table(16, lang, "typical-shapes")
@@ -151,8 +151,8 @@ def test_sections_9_10_14_16_18_additions(lang: str) -> None:
         "[B,T,V_vocab]",
     ]
     assert [r[2] for r in shapes.rows][1:3] == ["[2,2,4]", "[2,2,5]"]
-    assert intro.GRAD_COMMAND in _text(content.section(16, lang).blocks)
-    s18 = content.section(18, lang).blocks
+    assert intro.GRAD_COMMAND in _text(sections.section(16, lang).blocks)
+    s18 = sections.section(18, lang).blocks
     titles = [i for i, b in enumerate(s18) if b.kind == "h"]
     assert len(titles) == 1 and "10" in s18[titles[0]].text
     assert s18[titles[0] + 1].kind == "flow" and len(s18[titles[0] + 1].items) == 10
@@ -173,7 +173,7 @@ def test_introduction_blocks(lang: str) -> None:
     assert len(plan) == 1 and [r[1] for r in plan[0].rows] == [f"§{a}–§{b}" for a, b in intro.UNITS]
     for name in ("A", "B"):  # what to look for after running the script
         assert row(f"weights.{name}.final").text in text
-    context = _text(content.section(0, lang).blocks)
+    context = _text(sections.section(0, lang).blocks)
     first, last = intro.MINIGPT_WEEKS
     for week in (f"Week {intro.WEEK_BEFORE}", f"Week {intro.WEEK_AFTER}", f"{first}–{last}"):
         assert week in context

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from attnlab.learn import knowledge
-from attnlab.show.fmt import answer
+from attnlab.content import knowledge
+from attnlab.text.fmt import answer
 
 ORIGIN = "http://127.0.0.1"
 EX = knowledge.section(9).exercises[0]

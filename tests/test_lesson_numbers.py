@@ -12,8 +12,8 @@ import pytest
 import torch
 from published import PUBLISHED, Published, flat, row
 
-from attnlab import example
-from attnlab.lesson import numbers, steps
+from attnlab.core import example, steps
+from attnlab.lesson import numbers
 from attnlab.lesson.cost import cost_table
 from attnlab.lesson.shapes import measure_shapes
 
@@ -78,7 +78,7 @@ def test_each_source_is_computed_once() -> None:
 
 
 def test_section_11_demo_is_the_pipeline_and_the_catalogue_zero_fill() -> None:
-    from attnlab.debug import catalogue
+    from attnlab.mistakes import catalogue
 
     assert catalogue.get("mask_zero_fill").recipe is steps.ZERO_FILL
     first = numbers.tensor("mask_demo.row")
@@ -135,8 +135,8 @@ def test_final_rows_differ_between_prompts() -> None:
 
 @pytest.mark.parametrize(("B", "H", "T"), [(1, 1, 1), (2, 2, 2), (2, 3, 17), (1, 2, 64)])
 def test_score_elements_equal_what_the_pipeline_builds(B: int, H: int, T: int) -> None:
+    from attnlab.core.pipeline import attend
     from attnlab.lesson.cost import score_elements
-    from attnlab.pipeline import attend
 
     q = torch.zeros(B, H, T, 1)
     assert score_elements(B, H, T) == attend(q, q, q).raw_scores.numel()

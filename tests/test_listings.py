@@ -22,12 +22,12 @@ import torch
 from published import row
 from typer.testing import CliRunner
 
-from attnlab import example, modules
-from attnlab.cli import app
-from attnlab.debug.audit.runner import audit
-from attnlab.example import LANGS
+from attnlab.audit.runner import audit
+from attnlab.cli.main import app
+from attnlab.content import listings
+from attnlab.core import example, modules
+from attnlab.core.example import LANGS
 from attnlab.lesson import numbers
-from attnlab.show import listings
 
 # Runs each file given as a learner would (``python FILE``), with a marker line before each.
 RUN_EACH = (
@@ -168,7 +168,7 @@ def test_head_listing_computes_the_lesson_and_what_attnlab_computes() -> None:
     ours.load_state_dict(head.state_dict())  # same names: query, key, value, causal_mask
     x = torch.randn(3, 5, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     diff = (head(x) - ours(x)).abs().max().item()
-    assert diff <= 1e-12, f"max |diff| {diff} against attnlab.modules.AttentionHead"
+    assert diff <= 1e-12, f"max |diff| {diff} against attnlab.core.modules.AttentionHead"
     assert "causal_mask" in dict(head.named_buffers()) and len(list(head.parameters())) == 3
     with pytest.raises(ValueError, match="sequence length T=9 exceeds context_length=8"):
         head(torch.zeros(1, 9, 4, dtype=torch.float64))
@@ -182,7 +182,7 @@ def test_multihead_listing_computes_what_attnlab_computes() -> None:
     ours.load_state_dict(mha.state_dict())
     x = torch.randn(2, 6, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
     diff = (mha(x) - ours(x)).abs().max().item()
-    assert diff <= 1e-12, f"max |diff| {diff} against attnlab.modules.MultiHeadAttention"
+    assert diff <= 1e-12, f"max |diff| {diff} against attnlab.core.modules.MultiHeadAttention"
     _load_lesson_weights(mha.heads[0])
     with torch.no_grad():
         mha.output_projection.weight.copy_(torch.eye(4))

@@ -10,11 +10,11 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attnlab.debug import catalogue, diagnosis
-from attnlab.errors import InputError
+from attnlab.core.pipeline import attention_stages, multi_head_stages
+from attnlab.core.steps import MistakeInput, Recipe, run
 from attnlab.lesson import numbers
-from attnlab.lesson.steps import MistakeInput, Recipe, run
-from attnlab.pipeline import attention_stages, multi_head_stages
+from attnlab.mistakes import catalogue, diagnosis
+from attnlab.text.errors import InputError
 
 ISSUE_MISTAKES = {
     "token_ids_as_x", "swapped_qk", "scores_not_transposed", "scores_transposed", "no_scale",

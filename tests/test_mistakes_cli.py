@@ -8,9 +8,9 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from attnlab.cli import app
-from attnlab.debug import catalogue, diagnosis
+from attnlab.cli.main import app
 from attnlab.lesson import numbers
+from attnlab.mistakes import catalogue, diagnosis
 
 runner = CliRunner()
 

@@ -16,16 +16,15 @@ from nbclient import NotebookClient
 from published import row
 from typer.testing import CliRunner
 
-from attnlab.cli import app
-from attnlab.course.content import all_sections
-from attnlab.example import LANGS
-from attnlab.learn import knowledge
+from attnlab.cli.main import app
+from attnlab.content import knowledge, listings
+from attnlab.content.sections import all_sections
+from attnlab.core.example import LANGS
 from attnlab.notebook import build
 from attnlab.notebook.build import FILE_NAME, write_notebook
 from attnlab.notebook.cells import FIGURES
 from attnlab.notebook.kernel import check
 from attnlab.notebook.markdown import escape
-from attnlab.show import listings
 
 runner = CliRunner()
 

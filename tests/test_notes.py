@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from attnlab.errors import InputError
-from attnlab.learn import store_db
-from attnlab.learn.store import ProgressStore
-from attnlab.learn.store_file import NoteError, validate_export
-from attnlab.learn.text_limits import KINDS, TextError
+from attnlab.inputs.text_limits import KINDS, TextError
+from attnlab.progress import db as store_db
+from attnlab.progress.exchange import NoteError, validate_export
+from attnlab.progress.store import ProgressStore
+from attnlab.text.errors import InputError
 
 DB = "progress.sqlite3"
 MAX_TEXT = KINDS["note"].most

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from attnlab.cli import app
-from attnlab.learn.store import ProgressStore
+from attnlab.cli.main import app
+from attnlab.progress.store import ProgressStore
 
 
 def _run(home: Path, *args: str, lang: str = "en"):  # type: ignore[no-untyped-def]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from attnlab.learn.store import ProgressStore
+from attnlab.progress.store import ProgressStore
 
 ORIGIN = {"Origin": "http://127.0.0.1"}
 

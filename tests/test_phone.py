@@ -40,7 +40,7 @@ LAYOUT_REPORT = (Path(__file__).parent / "phone_layout.js").read_text(encoding="
 def server_with_figures(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The web lesson with its figures (they decide how wide a phone page gets)."""
 
-    from attnlab.plots import effects
+    from attnlab.figures import effects
     from attnlab.web.app import create_app
 
     small = effects.scale_data(d_values=(1, 4, 16), tokens=8, samples=16)

@@ -14,10 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from matplotlib.text import Text
 
-from attnlab.errors import InputError
-from attnlab.inputs import parse_input
-from attnlab.pipeline import causal_mask, lesson_stages, multi_head_stages
-from attnlab.plots import (
+from attnlab.core.pipeline import causal_mask, lesson_stages, multi_head_stages
+from attnlab.figures import (
     cost_data,
     input_source,
     labels,
@@ -30,8 +28,10 @@ from attnlab.plots import (
     plot_weights,
     scale_data,
 )
-from attnlab.plots.effects import ScaleData
-from attnlab.plots.files import make_figures
+from attnlab.figures.effects import ScaleData
+from attnlab.figures.files import make_figures
+from attnlab.inputs.model import parse_input
+from attnlab.text.errors import InputError
 
 FUTURE_2 = ~causal_mask(2).numpy()  # [[False, True], [False, False]]
 

@@ -14,11 +14,11 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from typer.testing import CliRunner
 
-from attnlab.cli import app
-from attnlab.inputs import load_input
-from attnlab.plots import input_source, lesson_source, plot_chain, plot_mask, plot_weights
-from attnlab.plots.files import make_figures
-from attnlab.plots.fonts import use_cjk_font
+from attnlab.cli.main import app
+from attnlab.figures import input_source, lesson_source, plot_chain, plot_mask, plot_weights
+from attnlab.figures.files import make_figures
+from attnlab.figures.fonts import use_cjk_font
+from attnlab.inputs.model import load_input
 
 runner = CliRunner()
 TWO_HEADS = {
@@ -187,7 +187,7 @@ def bench_rows():
 
 def test_bench_figure_draws_the_csv_rows(tmp_path: Path) -> None:
     from attnlab.bench import write_csv
-    from attnlab.plots.bench_plot import load_bench_rows, plot_bench
+    from attnlab.figures.bench_plot import load_bench_rows, plot_bench
 
     path = tmp_path / "attnlab-bench.csv"
     write_csv(path, bench_rows())

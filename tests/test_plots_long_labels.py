@@ -11,9 +11,9 @@ import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from attnlab.inputs import TOKEN_MAX, parse_input
-from attnlab.plots import input_source, lesson_source, plot_chain, plot_merge, plot_weights
-from attnlab.plots.labels import figure_label
+from attnlab.figures import input_source, lesson_source, plot_chain, plot_merge, plot_weights
+from attnlab.figures.labels import figure_label
+from attnlab.inputs.model import TOKEN_MAX, parse_input
 
 #: The widest Latin letter and a wide CJK character, each filling the 24 characters.
 WIDE = {"latin": "W", "cjk": "长"}

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from attnlab.errors import InputError
-from attnlab.inputs import load_input, parse_input
-from attnlab.plots import files, input_source, lesson_source, plot_merge
-from attnlab.plots.files import make_figures
+from attnlab.figures import files, input_source, lesson_source, plot_merge
+from attnlab.figures.files import make_figures
+from attnlab.inputs.model import load_input, parse_input
+from attnlab.text.errors import InputError
 
 TWO_HEADS = Path(__file__).resolve().parents[1] / "examples" / "two-heads.toml"
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from attnlab.cli import app
-from attnlab.errors import InputError
-from attnlab.learn.store import ProgressStore, StoreError
-from attnlab.learn.store_db import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, connect, migrate
-from attnlab.learn.store_io import read_export
+from attnlab.cli.main import app
+from attnlab.progress.db import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, connect, migrate
+from attnlab.progress.exchange_files import read_export
+from attnlab.progress.store import ProgressStore, StoreError
+from attnlab.text.errors import InputError
 
 #: Verdict data as the answer service keeps it with an attempt.
 VERDICT = '{"kind": "wrong", "mistakes": ["no_scale"], "slips": []}'
@@ -77,7 +77,7 @@ def test_profiles_are_separate_and_reset_touches_only_one(db: Path) -> None:
         (lambda s: s.mark_complete(20), r"section must be an integer 0-19"),
         (lambda s: s.mark_complete(True), r"section must be an integer 0-19"),
         (lambda s: s.set_assessment(3, "maybe"), r"status must be one of understood, review"),
-        (lambda s: s.record_attempt("99z", "1", True), r"exercise must be a known id"),
+        (lambda s: s.record_attempt("99z", "1", True), r"exercise must be an id such as"),
     ],
 )
 def test_bad_arguments_are_refused(db: Path, call, message: str) -> None:

@@ -6,7 +6,7 @@ import multiprocessing as mp
 import sqlite3
 from pathlib import Path
 
-from attnlab.learn.store import ProgressStore
+from attnlab.progress.store import ProgressStore
 
 WRITERS = 4
 ATTEMPTS_EACH = 20

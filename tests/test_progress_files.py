@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from attnlab.cli import app
-from attnlab.errors import InputError
-from attnlab.learn.store import ProgressStore
-from attnlab.learn.store_file import validate_export
-from attnlab.learn.store_io import MAX_FILE_BYTES
+from attnlab.cli.main import app
+from attnlab.progress.exchange import validate_export
+from attnlab.progress.exchange_files import MAX_FILE_BYTES
+from attnlab.progress.store import ProgressStore
+from attnlab.text.errors import InputError
 
 DB = "progress.sqlite3"
 AT = "2026-11-29T10:00:00+00:00"
@@ -161,7 +161,7 @@ def test_import_refuses_a_symbolic_link_even_to_a_good_file(home: Path) -> None:
 
 def test_import_opens_without_following_a_link_made_after_the_look(home, monkeypatch) -> None:
     """The file is opened with O_NOFOLLOW: a link swapped in after the lstat is refused too."""
-    from attnlab.learn import store_io
+    from attnlab.progress import exchange_files as store_io
 
     real = home.parent / "real.json"
     real.write_text(json.dumps(_export()), encoding="utf-8")
@@ -193,7 +193,7 @@ SPECIAL = r"""
 import json, resource, sys
 resource.setrlimit(resource.RLIMIT_DATA, (3 << 30, 3 << 30))
 from typer.testing import CliRunner
-from attnlab.cli import app
+from attnlab.cli.main import app
 out = {}
 for path in sys.argv[2:]:
     argv = ["--lang", "en", "progress", "import", path, "--data-dir", sys.argv[1]]

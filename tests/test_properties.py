@@ -6,8 +6,8 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attnlab.modules import AttentionHead, CausalSelfAttention, MultiHeadAttention
-from attnlab.pipeline import attention_stages
+from attnlab.core.modules import AttentionHead, CausalSelfAttention, MultiHeadAttention
+from attnlab.core.pipeline import attention_stages
 
 shapes = st.tuples(
     st.integers(1, 4),  # B

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from attnlab.cli import app
-from attnlab.debug import diagnosis
-from attnlab.learn import knowledge
-from attnlab.learn.store import ProgressStore
+from attnlab.cli.main import app
+from attnlab.content import knowledge
+from attnlab.mistakes import diagnosis
+from attnlab.progress.store import ProgressStore
 
 
 def quiz(tmp_path: Path, *args: str, lines: list[str], lang: str = "en"):

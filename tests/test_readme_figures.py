@@ -14,8 +14,8 @@ from test_plots_cli import bench_rows
 from typer.testing import CliRunner
 
 from attnlab.bench import write_csv
-from attnlab.cli import app
-from attnlab.plots import effects
+from attnlab.cli.main import app
+from attnlab.figures import effects
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -1,6 +1,6 @@
 """One resume rule for the three front ends on one store: ``attnlab quiz``, the web's "continue"
 and ``attnlab progress`` all go to the first unfinished section in page order
-(:meth:`attnlab.learn.summary.Summary.next_section`)."""
+(:meth:`attnlab.progress.summary.Summary.next_section`)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from attnlab.cli import app
-from attnlab.learn import knowledge
-from attnlab.learn.quiz import section_label
-from attnlab.learn.store import ProgressStore
-from attnlab.show.fmt import answer
+from attnlab.cli.main import app
+from attnlab.cli.quiz_session import section_label
+from attnlab.content import knowledge
+from attnlab.progress.store import ProgressStore
+from attnlab.text.fmt import answer
 from attnlab.web.app import create_app
 
 ORIGIN = "http://127.0.0.1"

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from attnlab.cli import app
-from attnlab.course import content, search
-from attnlab.learn.store import ProgressStore
+from attnlab.cli.main import app
+from attnlab.content import search, sections
+from attnlab.progress.store import ProgressStore
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +67,7 @@ def test_every_kind_is_found_in_both_languages(store: ProgressStore) -> None:
 def test_notes_are_found_first(store: ProgressStore) -> None:
     hits = search.search(store, "TRICK", "en")
     assert (hits[0].kind, hits[0].section) == ("note", 12)
-    assert hits[0].title == f"Note · 12. {content.section(12, 'en').title}"
+    assert hits[0].title == f"Note · 12. {sections.section(12, 'en').title}"
     assert "my own trick" in hits[0].snippet
     assert [h.kind for h in search.search(store, "提问", "zh")][:1] == ["note"]
 

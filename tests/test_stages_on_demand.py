@@ -13,11 +13,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attnlab import modules
 from attnlab.bench.measure import peak_allocated_bytes
-from attnlab.convert import fused_from_mha
-from attnlab.modules import AttentionHead, CausalSelfAttention, MultiHeadAttention
-from attnlab.pipeline import SCORE_STAGES, attend, attention_output, causal_mask
+from attnlab.core import modules
+from attnlab.core.convert import fused_from_mha
+from attnlab.core.modules import AttentionHead, CausalSelfAttention, MultiHeadAttention
+from attnlab.core.pipeline import SCORE_STAGES, attend, attention_output, causal_mask
 
 SUBSETS = [s for n in range(len(SCORE_STAGES) + 1) for s in itertools.combinations(SCORE_STAGES, n)]
 

@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 import attnlab
-from attnlab import cli
+from attnlab.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,7 +59,7 @@ def test_the_check_mode_fails_a_command_that_breaks_its_expectation() -> None:
 
 
 def test_version_prints_the_installed_version() -> None:
-    result = CliRunner().invoke(cli.app, ["--version"])
+    result = CliRunner().invoke(main.app, ["--version"])
     assert result.exit_code == 0, result.output
     assert result.stdout == f"attnlab {metadata.version('attnlab')}\n"
 
@@ -69,4 +69,4 @@ def test_version_falls_back_to_the_package_without_metadata(monkeypatch) -> None
         raise metadata.PackageNotFoundError(name)
 
     monkeypatch.setattr(metadata, "version", missing)
-    assert cli.version() == attnlab.__version__
+    assert main.version() == attnlab.__version__

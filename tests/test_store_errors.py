@@ -16,8 +16,8 @@ from fastapi.testclient import TestClient
 from store_support import lock_held, without_root_rights
 from typer.testing import CliRunner
 
-from attnlab.cli import app
-from attnlab.learn.store import ProgressStore, StoreBusy
+from attnlab.cli.main import app
+from attnlab.progress.store import ProgressStore, StoreBusy
 from attnlab.web.app import create_app
 
 DB = "progress.sqlite3"
@@ -114,7 +114,7 @@ import json, os, sys, threading
 from pathlib import Path
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
-from attnlab.cli import app
+from attnlab.cli.main import app
 from attnlab.web.app import create_app
 from attnlab.web.common import Settings
 data, good, unreadable, out_file = sys.argv[1:5]

@@ -22,8 +22,8 @@ import pytest
 from store_support import cli, post, server
 from typer.testing import CliRunner
 
-from attnlab.cli import app
-from attnlab.learn.store import ProgressStore
+from attnlab.cli.main import app
+from attnlab.progress.store import ProgressStore
 
 DB = "progress.sqlite3"
 

@@ -14,8 +14,8 @@ import pytest
 from matplotlib.figure import Figure
 from typer.testing import CliRunner
 
-from attnlab.cli import app
-from attnlab.inputs import parse_input
+from attnlab.cli.main import app
+from attnlab.inputs.model import parse_input
 
 runner = CliRunner()
 #: Labels a hostile file may hold: colour, carriage return and bell, a bidi override, a
@@ -67,8 +67,8 @@ def _texts(fig: Figure) -> list[str]:
 
 @pytest.mark.parametrize("kind", ["weights", "chain"])
 def test_figures_show_escaped_labels(kind) -> None:
-    from attnlab.plots.files import make_figures
-    from attnlab.plots.source import input_source
+    from attnlab.figures.files import make_figures
+    from attnlab.figures.source import input_source
 
     [(_, fig)] = make_figures(kind, input_source(parse_input(_doc())), "en")
     texts = "\n".join(_texts(fig))
@@ -88,7 +88,7 @@ def test_error_lines_escape_what_they_quote(tmp_path) -> None:
 
 def _saved_evil(home: Path) -> None:
     """A store whose notes and answers hold every evil label (as the web lets one type them)."""
-    from attnlab.learn.store import ProgressStore
+    from attnlab.progress.store import ProgressStore
 
     text = "softmax " + " ".join(EVIL)
     with ProgressStore.open(home) as store:
@@ -134,7 +134,7 @@ _COMMANDS = [
 ]
 _SCRIPT = """
 import sys
-from attnlab.cli import main
+from attnlab.cli.main import main
 for argv in {commands!r}:
     sys.argv = ["attnlab", *argv]
     try:

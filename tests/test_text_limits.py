@@ -1,4 +1,4 @@
-"""One limit per kind of learner text (:mod:`attnlab.learn.text_limits`), checked wherever text
+"""One limit per kind of learner text (:mod:`attnlab.inputs.text_limits`), checked wherever text
 enters: command-line arguments, the quiz's typed lines, web forms, imported files and the store
 itself. Text at every limit survives export and import unchanged; one character more, a byte
 that is not UTF-8, a lone surrogate or an id with a trailing newline is one line, exit 2 (422
@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from attnlab.cli import app
-from attnlab.learn.store import ProgressStore
-from attnlab.learn.text_limits import KINDS, TextError, check_text
+from attnlab.cli.main import app
+from attnlab.inputs.text_limits import KINDS, TextError, check_text
+from attnlab.progress.store import ProgressStore
 
 NOTE_ID = "0b7e2a52-52e4-4a3e-9d2e-4a2b8f0c1d11"
 AT = "2026-11-29T10:00:00.000000+00:00"

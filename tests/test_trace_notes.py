@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from attnlab.cli import app
+from attnlab.cli.main import app
 from attnlab.lesson import numbers
-from attnlab.show.fmt import vec
+from attnlab.text.fmt import vec
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTE = {

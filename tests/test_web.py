@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from attnlab import example
-from attnlab.course.numbers import lesson_numbers
-from attnlab.learn import knowledge
-from attnlab.learn.store import ProgressStore
-from attnlab.modules import CausalSelfAttention
-from attnlab.pipeline import lesson_stages
-from attnlab.show.fmt import answer, num, vec
+from attnlab.content import knowledge
+from attnlab.content.numbers import lesson_numbers
+from attnlab.core import example
+from attnlab.core.modules import CausalSelfAttention
+from attnlab.core.pipeline import lesson_stages
+from attnlab.progress.store import ProgressStore
+from attnlab.text.fmt import answer, num, vec
 from attnlab.web.app import create_app
 
 ORIGIN = "http://127.0.0.1"
@@ -68,7 +68,7 @@ def test_lesson_page_has_all_sections_in_order_with_pipeline_numbers(client: Tes
 
 def test_code_blocks_show_the_real_source(client: TestClient) -> None:
     html = client.get("/section/15").text
-    assert 'class="hl"' in html and "attnlab.modules:CausalSelfAttention.stages" in html
+    assert 'class="hl"' in html and "attnlab.core.modules:CausalSelfAttention.stages" in html
     text = html_lib.unescape(re.sub(r"<[^>]+>", "", html))
     source = inspect.getsource(CausalSelfAttention.stages)
     assert source.strip() in text  # the whole function, character for character
@@ -291,7 +291,7 @@ def test_figures_are_kept_svg_files_the_page_links(tmp_path: Path) -> None:
 def test_serve_command_refuses_bad_setup_without_starting(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from attnlab.cli import app
+    from attnlab.cli.main import app
 
     (tmp_path / "progress.sqlite3").write_text("not a database")
     r = CliRunner().invoke(
@@ -312,16 +312,16 @@ def test_no_lesson_number_is_typed_into_the_prose() -> None:
     import importlib
     import pkgutil
 
-    import attnlab.course
+    import attnlab.content
 
     names = [
         m.name
-        for m in pkgutil.iter_modules(attnlab.course.__path__)
+        for m in pkgutil.iter_modules(attnlab.content.__path__)
         if m.name.startswith("sections")
     ]
     assert len(names) >= 4
     typed = []
-    for module in (importlib.import_module(f"attnlab.course.{name}") for name in names):
+    for module in (importlib.import_module(f"attnlab.content.{name}") for name in names):
         tree = ast.parse(inspect.getsource(module))
         docstrings = {
             id(node.body[0].value)

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 import attnlab
-from attnlab.example import SECTION_COUNT
-from attnlab.i18n import LANGS
+from attnlab.core.example import SECTION_COUNT
+from attnlab.text.i18n import LANGS
 from attnlab.web import figures
 from attnlab.web.app import build_shared
 

@@ -16,14 +16,14 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from attnlab import example
-from attnlab.convert import mha_from_formula
-from attnlab.pipeline import multi_head_stages
-from attnlab.show.fmt import num
-from attnlab.show.stageview import masked_note
+from attnlab.content.stageview import masked_note
+from attnlab.core import example
+from attnlab.core.convert import mha_from_formula
+from attnlab.core.pipeline import multi_head_stages
+from attnlab.inputs.explorer import ExplorerError, check_state_text
+from attnlab.text.fmt import num
 from attnlab.web.app import create_app
 from attnlab.web.explorer import preset_data, with_state
-from attnlab.web.explorer_input import ExplorerError, check_state_text
 
 ORIGIN = "http://127.0.0.1"
 CJK = re.compile(r"[\u4e00-\u9fff]")

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from store_support import server
 
-from attnlab import example
+from attnlab.core import example
 
 EXPLORER_UPDATE = "POST /api/explorer"
 FIRST_REQUESTS = (

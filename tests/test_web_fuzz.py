@@ -16,10 +16,10 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from attnlab.learn import knowledge
+from attnlab.content import knowledge
+from attnlab.inputs.explorer import STATE_FIELDS
 from attnlab.web.app import create_app
 from attnlab.web.explorer import LIMITS, MATRICES
-from attnlab.web.explorer_input import STATE_FIELDS
 from attnlab.web.security import CSRF_FIELD
 
 ORIGIN = "http://127.0.0.1"

@@ -27,7 +27,7 @@ from test_web_fuzz import (
     declared_fields,
 )
 
-from attnlab.web.explorer_input import STATE_FIELDS
+from attnlab.inputs.explorer import STATE_FIELDS
 from attnlab.web.security import CSRF_FIELD
 
 #: A real value for each path parameter, so the request reaches the route's own code.

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from attnlab.example import SECTION_COUNT
+from attnlab.core.example import SECTION_COUNT
 from attnlab.web.routes_search import UNMARKED
 
 QUERIES = ("3", "39", "lt", "gt", "amp", "quot", "#")

@@ -2,10 +2,11 @@
 
 The pieces, in the order the lesson builds them:
 
-* :mod:`attnlab.example`: the fixed example (vocabulary, prompts A/B, X, W_Q, W_K, W_V, W_vocab).
-* :mod:`attnlab.pipeline`: the one attention code path, every stage named as in the lesson.
-* :mod:`attnlab.modules`: ``AttentionHead``, ``MultiHeadAttention``, ``CausalSelfAttention``.
-* :mod:`attnlab.convert`: copy weights between them and into ``nn.MultiheadAttention``.
+* :mod:`attnlab.core.example`: the fixed example (vocabulary, prompts A/B, X, W_Q, W_K, W_V,
+W_vocab).
+* :mod:`attnlab.core.pipeline`: the one attention code path, every stage named as in the lesson.
+* :mod:`attnlab.core.modules`: ``AttentionHead``, ``MultiHeadAttention``, ``CausalSelfAttention``.
+* :mod:`attnlab.core.convert`: copy weights between them and into ``nn.MultiheadAttention``.
 
 The names below are loaded on first use (PEP 562), so ``import attnlab`` alone does not import
 torch: the ``attnlab`` command starts in a fraction of a second, and ``attnlab audit`` imports
@@ -18,25 +19,25 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers and editors see; at run time __getattr__ loads them
-    from attnlab.modules import AttentionHead as AttentionHead
-    from attnlab.modules import CausalSelfAttention as CausalSelfAttention
-    from attnlab.modules import MultiHeadAttention as MultiHeadAttention
-    from attnlab.pipeline import attend as attend
-    from attnlab.pipeline import attention_stages as attention_stages
-    from attnlab.pipeline import lesson_stages as lesson_stages
-    from attnlab.pipeline import multi_head_stages as multi_head_stages
+    from attnlab.core.modules import AttentionHead as AttentionHead
+    from attnlab.core.modules import CausalSelfAttention as CausalSelfAttention
+    from attnlab.core.modules import MultiHeadAttention as MultiHeadAttention
+    from attnlab.core.pipeline import attend as attend
+    from attnlab.core.pipeline import attention_stages as attention_stages
+    from attnlab.core.pipeline import lesson_stages as lesson_stages
+    from attnlab.core.pipeline import multi_head_stages as multi_head_stages
 
 __version__ = "0.1.0"
 
 #: Public name → the module that defines it.
 _HOMES = {
-    "AttentionHead": "attnlab.modules",
-    "CausalSelfAttention": "attnlab.modules",
-    "MultiHeadAttention": "attnlab.modules",
-    "attend": "attnlab.pipeline",
-    "attention_stages": "attnlab.pipeline",
-    "lesson_stages": "attnlab.pipeline",
-    "multi_head_stages": "attnlab.pipeline",
+    "AttentionHead": "attnlab.core.modules",
+    "CausalSelfAttention": "attnlab.core.modules",
+    "MultiHeadAttention": "attnlab.core.modules",
+    "attend": "attnlab.core.pipeline",
+    "attention_stages": "attnlab.core.pipeline",
+    "lesson_stages": "attnlab.core.pipeline",
+    "multi_head_stages": "attnlab.core.pipeline",
 }
 
 __all__ = ["__version__", *sorted(_HOMES)]

@@ -1,5 +1,5 @@
 """``python -m attnlab`` runs the ``attnlab`` command."""
 
-from attnlab.cli import main
+from attnlab.cli.main import main
 
 main()

@@ -8,6 +8,8 @@ Library use (the command line and ``benchmarks/attention.py`` call the same func
 
 Column meanings are documented in :mod:`attnlab.bench.results`; how time and memory are
 measured in :mod:`attnlab.bench.measure`.
+
+May import: core and text.
 """
 
 from attnlab.bench.results import (

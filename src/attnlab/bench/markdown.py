@@ -11,7 +11,7 @@ from attnlab.bench.rss import ratio_to_reference
 from attnlab.bench.runner import BenchResult
 from attnlab.bench.tables import context_lines, short
 from attnlab.bench.workloads import FORWARD, FORWARD_BACKWARD, IMPLS
-from attnlab.i18n import pick
+from attnlab.text.i18n import pick
 
 
 def _cell(value: float | None, suffix: str = "", digits: int = 1) -> str:

@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import IO
 
-from attnlab.show import atomic
+from attnlab.text import atomic
 
 
 @dataclass

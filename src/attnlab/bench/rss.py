@@ -36,8 +36,8 @@ import torch
 
 from attnlab.bench.results import MemoryRow
 from attnlab.bench.workloads import Shape
-from attnlab.convert import mha_from_fused
-from attnlab.modules import CausalSelfAttention
+from attnlab.core.convert import mha_from_fused
+from attnlab.core.modules import CausalSelfAttention
 
 MIB = 2**20
 

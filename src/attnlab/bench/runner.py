@@ -38,7 +38,7 @@ from attnlab.bench.workloads import (
     Shape,
     build,
 )
-from attnlab.memory_guard import ScoresTooLargeError, available_bytes
+from attnlab.core.memory_guard import ScoresTooLargeError, available_bytes
 
 MIB, GIB = 2**20, 2**30
 

@@ -11,7 +11,7 @@ from attnlab.bench.results import BenchRow, FitRow
 from attnlab.bench.rss import RSS_METHOD, ratio_to_reference
 from attnlab.bench.runner import BenchResult
 from attnlab.bench.workloads import FORWARD, FORWARD_BACKWARD, IMPLS
-from attnlab.i18n import pick
+from attnlab.text.i18n import pick
 
 _STATUS = {
     "zh": {"skipped": "跳过", "refused": "拒绝", "failed": "失败"},

@@ -5,11 +5,11 @@ Two levels, compared only within their level:
 - ``layer``: a whole attention layer, ``x [B, T, C] → [B, T, C]`` with the QKV and output
   projections. Reference: ``F.linear`` + ``F.scaled_dot_product_attention`` written out by hand
   ("F.sdpa"). ``nn.MHA`` is ``nn.MultiheadAttention`` with a causal mask and the
-  ``is_causal=True`` hint (:func:`attnlab.convert.torch_mha_forward`).
+  ``is_causal=True`` hint (:func:`attnlab.core.convert.torch_mha_forward`).
 - ``kernel``: the attention alone, ``q, k, v [B, n_head, T, d_head] → [B, n_head, T, d_head]``.
   Reference: ``F.scaled_dot_product_attention(is_causal=True)``.
 
-Every layer implementation gets the same weights (copied with :mod:`attnlab.convert`) and the
+Every layer implementation gets the same weights (copied with :mod:`attnlab.core.convert`) and the
 same ``x``; every kernel the same q, k, v.
 """
 
@@ -21,10 +21,10 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from attnlab.convert import mha_from_fused, to_torch_mha, torch_mha_forward
-from attnlab.flash import tiled_attention
-from attnlab.modules import CausalSelfAttention
-from attnlab.pipeline import attention_output, merge_heads
+from attnlab.core.convert import mha_from_fused, to_torch_mha, torch_mha_forward
+from attnlab.core.flash import tiled_attention
+from attnlab.core.modules import CausalSelfAttention
+from attnlab.core.pipeline import attention_output, merge_heads
 
 LAYER, KERNEL = "layer", "kernel"
 FORWARD, FORWARD_BACKWARD = "forward", "forward+backward"

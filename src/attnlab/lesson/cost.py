@@ -1,6 +1,6 @@
 """Section 17: how many score elements attention builds, and the memory they take.
 
-The score tensor of :func:`attnlab.pipeline.attend` is ``[B, n_head, T, T]``; the tests check
+The score tensor of :func:`attnlab.core.pipeline.attend` is ``[B, n_head, T, T]``; the tests check
 :func:`score_elements` against the ``numel()`` of the tensor the pipeline really builds.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from attnlab.pipeline import check_positive
+from attnlab.core.pipeline import check_positive
 
 FLOAT32_BYTES = 4
 

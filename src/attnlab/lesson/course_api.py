@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import torch
 
-from attnlab import example
-from attnlab.pipeline import attention_stages
+from attnlab.core import example
+from attnlab.core.pipeline import attention_stages
 
 
 def fixed_example() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -32,7 +32,7 @@ def attend(
 
     Returns:
         ``(output [B, T, d], (query, key, value, scaled_scores, masked_scores, weights))``;
-        gradients flow to ``wq``, ``wk`` and ``wv``. Computed by :mod:`attnlab.pipeline`.
+        gradients flow to ``wq``, ``wk`` and ``wv``. Computed by :mod:`attnlab.core.pipeline`.
     """
     s = attention_stages(x, wq, wk, wv)
     return s.output, (s.q, s.k, s.v, s.scaled_scores, s.masked_scores, s.weights)

@@ -5,17 +5,16 @@ baseline (section 1), the exponentials a softmax adds up (section 5), the mask o
 sequence (section 10), a row whose future is filled with 0 instead of −∞ (section 11) and the
 final scaled scores as lines in one parameter (section 16). Each function below computes one
 group of them as named tensors; :mod:`attnlab.lesson.numbers` calls each once and serves the
-values by key. Axis letters as in :mod:`attnlab.pipeline`.
+values by key. Axis letters as in :mod:`attnlab.core.pipeline`.
 """
 
 from __future__ import annotations
 
 import torch
 
-from attnlab import example
-from attnlab.lesson import steps
+from attnlab.core import example, steps
+from attnlab.core.pipeline import AttentionStages, attend, causal_mask
 from attnlab.lesson.experiment import ExperimentResult
-from attnlab.pipeline import AttentionStages, attend, causal_mask
 
 Values = dict[str, torch.Tensor]
 
@@ -53,8 +52,8 @@ def uniform_mean(x: torch.Tensor) -> Values:
 def mask_fill(row: tuple[float, float] = example.MASK_DEMO_ROW) -> Values:
     """Section 11: query t=0 of a T=2 table whose scaled scores are ``[score, future]``.
 
-    ``neg_inf`` is :func:`attnlab.pipeline.attend`'s answer (the future filled with −∞);
-    ``zero_fill`` runs the same scaled scores through :data:`attnlab.lesson.steps.ZERO_FILL`,
+    ``neg_inf`` is :func:`attnlab.core.pipeline.attend`'s answer (the future filled with −∞);
+    ``zero_fill`` runs the same scaled scores through :data:`attnlab.core.steps.ZERO_FILL`,
     the catalogue's ``mask_zero_fill`` mistake. Also returns the ``row`` itself and ``future``
     (True where the key lies in the query's future), each ``[T_key]``.
     """
@@ -88,7 +87,7 @@ def score_lines(result: ExperimentResult) -> Values:
 def softmax_shift(
     row: torch.Tensor, constants: tuple[float, ...] = example.SHIFT_CONSTANTS
 ) -> Values:
-    """Section 8: one score row with a constant added, through :func:`attnlab.pipeline.attend`.
+    """Section 8: one score row with a constant added, through :func:`attnlab.core.pipeline.attend`.
 
     The last query of a causal table sees every key, so its weights are the softmax of its whole
     row; a one-wide query of 1 against keys ``row + c`` makes that row exactly ``row + c``.

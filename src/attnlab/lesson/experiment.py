@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from attnlab import example
-from attnlab.pipeline import AttentionStages, attention_stages
+from attnlab.core import example
+from attnlab.core.pipeline import AttentionStages, attention_stages
 
 _FD_STEP = 1e-6
 

@@ -2,7 +2,7 @@
 
 The scripts, ``attnlab trace``, the web page, the figures, the knowledge checks and ``attnlab
 check`` all read their lesson numbers here; nothing else computes one. Each source below is
-computed on first use through :mod:`attnlab.pipeline` and kept.
+computed on first use through :mod:`attnlab.core.pipeline` and kept.
 
 Addressing rule (one for every key)::
 
@@ -18,9 +18,10 @@ Addressing rule (one for every key)::
 So ``weights.A.final`` is ``weights[0,-1]``, prompt A's final query row, and
 ``weights.B.final[0]`` is ``weights[1,1,0]``: how much B's final 喜欢 reads 猫.
 
-Sources and their names (axis letters as in :mod:`attnlab.pipeline`):
+Sources and their names (axis letters as in :mod:`attnlab.core.pipeline`):
 
-* ``lesson`` (sections 4-11): the stages of :func:`attnlab.pipeline.lesson_stages` (``x``, ``q``,
+* ``lesson`` (sections 4-11): the stages of :func:`attnlab.core.pipeline.lesson_stages` (``x``,
+``q``,
   ``k``, ``v``, ``raw_scores``, ``scaled_scores``, ``causal_mask``, ``masked_scores``,
   ``weights``, ``output``), plus ``exp``, ``exp_sum``, ``weights_sum``, ``sqrt_d_k``, ``logits``
   and ``causal_mask_t4`` (:func:`attnlab.lesson.demos.head_values`).
@@ -59,7 +60,7 @@ from functools import cache
 
 import torch
 
-from attnlab import example, pipeline
+from attnlab.core import example, pipeline
 from attnlab.lesson import demos, shapes
 from attnlab.lesson.cost import CostRow, cost_table
 from attnlab.lesson.experiment import ExperimentResult, run_experiment

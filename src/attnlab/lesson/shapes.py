@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlab.modules import CausalSelfAttention
-from attnlab.pipeline import MultiHeadStages
+from attnlab.core.modules import CausalSelfAttention
+from attnlab.core.pipeline import MultiHeadStages
 
 #: (stage key, attribute of MultiHeadStages, axis names).
 _ROWS: tuple[tuple[str, str, tuple[str, ...]], ...] = (

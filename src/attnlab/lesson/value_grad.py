@@ -8,7 +8,7 @@ in the scores, so the content path is short: with h_b the final-position output 
     ∂L_b/∂h_b = (p_b − y_b) W_vocabᵀ,
 
 where p_b is the vocabulary softmax and y_b the one-hot target. We compute the gradient of
-:data:`attnlab.example.VALUE_GRAD_PARAM` three ways, as section 16 does for W_Q[1, 0]:
+:data:`attnlab.core.example.VALUE_GRAD_PARAM` three ways, as section 16 does for W_Q[1, 0]:
 autograd, a central finite difference and this closed form.
 """
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from attnlab import example
+from attnlab.core import example
 from attnlab.lesson.experiment import Forward, forward
 
 _FD_STEP = 1e-6

@@ -1,6 +1,6 @@
 """The whole lesson as one Jupyter notebook, built with nbformat and written atomically.
 
-Sections come from :func:`attnlab.course.content.section` (the blocks every front end shows):
+Sections come from :func:`attnlab.content.sections.section` (the blocks every front end shows):
 prose, formulas and tables as Markdown cells, listings and figures as code cells, then the
 section's computation, its knowledge check and its graded exercises.
 
@@ -19,14 +19,14 @@ import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from attnlab.course.content import SectionView, all_sections
-from attnlab.course.intro import intro
-from attnlab.course.intro import title as intro_title
-from attnlab.errors import InputError
-from attnlab.i18n import pick
+from attnlab.content.intro import intro
+from attnlab.content.intro import title as intro_title
+from attnlab.content.sections import SectionView, all_sections
 from attnlab.notebook import cells
 from attnlab.notebook.markdown import CODE_KINDS, block_markdown, escape
-from attnlab.show import atomic
+from attnlab.text import atomic
+from attnlab.text.errors import InputError
+from attnlab.text.i18n import pick
 
 FILE_NAME = "week07-attention.ipynb"
 KERNEL = {"name": "python3", "display_name": "Python 3", "language": "python"}

@@ -7,19 +7,19 @@ from the setup cell.
 
 from __future__ import annotations
 
-from attnlab.course.blocks import Block
-from attnlab.i18n import pick
-from attnlab.learn.knowledge import Exercise
+from attnlab.content.blocks import Block
+from attnlab.content.knowledge import Exercise
+from attnlab.content.walk_text import TEXT
 from attnlab.notebook.markdown import escape
-from attnlab.show.walk_text import TEXT
+from attnlab.text.i18n import pick
 
-#: How each figure of :mod:`attnlab.course` is drawn with :mod:`attnlab.plots`.
+#: How each figure of :mod:`attnlab.content` is drawn with :mod:`attnlab.figures`.
 FIGURES: dict[str, str] = {
-    "weights": "plots.plot_weights(plots.lesson_source(LANG), lang=LANG)",
-    "chain_a": "plots.plot_chain(plots.lesson_source(LANG), b=0, lang=LANG)",
-    "scale": "plots.plot_scale(lang=LANG)",
-    "mask": "plots.plot_mask(lang=LANG)",
-    "cost": "plots.plot_cost(lang=LANG)",
+    "weights": "figures.plot_weights(figures.lesson_source(LANG), lang=LANG)",
+    "chain_a": "figures.plot_chain(figures.lesson_source(LANG), b=0, lang=LANG)",
+    "scale": "figures.plot_scale(lang=LANG)",
+    "mask": "figures.plot_mask(lang=LANG)",
+    "cost": "figures.plot_cost(lang=LANG)",
 }
 
 #: Stages of the lesson's head each section shows as tables (:func:`show_stage`).
@@ -52,10 +52,10 @@ def setup(lang: str) -> str:
         "%matplotlib inline",
         "import torch",
         "",
-        "from attnlab import plots",
+        "from attnlab import figures",
         "from attnlab.lesson import numbers",
         "from attnlab.notebook.kernel import check, show_stage",
-        "from attnlab.show.fmt import num, vec",
+        "from attnlab.text.fmt import num, vec",
         "",
         f'LANG = "{lang}"  ' + pick(lang, "# 表格、图和判分的语言", "# language of tables, figures and verdicts"),
     ])  # fmt: skip
@@ -68,8 +68,8 @@ def stage_cell(section_id: int, lang: str) -> str | None:
         return None
     comment = pick(
         lang,
-        "# 由 attnlab.pipeline 计算，行 = Query 位置，列 = Key 位置",
-        "# computed by attnlab.pipeline; rows = query positions, columns = key positions",
+        "# 由 attnlab.core.pipeline 计算，行 = Query 位置，列 = Key 位置",
+        "# computed by attnlab.core.pipeline; rows = query positions, columns = key positions",
     )
     return "\n".join([comment, f"for stage in {stages!r}:", "    display(show_stage(stage, LANG))"])  # fmt: skip
 

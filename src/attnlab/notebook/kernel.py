@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from attnlab.inputs import lesson_input
-from attnlab.learn import answers
+from attnlab.content.trace import build_views, render_markdown
+from attnlab.grading import answers
+from attnlab.inputs.model import lesson_input
 from attnlab.lesson import numbers
-from attnlab.show.trace import build_views, render_markdown
 
 
 class Markdown:
@@ -31,7 +31,7 @@ class Markdown:
 
 def show_stage(stage: str, lang: str = "zh", precision: int = 4) -> Markdown:
     """Stage ``stage`` of the lesson's head (``q``, ``raw_scores``, ``weights``, ...) as one
-    table per prompt, labelled with the tokens, computed by :mod:`attnlab.pipeline`."""
+    table per prompt, labelled with the tokens, computed by :mod:`attnlab.core.pipeline`."""
     views = build_views(
         lesson_input(lang), lang, stage=stage, precision=precision, computed=numbers.stages()
     )

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 
-from attnlab.course.blocks import Block
-from attnlab.show.fmt import markdown_table
+from attnlab.content.blocks import Block
+from attnlab.text.fmt import markdown_table
 
 #: Block kinds that become code cells, not Markdown.
 CODE_KINDS = ("listing", "figure")

@@ -8,8 +8,11 @@ Modules:
 
 * :mod:`attnlab.web.app`: :func:`create_app`, the FastAPI application factory.
 * :mod:`attnlab.web.security`: body-size cap, trusted hosts, cross-site request protection.
-* :mod:`attnlab.web.blocks`: HTML for the content blocks of :mod:`attnlab.course` (MathML
-  formulas, highlighted code); the sections themselves are built in :mod:`attnlab.course`.
+* :mod:`attnlab.web.blocks`: HTML for the content blocks of :mod:`attnlab.content` (MathML
+  formulas, highlighted code); the sections themselves are built in :mod:`attnlab.content`.
 * :mod:`attnlab.web.explorer`: the explorer's presets, size caps and computation.
 * :mod:`attnlab.web.routes_*`: the HTTP routes.
+
+May import: every package below the front ends (core, text, inputs, lesson, mistakes,
+progress, content, grading, figures); never cli or notebook.
 """

@@ -23,10 +23,10 @@ from markupsafe import Markup
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-from attnlab.course import content, intro
-from attnlab.example import SECTION_COUNT
-from attnlab.i18n import LANGS, resolve_lang
-from attnlab.learn.store_file import check_profile
+from attnlab.content import intro, sections
+from attnlab.core.example import SECTION_COUNT
+from attnlab.progress.exchange import check_profile
+from attnlab.text.i18n import LANGS, resolve_lang
 from attnlab.web import blocks, figures
 from attnlab.web.common import Settings
 from attnlab.web.errors import add_error_handlers
@@ -64,7 +64,7 @@ def _environment(figures_on: bool) -> Environment:
     @functools.cache
     def section_body(section_id: int, lang: str) -> Markup:
         macro = env.get_template("_blocks.html").module.render_blocks  # type: ignore[attr-defined]
-        return Markup(macro(content.section(section_id, lang).blocks, UI[lang], figures_on))
+        return Markup(macro(sections.section(section_id, lang).blocks, UI[lang], figures_on))
 
     env.globals["section_body"] = section_body
 

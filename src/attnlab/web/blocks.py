@@ -1,4 +1,4 @@
-"""HTML for the content blocks of :mod:`attnlab.course.blocks`: MathML and highlighted code.
+"""HTML for the content blocks of :mod:`attnlab.content.blocks`: MathML and highlighted code.
 
 Prose and table cells are plain text, escaped by Jinja2's autoescape; only MathML and highlighted
 code, which we generate ourselves, are passed through as :class:`markupsafe.Markup`.

@@ -12,11 +12,11 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from attnlab.course import content
-from attnlab.example import SECTION_COUNT
-from attnlab.i18n import LANGS, error_message
-from attnlab.learn.store import ProgressStore, StoreError, StoreReadOnly
-from attnlab.learn.summary import Summary
+from attnlab.content import sections
+from attnlab.core.example import SECTION_COUNT
+from attnlab.progress.store import ProgressStore, StoreError, StoreReadOnly
+from attnlab.progress.summary import Summary
+from attnlab.text.i18n import LANGS, error_message
 from attnlab.web.security import (
     CSRF_COOKIE,
     CSRF_FIELD,
@@ -42,7 +42,7 @@ class Settings:
 
     def store(self) -> ProgressStore:
         """This thread's connection to the progress file (SQLite connections are per thread;
-        WAL mode lets them all write safely, see :mod:`attnlab.learn.store`).
+        WAL mode lets them all write safely, see :mod:`attnlab.progress.store`).
 
         A :class:`StoreError` here or from the store's methods reaches the learner as
         :func:`store_status` and one line in the page's language (``create_app``'s handler).
@@ -104,7 +104,7 @@ def render(
 def page_context(request: Request, lang: str, summary: Summary, **extra: Any) -> dict[str, Any]:
     """Variables every page template uses."""
     done = set(summary.completed)
-    nav = [(s.id, s.label, s.title, s.id in done) for s in content.all_sections(lang)]
+    nav = [(s.id, s.label, s.title, s.id in done) for s in sections.all_sections(lang)]
     next_id = summary.next_section()
     return {
         "request": request,
@@ -115,7 +115,7 @@ def page_context(request: Request, lang: str, summary: Summary, **extra: Any) ->
         "done": done,
         "total": SECTION_COUNT,
         "nav": nav,
-        "next_section": content.section(next_id, lang) if next_id is not None else None,
+        "next_section": sections.section(next_id, lang) if next_id is not None else None,
         "csrf_token": request.state.csrf_token,
         "csrf_field": CSRF_FIELD,
         "figures_on": settings(request).figures,

@@ -33,8 +33,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException
 
-from attnlab.i18n import DEFAULT_LANG, error_message
-from attnlab.learn.store import StoreError
+from attnlab.progress.store import StoreError
+from attnlab.text.i18n import DEFAULT_LANG, error_message
 from attnlab.web.common import lang_of, store_status
 from attnlab.web.security import SECURITY_HEADERS, RequestRefused
 from attnlab.web.ui_text import UI

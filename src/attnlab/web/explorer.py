@@ -1,10 +1,12 @@
 """The explorer: the learner edits X, W_Q, W_K, W_V (and W_O with several heads), the token
 labels and n_head, and every stage is recomputed.
 
-Input is checked by :func:`attnlab.web.explorer_input.check_payload` (one line in the page's
-language); the stages come from the one pipeline through :meth:`attnlab.inputs.LabInput.stages`:
-:func:`~attnlab.pipeline.attention_stages` for one head (``W_Q [C, d]``), and
-:func:`~attnlab.pipeline.multi_head_stages` for ``n_head >= 2`` (``W_Q [C, C]`` split into heads
+Input is checked by :func:`attnlab.inputs.explorer.check_payload` (one line in the page's
+language); the stages come from the one pipeline through
+:meth:`attnlab.inputs.model.LabInput.stages`:
+:func:`~attnlab.core.pipeline.attention_stages` for one head (``W_Q [C, d]``), and
+:func:`~attnlab.core.pipeline.multi_head_stages` for ``n_head >= 2`` (``W_Q [C, C]`` split into
+heads
 in column order, ``W_O [C, C]``), which refuses stages that overflow float64.
 
 The page's state (preset, sizes, n_head, every cell and label) travels in the URL as ``state``
@@ -19,14 +21,14 @@ from urllib.parse import urlencode
 
 import torch
 
-from attnlab import example
-from attnlab.errors import InputError
-from attnlab.inputs import LabInput
-from attnlab.pipeline import STAGE_NAMES, AttentionStages, MultiHeadStages
-from attnlab.show.document import to_json
-from attnlab.show.fmt import compact_shape
-from attnlab.show.stageview import POSITION_STAGES, StageTable, StageView, stage_view
-from attnlab.web.explorer_input import LABEL_MAX, LIMITS, MATRICES, ExplorerError, check_payload
+from attnlab.content.stageview import POSITION_STAGES, StageTable, StageView, stage_view
+from attnlab.core import example
+from attnlab.core.pipeline import STAGE_NAMES, AttentionStages, MultiHeadStages
+from attnlab.inputs.explorer import LABEL_MAX, LIMITS, MATRICES, ExplorerError, check_payload
+from attnlab.inputs.model import LabInput
+from attnlab.text.errors import InputError
+from attnlab.text.fmt import compact_shape
+from attnlab.text.jsonable import to_json
 
 PRESETS: tuple[str, ...] = ("lesson", "uniform")
 # The weights heatmap first: it is what the learner watches while typing.
@@ -164,7 +166,7 @@ def compute(payload: object, lang: str) -> tuple[Stages, list[list[str]]]:
 
     Raises:
         ExplorerError: the size, matrix or cell that is wrong (one line, both languages).
-        attnlab.finite.NonFiniteStageError: a stage overflowed float64.
+        attnlab.core.finite.NonFiniteStageError: a stage overflowed float64.
     """
     c = check_payload(payload)
     x, w_q, w_k, w_v = (torch.tensor(m, dtype=torch.float64) for m in (c.x, c.w_q, c.w_k, c.w_v))

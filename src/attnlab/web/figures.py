@@ -1,4 +1,4 @@
-"""Figures from :mod:`attnlab.plots` as SVG files, drawn once per package version, kept on disk.
+"""Figures from :mod:`attnlab.figures` as SVG files, drawn once per package version, kept on disk.
 
 A page refers to a figure by URL (:func:`ref`: ``/figures/LANG/NAME.svg?v=VERSION``) rather than
 embedding it: the figures are three quarters of the lesson's bytes, and this way a browser
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import attnlab
-from attnlab.show import atomic
+from attnlab.text import atomic
 
 FIGURES: tuple[str, ...] = ("weights", "chain_a", "scale", "mask", "cost")
 CACHE_ENV = "ATTNLAB_CACHE_DIR"
@@ -37,7 +37,7 @@ _LOCK = threading.Lock()  # matplotlib's pyplot state is not thread-safe; one dr
 
 
 def _make(name: str, lang: str) -> Any:
-    from attnlab import plots
+    from attnlab import figures as plots
 
     if name == "weights":
         return plots.plot_weights(plots.lesson_source(lang), lang=lang)

@@ -9,12 +9,8 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
-from attnlab import safe_load
-from attnlab.errors import InputError
-from attnlab.i18n import error_message
-from attnlab.web import explorer
-from attnlab.web.common import csrf_protect, lang_of, page_context, remember_lang, settings
-from attnlab.web.explorer_input import (
+from attnlab.inputs import safe_load
+from attnlab.inputs.explorer import (
     LABEL_MAX,
     LIMITS,
     MATRICES,
@@ -22,6 +18,10 @@ from attnlab.web.explorer_input import (
     check_state_text,
     whole,
 )
+from attnlab.text.errors import InputError
+from attnlab.text.i18n import error_message
+from attnlab.web import explorer
+from attnlab.web.common import csrf_protect, lang_of, page_context, remember_lang, settings
 from attnlab.web.security import RequestRefused
 from attnlab.web.ui_text import UI
 

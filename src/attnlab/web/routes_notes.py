@@ -13,10 +13,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
-from attnlab.course import content
-from attnlab.i18n import error_message
-from attnlab.learn.store import ProgressStore
-from attnlab.learn.store_notes import Note, new_note_id
+from attnlab.content import sections
+from attnlab.progress.notes import Note, new_note_id
+from attnlab.progress.store import ProgressStore
+from attnlab.text.i18n import error_message
 from attnlab.web.common import (
     csrf_protect,
     lang_of,
@@ -26,7 +26,7 @@ from attnlab.web.common import (
     see_other,
     settings,
 )
-from attnlab.web.routes_progress import _back, _section, _text  # the checks forms share
+from attnlab.web.routes_progress import _back, _section, _text
 from attnlab.web.security import RequestRefused
 
 router = APIRouter()
@@ -109,6 +109,6 @@ def my_notes(request: Request) -> HTMLResponse:
     lang = lang_of(request)
     store = settings(request).store()
     view = NotesView.of(store)
-    sections = {s: content.section(s, lang) for s in sorted({*view.by_section, *view.marks})}
-    ctx = page_context(request, lang, store.summary(), page="notes", view=view, titled=sections)
+    titled = {s: sections.section(s, lang) for s in sorted({*view.by_section, *view.marks})}
+    ctx = page_context(request, lang, store.summary(), page="notes", view=view, titled=titled)
     return render("notes.html", lang, ctx)

@@ -8,11 +8,11 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 
-from attnlab import example
-from attnlab.course import content
-from attnlab.i18n import LANGS
-from attnlab.learn import answers, knowledge
-from attnlab.learn.store import StoreBusy
+from attnlab.content import knowledge, sections
+from attnlab.core import example
+from attnlab.grading import answers
+from attnlab.progress.store import StoreBusy
+from attnlab.text.i18n import LANGS
 from attnlab.web import figures
 from attnlab.web.blocks import code_css
 from attnlab.web.common import lang_of, page_context, render, see_other, settings
@@ -34,7 +34,7 @@ def lesson(request: Request) -> HTMLResponse:
     """All 20 sections in the lesson's order, each with its knowledge check and the learner's
     saved answers."""
     lang = lang_of(request)
-    views = content.all_sections(lang)
+    views = sections.all_sections(lang)
     store = settings(request).store()
     checks = _check_states(request, [s.id for s in views])
     ctx = page_context(
@@ -74,7 +74,7 @@ def _shown(attempt: dict[str, Any], lang: str) -> dict[str, Any]:
 
 def _section_id(raw: str, lang: str) -> int:
     try:
-        return content.parse_section_id(raw)
+        return sections.parse_section_id(raw)
     except ValueError:
         shown = raw[:20] + ("…" if len(raw) > 20 else "")
         raise refused(404, "no_section", found=repr(shown)) from None
@@ -92,7 +92,7 @@ def one_check(request: Request, section_id: str, page: str = "section") -> HTMLR
         request,
         lang,
         settings(request).store().summary(),
-        s=content.section(sid, lang),
+        s=sections.section(sid, lang),
         state=_check_states(request, [sid])[sid],
         page=page,
     )
@@ -115,7 +115,7 @@ def one_section(request: Request, section_id: str) -> HTMLResponse:
         request,
         lang,
         store.summary(),
-        sections=[content.section(sid, lang)],
+        sections=[sections.section(sid, lang)],
         page="section",
         current=sid,
         checks=_check_states(request, [sid]),
@@ -134,7 +134,7 @@ def one_section(request: Request, section_id: str) -> HTMLResponse:
 @router.get("/continue")
 def continue_lesson(request: Request) -> Response:
     """Go to where the learner resumes: the first unfinished section in page order
-    (:meth:`~attnlab.learn.summary.Summary.next_section`, as ``attnlab quiz``)."""
+    (:meth:`~attnlab.progress.summary.Summary.next_section`, as ``attnlab quiz``)."""
     lang = lang_of(request)
     target = settings(request).store().summary().next_section()
     return see_other(f"/section/{target}?lang={lang}" if target is not None else "/lesson")

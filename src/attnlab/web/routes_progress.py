@@ -12,10 +12,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import Response
 
-from attnlab.course import content
-from attnlab.learn import answers, knowledge
-from attnlab.learn.store_file import ASSESSMENTS
-from attnlab.learn.text_limits import TextError, check_text
+from attnlab.content import knowledge, sections
+from attnlab.grading import answers
+from attnlab.inputs.text_limits import TextError, check_text
+from attnlab.progress.exchange import ASSESSMENTS
 from attnlab.web.common import csrf_protect, lang_of, section_url, see_other, settings
 from attnlab.web.security import RequestRefused, refused
 
@@ -25,7 +25,7 @@ BACKS = ("section", "lesson")
 
 def _section(raw: str) -> int:
     try:
-        return content.parse_section_id(raw)
+        return sections.parse_section_id(raw)
     except ValueError:
         shown = raw[:20] + ("…" if len(raw) > 20 else "")
         raise refused(404, "no_section", found=repr(shown)) from None
@@ -38,7 +38,7 @@ def _back(raw: str) -> str:
 
 
 def _text(raw: str, kind: str) -> str:
-    """``raw`` checked as learner text of ``kind`` (:func:`attnlab.learn.text_limits.check_text`),
+    """``raw`` checked as learner text of ``kind`` (:func:`attnlab.inputs.text_limits.check_text`),
     else 422 with its one line."""
     try:
         return check_text(raw, kind)

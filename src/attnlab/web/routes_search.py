@@ -16,7 +16,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from markupsafe import escape
 
-from attnlab.course import search
+from attnlab.content import search
 from attnlab.web.common import lang_of, page_context, render, settings
 from attnlab.web.security import RequestRefused
 from attnlab.web.ui_text import UI

@@ -12,7 +12,7 @@
   when the request comes from our own page.
 * :data:`SECURITY_HEADERS`: no framing (clickjacking), scripts only from this server.
 
-Binding to 127.0.0.1 is the caller's job (:mod:`attnlab.commands.serve`); the trusted-host list
+Binding to 127.0.0.1 is the caller's job (:mod:`attnlab.cli.commands.serve`); the trusted-host list
 refuses a DNS-rebinding page that reaches the port under another name.
 """
 
@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from attnlab.errors import filled
+from attnlab.text.errors import filled
 from attnlab.web.ui_text import UI
 
 Scope = MutableMapping[str, Any]

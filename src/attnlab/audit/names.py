@@ -1,0 +1,90 @@
+"""The names learners give their projection layers (leaf names, compared in lower case).
+
+:mod:`attnlab.audit.probe` finds a module's W_Q, W_K, W_V and W_O by these names first, and
+by their shapes only when none matches.
+"""
+
+from __future__ import annotations
+
+#: Query, key and value layers: one per role, or one per head (``heads[h].query``).
+ROLES = {
+    "q": {
+        "query",
+        "q",
+        "q_proj",
+        "w_query",
+        "w_q",
+        "wq",
+        "to_q",
+        "q_linear",
+        "queries",
+        "query_proj",
+        "linear_q",
+        "q_layer",
+        "query_layer",
+    },
+    "k": {
+        "key",
+        "k",
+        "k_proj",
+        "w_key",
+        "w_k",
+        "wk",
+        "to_k",
+        "k_linear",
+        "keys",
+        "key_proj",
+        "linear_k",
+        "k_layer",
+        "key_layer",
+    },
+    "v": {
+        "value",
+        "v",
+        "v_proj",
+        "w_value",
+        "w_v",
+        "wv",
+        "to_v",
+        "v_linear",
+        "values",
+        "value_proj",
+        "linear_v",
+        "v_layer",
+        "value_layer",
+    },
+}
+#: Words that name a role anywhere in a leaf name split at "_" (``query_projection``).
+WORDS = {"q": {"query", "queries"}, "k": {"key", "keys"}, "v": {"value", "values"}}
+
+
+def role_of(leaf: str) -> str | None:
+    """``"q"``, ``"k"`` or ``"v"`` when the lower-case leaf name says so, else None."""
+    for role, names in ROLES.items():
+        if leaf in names or len(WORDS[role] & set(leaf.split("_"))) == 1 == len(
+            {r for r, w in WORDS.items() if w & set(leaf.split("_"))}
+        ):
+            return role
+    return None
+
+
+#: One fused layer ``nn.Linear(C, 3·width)``: rows Q, then K, then V.
+FUSED = {"c_attn", "qkv", "in_proj", "qkv_proj", "w_qkv", "to_qkv", "qkv_linear", "attn"}
+#: The output projection ``nn.Linear(C, C)`` of a multi-head module.
+OUT = {
+    "output_projection",
+    "out_proj",
+    "c_proj",
+    "proj",
+    "o_proj",
+    "w_o",
+    "wo",
+    "out",
+    "fc_out",
+    "o",
+    "output",
+    "to_out",
+    "w_out",
+    "out_projection",
+    "linear_out",
+}

@@ -1,0 +1,120 @@
+"""Run a learner module on chosen inputs and collect what the auditor can see of it.
+
+A :class:`Run` holds the output (the first tensor returned) and the recorded calls; helpers
+pull out the score tables, the softmax inputs/outputs and the SDPA calls, with per-head
+tensors stacked to ``[B, n_head, T, T]`` whatever the style (one call per head in a loop, or
+one batched call).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from attnlab.audit.loader import guarded
+from attnlab.audit.record import Call, Recorder, softmax_dim
+
+
+@dataclass
+class Run:
+    """One forward pass: input ``x`` ``[B, T, C]``, first output tensor, recorded calls."""
+
+    x: torch.Tensor
+    out: torch.Tensor
+    rec: Recorder
+
+    @property
+    def T(self) -> int:
+        return self.x.size(1)
+
+    def _tables(self, tensors: list[torch.Tensor]) -> torch.Tensor | None:
+        B, T = self.x.size(0), self.T
+        found = [t for t in tensors if t.dim() >= 3 and t.shape[-2:] == (T, T) and t.size(0) == B]
+        if not found:
+            return None
+        if len(found) > 1 and all(t.shape == found[0].shape and t.dim() == 3 for t in found):
+            return torch.stack(found, dim=1)  # one call per head: [B, n_head, T, T]
+        last = found[-1]
+        return last.unsqueeze(1) if last.dim() == 3 else last.reshape(B, -1, T, T)
+
+    def softmaxes(self) -> list[Call]:
+        return [
+            c
+            for c in self.rec.of("softmax")
+            if c.out.dim() >= 3 and c.out.shape[-2:] == (self.T, self.T)
+        ]
+
+    def weights(self) -> torch.Tensor | None:
+        """The softmax outputs of shape ``[.., T, T]``, as ``[B, n_head, T, T]``."""
+        return self._tables([c.out for c in self.softmaxes()])
+
+    def softmax_inputs(self) -> torch.Tensor | None:
+        return self._tables(
+            [c.args[0] for c in self.softmaxes() if isinstance(c.args[0], torch.Tensor)]
+        )
+
+    def softmax_dims(self) -> set[int | None]:
+        return {softmax_dim(c) for c in self.softmaxes()}
+
+    def raw_scores(self) -> torch.Tensor | None:
+        """For each softmax over a ``[.., T, T]`` table, the last ``[.., T, T]`` matmul/einsum
+        result before it: the score table it normalised (one per head in a per-head loop)."""
+        T, found, last = self.T, [], None
+        for c in self.rec.calls:
+            if c.kind == "matmul" and isinstance(c.out, torch.Tensor) and c.out.dim() >= 3:
+                last = c.out if c.out.shape[-2:] == (T, T) else last
+            elif c.kind == "softmax" and c.out.dim() >= 3 and c.out.shape[-2:] == (T, T):
+                if last is not None:
+                    found.append(last)
+                last = None
+        return self._tables(found)
+
+    def sdpa(self) -> list[Call]:
+        return self.rec.of("sdpa")
+
+
+def forward(module: nn.Module, x: torch.Tensor, path: Path) -> Run:
+    """Call ``module(x)`` under the recorder; the first tensor it returns is the output."""
+    with guarded("call", path), torch.no_grad(), Recorder() as rec:
+        result = module(x)
+    out = result
+    while isinstance(out, tuple | list) and out:
+        out = out[0]
+    if not isinstance(out, torch.Tensor):
+        from attnlab.audit.loader import LearnerError
+
+        raise LearnerError(
+            f"forward 应返回张量，实际返回 {type(result).__name__}",
+            f"forward must return a tensor, got {type(result).__name__}",
+            "call",
+        )
+    return Run(x, out.detach().double(), rec)
+
+
+def as_heads(t: torch.Tensor) -> torch.Tensor:
+    """``[B, T, T]`` → ``[B, 1, T, T]``; ``[B, n_head, T, T]`` unchanged."""
+    return t.unsqueeze(1) if t.dim() == 3 else t
+
+
+def close(a: torch.Tensor | None, b: torch.Tensor | None, tol: float = 2e-4) -> bool:
+    """Same shape and equal within ``tol`` (absolute + relative; NaN equals NaN)."""
+    if a is None or b is None or a.shape != b.shape:
+        return False
+    return bool(torch.allclose(a.double(), b.double(), rtol=tol, atol=tol, equal_nan=True))
+
+
+def first_diff(got: torch.Tensor, want: torch.Tensor) -> tuple[int, ...]:
+    """Index of the largest difference between two same-shaped tensors (NaN counts as large)."""
+    diff = (got.double() - want.double()).abs().nan_to_num(nan=float("inf"), posinf=float("inf"))
+    both_nan = got.isnan() & want.isnan()
+    diff = diff.masked_fill(both_nan, 0.0)
+    flat = int(diff.flatten().argmax())
+    # Unravelled by hand: ``torch.unravel_index`` imports sympy on its first call (1.4 s).
+    index = []
+    for size in reversed(got.shape):
+        flat, i = divmod(flat, size)
+        index.append(i)
+    return tuple(reversed(index))

@@ -1,0 +1,157 @@
+"""What an audit's processes reported, as the result the caller renders: the judge's verdict,
+or what went wrong (a crash, a timeout, the memory cap), with bilingual notes on isolation,
+replaced globals, processes left running and output dropped. No torch: the ``attnlab`` process
+imports it.
+"""
+
+from __future__ import annotations
+
+import signal
+from typing import Any
+
+from attnlab.audit.keeper import STARTUP_LIMIT
+from attnlab.audit.sandbox import REASONS
+
+
+def crash(zh: str, en: str, where: str) -> dict[str, object]:
+    return {"status": "error", "where": where, "error": {"zh": zh, "en": en}}
+
+
+def describe_death(returncode: int, stderr: str) -> dict[str, object]:
+    if returncode < 0:
+        sig = signal.Signals(-returncode).name
+        hint = {
+            "SIGSEGV": "segmentation fault",
+            "SIGKILL": "killed (memory?)",
+            "SIGXCPU": "CPU time limit",
+        }.get(sig, sig)
+        return crash(
+            f"你的代码让进程崩溃（{sig}，{hint}）",
+            f"your code crashed the process ({sig}: {hint})",
+            "crash",
+        )
+    last = " ".join(stderr.strip().splitlines()[-1:])[:200]
+    # The learner's last words, shown as text: no escape sequence reaches the terminal.
+    tail = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in last)
+    return crash(
+        f"进程在审计完成前退出（退出码 {returncode}）{tail}",
+        f"the process exited with code {returncode} before the audit finished "
+        f"(os._exit or a crash?) {tail}".strip(),
+        "exit",
+    )
+
+
+def result_of(outcome: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """The judge's result, or what went wrong, plus what the learner printed and left running."""
+    judged = outcome["result"]
+    if outcome["timed_out"]:
+        both = set(outcome["ready"]) == {"learner", "judge"}
+        result = too_slow(timeout) if both else _no_start()
+    elif outcome["memory"] is not None:
+        result = _too_big(outcome["memory"])
+    elif outcome["learner_died"] and "learner" not in outcome["ready"]:
+        last = " ".join(outcome["stderr"]["text"].strip().splitlines()[-1:])[:300]
+        result = internal(
+            f"运行你的代码的进程没有启动：{last}",
+            f"the process for your code did not start: {last}",
+        )
+    elif outcome["learner_died"]:
+        result = describe_death(outcome["returncode"], outcome["stderr"]["text"])
+    elif judged is not None:
+        result = dict(judged)
+    else:
+        last = " ".join(outcome["judge_stderr"].strip().splitlines()[-1:])[:300]
+        result = internal(f"判定进程失败：{last}", f"the judging process failed: {last}")
+    output = {"stdout": outcome["stdout"], "stderr": outcome["stderr"]}
+    effects = (judged or {}).get("effects") or []
+    result.pop("effects", None)
+    result.update(
+        output=output,
+        stray_processes=outcome["strays"],
+        side_effects=effects,
+        isolated=outcome["isolation"] is None,
+        notes=_notes(output, outcome["strays"], effects, outcome["isolation"]),
+    )
+    return result
+
+
+def _too_big(memory: dict[str, int]) -> dict[str, Any]:
+    used, cap = _mib(memory["used"]), _mib(memory["cap"])
+    return crash(
+        f"你的代码的进程合计用了 {used} 内存，超过上限 {cap}，已被结束",
+        f"your code's processes used {used} of memory together, over the {cap} cap; "
+        "they were stopped",
+        "memory",
+    )
+
+
+_ONLY_OWN = {
+    "zh": "（只影响运行你的代码的进程，不影响参考答案和判定）",
+    "en": " (this changes only the process that runs your code, not the reference or the verdict)",
+}
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB"
+
+
+def _notes(
+    output: dict[str, dict[str, Any]], strays: int, effects: list[str], isolation: str | None
+) -> list[dict[str, str]]:
+    """Bilingual lines for the report: isolation, globals replaced, processes left running,
+    output dropped."""
+    notes = [REASONS[isolation]] if isolation in REASONS else []
+    for name in effects:
+        what, _, dtype = name.partition("default_dtype=")
+        notes.append(
+            {
+                "zh": f"你的文件把默认 dtype 改成了 {dtype}" if dtype else f"你的文件替换了 {what}",
+                "en": f"your file changed the default dtype to {dtype}"
+                if dtype
+                else f"your file replaced {what}",
+            }
+        )
+        notes[-1] = {k: v + _ONLY_OWN[k] for k, v in notes[-1].items()}
+    if strays:
+        were, them = ("was", "it") if strays == 1 else ("were", "them")
+        notes.append(
+            {
+                "zh": f"你的代码启动的 {strays} 个进程在审计结束时仍在运行，已被结束"
+                "（用 wait() 或 join() 等它们结束）",
+                "en": f"{strays} process{'es' * (strays > 1)} your code started {were} still "
+                f"running when the audit ended; the audit killed {them} (wait() for or join() "
+                "your child processes)",
+            }
+        )
+    printed = sum(s["bytes"] for s in output.values())
+    dropped = sum(s["dropped"] for s in output.values())
+    if dropped:
+        kept = _mib(printed - dropped)
+        notes.append(
+            {
+                "zh": f"你的代码输出了 {_mib(printed)}，只保留了 {kept}（每个输出流的开头和结尾）",
+                "en": f"your code printed {_mib(printed)}; only {kept} of it was kept "
+                "(the start and the end of each stream)",
+            }
+        )
+    return notes
+
+
+def internal(zh: str, en: str) -> dict[str, Any]:
+    return crash(f"审计器内部错误：{zh}", f"the auditor failed: {en}", "audit")
+
+
+def too_slow(timeout: float) -> dict[str, Any]:
+    return crash(
+        f"你的代码在 {timeout:g} 秒内没有完成（死循环？）",
+        f"your code did not finish within {timeout:g} s (an endless loop?)",
+        "timeout",
+    )
+
+
+def _no_start() -> dict[str, Any]:
+    return crash(
+        f"审计进程 {STARTUP_LIMIT:g} 秒内没有启动（机器太忙？）",
+        f"the audit process did not start within {STARTUP_LIMIT:g} s (machine too busy?)",
+        "startup",
+    )

@@ -1,0 +1,342 @@
+"""Find a learner module's projections, whatever they are called, and load or read them.
+
+Recognised layouts (leaf names from :mod:`attnlab.audit.names`, compared case-insensitively):
+
+* separate ``nn.Linear`` layers for the query, key and value, named ``query``/``key``/``value``,
+  ``W_query``/``W_key``/``W_value``, ``q_proj``/``k_proj``/``v_proj``, ``q``/``k``/``v``... either
+  one per role or one per head (``heads[h].query``), head h owning features
+  ``h*d_head:(h+1)*d_head``;
+* one fused ``nn.Linear(C, 3·width)`` (``c_attn``, ``qkv``...): row blocks Q, K, V in the
+  order the module's own forward uses them (found by :mod:`~attnlab.audit.context`);
+* an ``nn.MultiheadAttention`` (``in_proj_weight``, ``out_proj``);
+* bare ``nn.Parameter`` matrices with those names (``Wq``, ``W_query``...), used as ``x @ W``
+  (``[C, width]``) or, when stored ``[width, C]``, as ``nn.Linear`` stores its weight; with
+  other names, their roles are read from what the forward computes (:func:`param_candidates`);
+* for a multi-head module, an output projection ``nn.Linear(C, C)`` (``output_projection``,
+  ``out_proj``, ``c_proj``, ``proj``, ``W_O``...).
+
+Weights are exchanged in the lesson's formula convention ``[C, width]`` (``q = x @ w_q``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import cast
+
+import torch
+from torch import nn
+
+from attnlab.audit.names import FUSED, OUT, ROLES, role_of
+
+Weights = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]
+
+
+@dataclass
+class Layout:
+    """Where a module keeps W_Q, W_K, W_V (and W_O): a description, a reader and a writer."""
+
+    description: str
+    read: Callable[[], Weights]
+    write: Callable[[Weights], None]
+    has_bias: bool = False
+    names: tuple[str, str, str, str | None] | None = None  # set for layouts found by matching
+    order: tuple[int, ...] | None = None  # set for a fused layer: the row block of q, k, v
+    roles: tuple[str, ...] | None = None  # set for layers named by role: the q, k, v names
+    spec: dict[str, tuple[str, bool]] | None = None  # set for bare matrices read by matching
+
+
+def _leaf(name: str) -> str:
+    return name.rsplit(".", 1)[-1].lower()
+
+
+def _natural(name: str) -> list[object]:
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
+
+
+def _linears(module: nn.Module) -> list[tuple[str, nn.Linear]]:
+    return [(n, m) for n, m in module.named_modules() if isinstance(m, nn.Linear)]
+
+
+def _zero_bias(layers: list[nn.Linear]) -> None:
+    for layer in layers:
+        if layer.bias is not None:
+            layer.bias.zero_()
+
+
+def _role_layout(linears: list[tuple[str, nn.Linear]], C: int, width: int) -> Layout | None:
+    groups = {
+        r: sorted(
+            (n for n, m in linears if role_of(_leaf(n)) == r and m.in_features == C), key=_natural
+        )
+        for r in ROLES
+    }
+    by_name = dict(linears)
+    counts = {len(g) for g in groups.values()}
+    if len(counts) != 1 or 0 in counts:
+        return None
+    layers = {r: [by_name[n] for n in g] for r, g in groups.items()}
+    if any(sum(m.out_features for m in ls) != width for ls in layers.values()):
+        return None
+    every = [m for ls in layers.values() for m in ls]
+
+    def read() -> Weights:
+        q, k, v = (torch.cat([m.weight.T for m in layers[r]], dim=1) for r in "qkv")
+        return q, k, v, None
+
+    def write(w: Weights) -> None:
+        for role, full in zip("qkv", w[:3], strict=True):
+            start = 0
+            for m in layers[role]:
+                m.weight.copy_(full[:, start : start + m.out_features].T)
+                start += m.out_features
+        _zero_bias(every)
+
+    names = "/".join(groups[r][0] for r in "qkv")
+    more = f" (×{len(groups['q'])} heads)" if len(groups["q"]) > 1 else ""
+    layout = Layout(f"{names}{more}", read, write, any(m.bias is not None for m in every))
+    layout.roles = tuple(groups[r][0] for r in "qkv")
+    return layout
+
+
+def _fused_layout(
+    linears: list[tuple[str, nn.Linear]], C: int, width: int, order: tuple[int, ...]
+) -> Layout | None:
+    """One fused ``nn.Linear(C, 3·width)``; ``order[r]`` is the block of rows role r (q, k, v)
+    takes: ``(1, 0, 2)`` reads ``k, q, v = c_attn(x).split(C, 2)``."""
+    found = [(n, m) for n, m in linears if m.in_features == C and m.out_features == 3 * width]
+    named = [(n, m) for n, m in found if _leaf(n) in FUSED]
+    if len(named or found) != 1:
+        return None
+    name, layer = (named or found)[0]
+
+    def read() -> Weights:
+        blocks = layer.weight.split(width, dim=0)  # each [width, C]
+        return blocks[order[0]].T, blocks[order[1]].T, blocks[order[2]].T, None
+
+    def write(w: Weights) -> None:
+        qkv = w[:3]
+        blocks = [qkv[order.index(b)].T for b in range(3)]
+        layer.weight.copy_(torch.cat(blocks, dim=0))  # [3·width, C]
+        _zero_bias([layer])
+
+    rows = ", ".join("qkv"[order.index(b)] for b in range(3))
+    layout = Layout(
+        f"{name} (fused; your {name} rows are {rows})", read, write, layer.bias is not None
+    )
+    layout.order = order
+    return layout
+
+
+def _mha_layout(module: nn.Module, C: int) -> Layout | None:
+    found = [(n, m) for n, m in module.named_modules() if isinstance(m, nn.MultiheadAttention)]
+    if len(found) != 1 or not found[0][1]._qkv_same_embed_dim or found[0][1].embed_dim != C:
+        return None
+    name, mha = found[0]
+
+    def read() -> Weights:
+        q, k, v = mha.in_proj_weight.split(C, dim=0)
+        return q.T, k.T, v.T, mha.out_proj.weight.T
+
+    def write(w: Weights) -> None:
+        mha.in_proj_weight.copy_(torch.cat([t.T for t in w[:3]], dim=0))
+        if w[3] is not None:
+            mha.out_proj.weight.copy_(w[3].T)
+        if mha.in_proj_bias is not None:
+            mha.in_proj_bias.zero_()
+        _zero_bias([mha.out_proj])
+
+    return Layout(
+        f"{name or 'self'} (nn.MultiheadAttention)", read, write, mha.in_proj_bias is not None
+    )
+
+
+#: Bare matrices read as roles: role ("q", "k", "v", "o") → (parameter name, stored [width, C]).
+ParamSpec = dict[str, tuple[str, bool]]
+
+
+def _param_layout(module: nn.Module, C: int, width: int, kind: str) -> Layout | None:
+    params = {n: p for n, p in module.named_parameters() if p.dim() == 2}
+    found: ParamSpec = {}
+    for role, names in (*ROLES.items(), ("o", OUT)):
+        hits = [n for n in params if _leaf(n) in names]
+        if len(hits) == 1 and params[hits[0]].shape in ((C, width), (width, C)):
+            found[role] = (hits[0], params[hits[0]].shape != (C, width))
+    if not all(r in found for r in "qkv"):
+        return None
+    if kind != "multihead":
+        found.pop("o", None)
+    layout = by_params(module, found)
+    layout.spec = None
+    layout.roles = tuple(found[r][0] for r in "qkv")
+    return layout
+
+
+def by_params(module: nn.Module, found: ParamSpec) -> Layout:
+    """The layout that reads bare matrices as the roles in ``found``, used as ``x @ W``."""
+    params = dict(module.named_parameters())
+    roles = "qkvo" if "o" in found else "qkv"
+
+    def get(role: str) -> torch.Tensor:
+        name, transposed = found[role]
+        return params[name].T if transposed else params[name]
+
+    def read() -> Weights:
+        return get("q"), get("k"), get("v"), get("o") if "o" in roles else None
+
+    def write(w: Weights) -> None:
+        for role, full in zip(roles, w, strict=False):
+            if full is not None:
+                name, transposed = found[role]
+                params[name].copy_(full.T if transposed else full)
+
+    described = "/".join(found[r][0] for r in roles)
+    layout = Layout(f"{described} (nn.Parameter, x @ W)", read, write)
+    layout.spec = found
+    return layout
+
+
+def param_candidates(module: nn.Module, kind: str, C: int, width: int) -> list[ParamSpec]:
+    """Ways to read unknown-named bare matrices as (query, key, value, W_O), at most 48."""
+    linear = {id(p) for m in module.modules() if isinstance(m, nn.Linear) for p in m.parameters()}
+    params = {n: p for n, p in module.named_parameters() if p.dim() == 2 and id(p) not in linear}
+    ways = [(n, t) for n, p in params.items() for t in (False, True)
+            if p.shape == ((width, C) if t else (C, width))]  # fmt: skip
+    squares = [(n, t) for n, p in params.items() for t in (False, True) if p.shape == (C, C)]
+    found: list[ParamSpec] = []
+    for q, k, v in itertools.permutations(ways, 3):
+        if len({q[0], k[0], v[0]}) < 3:
+            continue
+        rest = [o for o in squares if o[0] not in (q[0], k[0], v[0])] if kind == "multihead" else []
+        outs: list[tuple[str, bool] | None] = [*rest] or [None]
+        found.extend({"q": q, "k": k, "v": v, **({"o": o} if o else {})} for o in outs)
+    return found[:48]
+
+
+def _with_output(
+    base: Layout, linears: list[tuple[str, nn.Linear]], C: int, used: set[str]
+) -> Layout:
+    square = [(n, m) for n, m in linears if m.in_features == C == m.out_features and n not in used]
+    named = [(n, m) for n, m in square if _leaf(n) in OUT]
+    pick = named or square
+    if len(pick) != 1:
+        return base
+    name, layer = pick[0]
+
+    def read() -> Weights:
+        q, k, v, _ = base.read()
+        return q, k, v, layer.weight.T
+
+    def write(w: Weights) -> None:
+        base.write(w)
+        if w[3] is not None:
+            layer.weight.copy_(w[3].T)
+        _zero_bias([layer])
+
+    desc = f"{base.description}, W_O = {name}"
+    return Layout(desc, read, write, base.has_bias or layer.bias is not None, order=base.order)
+
+
+#: The row orders a fused q/k/v layer may use, the lesson's first.
+ORDERS = tuple(itertools.permutations(range(3)))
+
+
+def find_layout(
+    module: nn.Module, kind: str, C: int, width: int, order: tuple[int, ...] = (0, 1, 2)
+) -> Layout | None:
+    """The projections of ``module`` (``width`` = d_head for a head, C for a multi-head;
+    ``order``: the q, k, v row blocks of a fused layer)."""
+    if kind == "multihead":
+        mha = _mha_layout(module, C)
+        if mha is not None:
+            return mha
+    linears = _linears(module)
+    base = _role_layout(linears, C, width) or _fused_layout(linears, C, width, order)
+    if base is None:
+        return _param_layout(module, C, width, kind)
+    if kind == "head":
+        return base
+    used = {
+        n
+        for n, m in linears
+        if role_of(_leaf(n)) is not None or _leaf(n) in FUSED or m.out_features == 3 * width
+    }
+    return _with_output(base, linears, C, used)
+
+
+def candidates(
+    module: nn.Module, kind: str, C: int, width: int
+) -> list[tuple[str, str, str, str | None]]:
+    """Ways to read unknown-named ``nn.Linear`` layers as (query, key, value, W_O), in order."""
+    linears = [(n, m) for n, m in _linears(module) if m.in_features == C]
+    pool = [n for n, m in linears if m.out_features == width]
+    squares = [n for n, m in linears if m.out_features == C] if kind == "multihead" else []
+    found: list[tuple[str, str, str, str | None]] = []
+    for q, k, v in itertools.permutations(pool, 3):
+        rest: list[str | None] = [o for o in squares if o not in (q, k, v)]
+        found.extend((q, k, v, o) for o in (rest or [None]))
+    return found[:24]
+
+
+def by_names(module: nn.Module, names: tuple[str, str, str, str | None]) -> Layout:
+    """The layout that reads layers ``names`` = (query, key, value, W_O or None)."""
+    mods = dict(module.named_modules())
+    q, k, v = (cast(nn.Linear, mods[n]) for n in names[:3])
+    o = cast(nn.Linear, mods[names[3]]) if names[3] is not None else None
+    every = [q, k, v] + ([o] if o is not None else [])
+
+    def read() -> Weights:
+        return q.weight.T, k.weight.T, v.weight.T, None if o is None else o.weight.T
+
+    def write(w: Weights) -> None:
+        for layer, full in zip(every, w, strict=False):
+            if full is not None:
+                layer.weight.copy_(full.T)
+        _zero_bias(every)
+
+    described = "/".join(n for n in names if n is not None)
+    return Layout(f"{described} (roles found by matching)", read, write, False, names)
+
+
+def interleaved(C: int, heads: int) -> list[int]:
+    """Feature order of heads that own interleaved features (``view(B, T, d, H)``): head h,
+    dimension i is feature ``i·H + h``; listed in the lesson's order (head by head)."""
+    return [i * heads + h for h in range(heads) for i in range(C // heads)]
+
+
+def regroup(layout: Layout, perm: list[int]) -> Layout:
+    """``layout`` read with head h, dimension i at feature ``perm[h·d + i]`` (the columns of
+    W_Q, W_K, W_V and the rows of W_O)."""
+    idx = torch.tensor(perm)
+    inv = torch.argsort(idx)
+
+    def read() -> Weights:
+        q, k, v, o = layout.read()
+        return q[:, idx], k[:, idx], v[:, idx], None if o is None else o[idx, :]
+
+    def write(w: Weights) -> None:
+        q, k, v, o = w
+        layout.write((q[:, inv], k[:, inv], v[:, inv], None if o is None else o[inv, :]))
+
+    described = f"{layout.description}; its heads own interleaved features"
+    again = Layout(
+        described, read, write, layout.has_bias, layout.names, layout.order, layout.roles
+    )
+    again.spec = layout.spec
+    return again
+
+
+def load(layout: Layout, w: Weights) -> None:
+    """Copy formula-convention weights into the module (float32), biases set to 0."""
+    with torch.no_grad():
+        q, k, v, o = w
+        layout.write((q.float(), k.float(), v.float(), None if o is None else o.float()))
+
+
+def read(layout: Layout) -> Weights:
+    """The module's own weights in formula convention, float64."""
+    with torch.no_grad():
+        q, k, v, o = layout.read()
+        return q.double(), k.double(), v.double(), None if o is None else o.double()

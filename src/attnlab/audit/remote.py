@@ -1,0 +1,193 @@
+"""The judge's view of the learner's module: a local mirror whose forward runs over the pipe.
+
+The judging process never imports the learner's file. :func:`load_target` and :func:`build` ask
+the learner's process (:mod:`~attnlab.audit.learner`) to import and build; ``build``
+returns a *mirror*: an ``nn.Module`` tree with the learner's layer names, ``nn.Linear`` and
+``nn.MultiheadAttention`` layers where the learner has them, and a copy of every parameter.
+The probe reads, zeroes and loads weights on the mirror as on a local module;
+:func:`forward` sends the mirror's parameters and an input, and the learner's process returns
+the output and the calls it made. References, reproductions and verdicts are computed here,
+from the judge's own torch and math.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from attnlab.audit import wire
+from attnlab.audit.loader import HEAD_COUNTS, LearnerError
+from attnlab.audit.observe import Run
+from attnlab.audit.record import Call, Recorder
+
+
+class LearnerGone(Exception):
+    """The learner's process died, or answered with something that is not a reply."""
+
+
+class LearnerTooSlow(Exception):
+    """The learner's code used up its time: the judge's waits for its replies add up to it."""
+
+
+class Learner:
+    """The pipe to the learner's process, and the side effects it reported."""
+
+    def __init__(self, requests: int, replies: int, budget: float | None = None) -> None:
+        self.requests, self.replies = requests, replies
+        #: Seconds left for the learner's code: only the time spent waiting for it counts.
+        self.budget = budget
+        self.effects: list[str] = []
+
+    def exchange(self, request: dict[str, Any]) -> Any:
+        """Send ``request`` and read the reply, whatever it is.
+
+        Raises:
+            LearnerTooSlow: the reply took longer than the time left.
+        """
+        start = time.monotonic()
+        deadline = None if self.budget is None else start + self.budget
+        try:
+            wire.send(self.requests, request)
+            return wire.receive(self.replies, deadline=deadline)
+        except wire.TooSlow:
+            raise LearnerTooSlow() from None
+        except (OSError, wire.WireError) as exc:
+            raise LearnerGone(str(exc)) from None
+        finally:
+            if self.budget is not None:
+                self.budget -= time.monotonic() - start
+
+    def ask(self, op: str, **args: Any) -> dict[str, Any]:
+        """Send one request; the reply, or ``LearnerError`` for the learner's own failure.
+
+        Raises:
+            LearnerGone: the process died (memory, a crash, ``os._exit``) or sent garbage.
+        """
+        reply = self.exchange({"op": op, **args})
+        if not isinstance(reply, dict) or not isinstance(reply.get("effects", []), list):
+            raise LearnerGone("a reply that is not a dict")
+        self.effects = [str(e) for e in reply.get("effects", [])]
+        error = reply.get("error")
+        if isinstance(error, dict):
+            raise LearnerError(
+                str(error.get("zh", "")), str(error.get("en", "")), str(error.get("where", ""))
+            )
+        return reply
+
+
+class InProcess(Learner):
+    """A learner whose server runs in this process, with no isolation: the zoo tests audit
+    many trusted files quickly this way, through the same mirror and the same judging."""
+
+    def __init__(self) -> None:
+        from attnlab.audit.learner import Server
+
+        super().__init__(-1, -1)
+        self.server = Server()
+
+    def exchange(self, request: dict[str, Any]) -> Any:
+        return self.server.answer(dict(request))
+
+
+class RemoteTarget:
+    """The learner's class or function, as the judge knows it: name and parameter names."""
+
+    def __init__(self, learner: Learner, name: str, params: list[str] | None) -> None:
+        self.learner, self.__name__, self.params = learner, name, params
+
+
+def load_target(learner: Learner, path: Path, name: str) -> RemoteTarget:
+    """Have the learner's process import ``path`` and find ``name`` in it."""
+    reply = learner.ask("import", path=str(path), name=name)
+    params = reply.get("params")
+    valid = params is None or (isinstance(params, list) and all(isinstance(p, str) for p in params))
+    return RemoteTarget(learner, str(reply.get("name", name)), params if valid else None)
+
+
+def local_target(factory: Any, path: Path) -> RemoteTarget:
+    """A trusted class or function of this process (attnlab's own modules, in tests) as a
+    target, audited through the same mirror and judging as a learner's file."""
+    learner = InProcess()
+    learner.server.target, learner.server.path = factory, path
+    found = learner.server.describe("factory")
+    return RemoteTarget(learner, found["name"], found["params"])
+
+
+def guess_kind(target: RemoteTarget) -> str:
+    """ "multihead" when the second constructor argument is a head count, else "head"."""
+    params = target.params or []
+    second = params[1].lower() if len(params) > 1 else ""
+    return "multihead" if second in HEAD_COUNTS else "head"
+
+
+def _node(entry: dict[str, Any]) -> nn.Module:
+    config = entry["config"]
+    if entry["kind"] == "linear":
+        return nn.Linear(int(config["in"]), int(config["out"]), bias=bool(config["bias"]))
+    if entry["kind"] == "mha":
+        return nn.MultiheadAttention(**config)
+    return nn.Module()
+
+
+def mirror(skeleton: list[dict[str, Any]]) -> nn.Module:
+    """A local module tree with the skeleton's names, layer kinds and parameter values."""
+    nodes: dict[str, nn.Module] = {}
+    for entry in skeleton:
+        name = str(entry["name"])
+        parent_name, _, leaf = name.rpartition(".")
+        parent = nodes.get(parent_name) if name else None
+        node = parent._modules.get(leaf) if parent is not None else None
+        if node is None:
+            node = _node(entry)
+            if parent is not None:
+                parent.add_module(leaf, node)
+        for pname, value in entry["params"].items():
+            node.register_parameter(pname, nn.Parameter(value.clone(), requires_grad=False))
+        nodes[name] = node
+    if "" not in nodes:
+        raise LearnerGone("a skeleton without its root module")
+    return nodes[""].float().eval()
+
+
+def build(
+    target: RemoteTarget,
+    kind: str,
+    sizes: tuple[int, int, int],
+    path: Path,
+    seed: int | None = None,
+) -> nn.Module:
+    """``target(*sizes)`` built in the learner's process (``torch.manual_seed(seed)`` first when
+    given), returned as a mirror that :func:`forward` runs there."""
+    reply = target.learner.ask("build", kind=kind, sizes=list(sizes), seed=seed)
+    try:
+        module = mirror(reply["skeleton"])
+    except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as exc:
+        raise LearnerGone(f"a malformed skeleton: {exc}") from None
+    module._attnlab_remote = (target.learner, int(reply["handle"]))  # type: ignore[assignment]
+    return module
+
+
+def forward(module: nn.Module, x: torch.Tensor, path: Path) -> Run:
+    """Run the learner's module on ``x`` with the mirror's parameters: its output and calls."""
+    learner, handle = module._attnlab_remote  # type: ignore[misc]
+    params = dict(module.named_parameters(remove_duplicate=False))
+    state = {n: p.detach() for n, p in params.items()}
+    reply = learner.ask("forward", handle=handle, state=state, x=x)
+    try:
+        out = reply["out"]
+        calls = [Call(str(k), tuple(a), dict(kw), o) for k, a, kw, o in reply["calls"]]
+        changed = dict(reply.get("state", {}))
+        if not isinstance(out, torch.Tensor):
+            raise TypeError("the output is not a tensor")
+        with torch.no_grad():  # the module changed its own parameters: the mirror follows
+            for name, value in changed.items():
+                params[name].copy_(value)
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        raise LearnerGone(f"a malformed forward reply: {exc}") from None
+    rec = Recorder()
+    rec.calls = calls
+    return Run(x, out.double(), rec)

@@ -1,0 +1,84 @@
+"""Render an audit result (the dict from :func:`attnlab.audit.run_audit`) as text.
+
+Each item of the result carries its checklist name and its mistakes' titles (the runner adds
+them from :mod:`attnlab.mistakes.catalogue`), so this module, which runs in the ``attnlab audit``
+process, imports neither the catalogue nor torch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attnlab.text.fmt import width
+from attnlab.text.i18n import pick
+
+_STATUS = {
+    "zh": {"PASS": "通过", "FAIL": "未通过", "NOT CHECKED": "未检查"},
+    "en": {"PASS": "PASS", "FAIL": "FAIL", "NOT CHECKED": "NOT CHECKED"},
+}
+
+
+def _pad(text: str, cols: int) -> str:
+    """Left-justify ``text`` to ``cols`` terminal columns, at least one space after it."""
+    return text + " " * max(cols - width(text), 1)
+
+
+def _mistake_line(item: dict[str, Any], lang: str) -> str:
+    named = zip(item["mistakes"], item["mistake_titles"], strict=True)
+    titles = "; ".join(pick(lang, f"{n}（{t[lang]}）", f"{n} ({t[lang]})") for n, t in named)
+    section = item["section"]
+    reread = pick(lang, f"重读第 {section} 节", f"reread section {section}") if section else ""
+    return pick(lang, f"复现它的错误：{titles}；{reread}", f"reproduced by: {titles}; {reread}")
+
+
+def render(result: dict[str, Any], lang: str) -> str:
+    """The report: header, the ten items in order (evidence, mistake, section), summary, and
+    notes (processes the learner's code left running, output that was dropped)."""
+    head = f"attnlab audit {result.get('target', '')}"
+    label = pick(lang, "注意：", "note: ")
+    notes = "".join(f"{label}{n[lang]}\n" for n in result.get("notes", []))
+    if result["status"] != "ok":
+        err = result["error"][lang]
+        why = pick(lang, "无法审计", "cannot audit")
+        return f"{head}\n{why}: {err}\n{notes}"
+    kind = result.get("kind", "")
+    layout = result.get("layout") or pick(
+        lang, "未找到（只做黑盒检查）", "not found (black-box checks only)"
+    )
+    lines = [
+        head,
+        pick(lang, f"类型：{kind}；投影：{layout}", f"kind: {kind}; projections: {layout}"),
+        "",
+    ]
+    counts = {"PASS": 0, "FAIL": 0, "NOT CHECKED": 0}
+    for it in result["items"]:
+        counts[it["status"]] += 1
+        name, status = it["name"][lang], _STATUS[lang][it["status"]]
+        lines.append(f"{it['item']:>2}. {_pad(name, 26)}{_pad(status, 12)}{it['evidence'][lang]}")
+        if it["status"] == "FAIL" and it["mistakes"]:
+            lines.append(" " * 4 + "→ " + _mistake_line(it, lang))
+        elif it["status"] == "FAIL" and it["section"]:
+            lines.append(
+                " " * 4
+                + "→ "
+                + pick(lang, f"重读第 {it['section']} 节", f"reread section {it['section']}")
+            )
+    whole = result.get("overall")
+    if whole:
+        name = pick(lang, "输出 = 参考", "output = reference")
+        status = _STATUS[lang][whole["status"]]
+        lines.append(f"{'':>3} {_pad(name, 26)}{_pad(status, 12)}{whole['evidence'][lang]}")
+        if whole["status"] == "FAIL":
+            counts["FAIL"] += 1
+    secs = result.get("seconds", 0.0)
+    lines += [
+        "",
+        pick(
+            lang,
+            f"结果：{counts['FAIL']} 项未通过，{counts['PASS']} 项通过，"
+            f"{counts['NOT CHECKED']} 项未检查（{secs:.1f} 秒）",
+            f"result: {counts['FAIL']} FAIL, {counts['PASS']} PASS, "
+            f"{counts['NOT CHECKED']} NOT CHECKED ({secs:.1f} s)",
+        ),
+    ]
+    return "\n".join(lines) + "\n" + notes

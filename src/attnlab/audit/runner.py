@@ -1,0 +1,203 @@
+"""The judging side of ``attnlab audit``: references and verdicts, never the learner's file.
+
+``python -m attnlab.audit.runner REQUEST_JSON REQUESTS_FD REPLIES_FD READY_FD``.
+
+Started by :mod:`~attnlab.audit.keeper` next to the learner's process
+(:mod:`~attnlab.audit.learner`), which imports the learner's file and answers this
+process's requests over two pipes. Everything the verdict rests on (the lesson's weights, the
+random probe inputs, the reference stages, the catalogue's reproductions, the comparisons) is
+computed here, in a process the learner's code never ran in: a file that patches ``math.sqrt``,
+``F.softmax`` or the default dtype changes only its own process. The result, one JSON object,
+goes to stdout, which only the keeper reads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import re
+import signal
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from attnlab.audit.remote import Learner
+
+_TOKEN_ID_HINT = re.compile(r"indices|\bLong\b|embedding|one_hot")
+
+
+def _token_id_report(err: Any) -> list[dict[str, object]]:
+    from attnlab.audit.verdict import NOT_CHECKED
+
+    items: list[dict[str, object]] = [
+        {
+            "item": 1,
+            "status": "FAIL",
+            "mistakes": ["token_ids_as_x"],
+            "section": 1,
+            "evidence": {
+                "zh": f"输入浮点向量 X [2,2,4] 时{err.zh}：模块把输入当成了 Token ID",
+                "en": f"fed float vectors X [2,2,4]: {err.en}; the module treats its input "
+                "as token IDs",
+            },
+        }
+    ]
+    for n in range(2, 11):
+        items.append(
+            {
+                "item": n,
+                "status": NOT_CHECKED,
+                "mistakes": [],
+                "section": None,
+                "evidence": {
+                    "zh": "模块无法处理 [B,T,C] 向量，未检查",
+                    "en": "not checked: the module cannot run on [B, T, C] vectors",
+                },
+            }
+        )
+    return items
+
+
+def _wrong_kind(name: str, kind: str, seen: str) -> dict[str, object]:
+    """``--kind`` contradicts the output width: say so and name the kind to use instead."""
+    from attnlab.audit.context import KIND_SIZES, KIND_WIDTH
+
+    width = next(w for w, k in KIND_WIDTH.items() if k == seen)
+    call = f"{name}{KIND_SIZES}"
+    what = {
+        "head": ("单个 Head", "a single head (d_head)"),
+        "multihead": ("多头", "a multi-head (C)"),
+    }
+    return {
+        "status": "error",
+        "kind": kind,
+        "where": "kind",
+        "error": {
+            "zh": f"--kind {kind} 与模块不符：{call} 对形状 [3, 5, 12] 的 x 输出宽度 {width}，"
+            f"这是{what[seen][0]}的输出；请用 --kind {seen}（或不写 --kind）",
+            "en": f"--kind {kind} does not fit the module: {call} returns width {width} for x "
+            f"of shape [3, 5, 12], as {what[seen][1]} does; audit it with --kind {seen} "
+            "(or leave --kind out)",
+        },
+    }
+
+
+def audit(path: Path, name: str, kind: str, learner: Learner | None = None) -> dict[str, object]:
+    """Audit ``path:name`` through ``learner`` (by default one in this process, for trusted
+    files: the zoo tests); learner failures become ``{"status": "error", ...}``.
+
+    Raises:
+        LearnerGone: the learner's process died or answered with something else than a reply.
+    """
+    from attnlab.audit.context import build_audit, seen_kind
+    from attnlab.audit.judge import judge
+    from attnlab.audit.loader import LearnerError
+    from attnlab.audit.overall import overall
+    from attnlab.audit.remote import InProcess, guess_kind, load_target
+
+    try:
+        target = load_target(learner or InProcess(), path, name)
+        seen = seen_kind(target, path)
+        if kind != "auto" and seen is not None and seen != kind:
+            return _wrong_kind(name, kind, seen)
+        kind = kind if kind != "auto" else seen or guess_kind(target)
+        try:
+            a = build_audit(target, kind, path)
+        except LearnerError as err:
+            if err.where == "call" and _TOKEN_ID_HINT.search(err.en):
+                return {
+                    "status": "ok",
+                    "kind": kind,
+                    "layout": None,
+                    "items": _token_id_report(err),
+                    "overall": {
+                        "status": "NOT CHECKED",
+                        "finding": "no_output",
+                        "evidence": {
+                            "zh": "模块无法处理 [B,T,C] 向量，没有输出可比较（见第 1 项）",
+                            "en": "the module cannot run on [B, T, C] vectors: no output "
+                            "to compare (see item 1)",
+                        },
+                        "mistakes": [],
+                    },
+                }
+            raise
+        layouts = [s.layout.description for s in a.sides if s.layout is not None]
+        items = judge(a)
+        return {
+            "status": "ok",
+            "kind": kind,
+            "layout": layouts[-1] if layouts else None,
+            "reproduced_by": a.reproduced_by,
+            "items": items,
+            "overall": overall(a, items),
+        }
+    except LearnerError as err:
+        return {
+            "status": "error",
+            "kind": kind,
+            "where": err.where,
+            "error": {"zh": err.zh, "en": err.en},
+        }
+
+
+def with_names(result: dict[str, object]) -> dict[str, object]:
+    """Add to each item its checklist name and its mistakes' titles (``{"zh", "en"}`` each), so
+    the parent renders the report without importing the catalogue, and torch with it."""
+    from attnlab.mistakes.catalogue import CHECKLIST, get
+
+    for item in cast(list[dict[str, Any]], result.get("items", [])):
+        item["name"] = {lang: CHECKLIST[lang][item["item"]] for lang in CHECKLIST}
+        item["mistake_titles"] = [get(name).title for name in item["mistakes"]]
+    return result
+
+
+def _die_with_parent() -> None:
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
+def main(argv: list[str]) -> int:
+    request = json.loads(argv[1])
+    learner_fds = int(argv[2]), int(argv[3])
+    _die_with_parent()
+    start = time.perf_counter()
+    import torch
+
+    torch.set_num_threads(1)  # tiny tensors: thread wake-ups would cost more than the maths
+    import attnlab.audit.context
+    import attnlab.audit.judge  # noqa: F401
+    from attnlab.audit.keeper import READY
+    from attnlab.audit.outcome import too_slow
+    from attnlab.audit.remote import Learner, LearnerGone, LearnerTooSlow
+
+    os.write(int(argv[4]), READY + b"\n")
+    os.close(int(argv[4]))
+    learner = Learner(*learner_fds, budget=float(request["timeout"]))
+    try:
+        result = with_names(audit(Path(request["path"]), request["name"], request["kind"], learner))
+    except LearnerGone as gone:  # the keeper knows how it died and says so
+        result = {"status": "gone", "why": str(gone)}
+    except LearnerTooSlow:
+        result = too_slow(float(request["timeout"]))
+    except BaseException as exc:  # the auditor's own failure still gives a clean report
+        last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        result = {
+            "status": "error",
+            "where": "audit",
+            "error": {"zh": f"审计器内部错误：{last}", "en": f"the auditor failed: {last}"},
+        }
+    result["effects"] = learner.effects
+    result["child_seconds"] = round(time.perf_counter() - start, 3)
+    sys.stdout.buffer.write(json.dumps(result, ensure_ascii=False).encode("utf-8"))
+    sys.stdout.buffer.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

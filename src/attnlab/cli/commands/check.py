@@ -1,0 +1,150 @@
+"""``attnlab check``: grade hand-computed numbers and name the mistake behind a wrong answer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from attnlab.cli._common import LangOption, fail, lang_of
+from attnlab.text.fmt import typed, vec
+from attnlab.text.i18n import error_message, pick
+
+if TYPE_CHECKING:
+    from attnlab.grading.grade import Address, Verdict
+    from attnlab.grading.handcheck import Answer
+
+ORDER = 45
+
+
+def _where(at: Address | None, lang: str, multihead: bool) -> str:
+    """``weights (prompt A, head 2, row 1)``: prompts by letter, heads from 1, rows from 0."""
+    if at is None:
+        return "?"
+    head = pick(lang, f"，第 {at.head} 头", f", head {at.head}") if multihead else ""
+    row = pick(lang, f"，第 {at.row} 行", f", row {at.row}") if at.row is not None else ""
+    name = at.to_json()["prompt"]
+    return pick(
+        lang, f"{at.stage}（Prompt {name}{head}{row}）", f"{at.stage} (prompt {name}{head}{row})"
+    )
+
+
+def render(v: Verdict, lang: str, multihead: bool = False) -> str:
+    """One answer's verdict: ✓/✗, what was expected, the grader's reason and the matching
+    mistakes."""
+    from attnlab.grading.reasons import explain
+    from attnlab.grading.slips import TEXTS
+
+    where = _where(v.at, lang, multihead)
+    tol = "±" + "/".join(dict.fromkeys(f"{t:.2g}" for t in v.tolerance))
+    entered, expected = vec(v.given, 4, typed), vec(v.expected, 4, typed)
+    if v.correct or v.kind == "coarse":
+        mark = "✓" if v.correct else "✗"
+        head = pick(lang, f"{mark} {where}：{entered}", f"{mark} {where}: {entered}")
+        if v.correct:
+            head += pick(lang, f" 正确（{tol}）", f" is right ({tol})")
+        why = explain(v, lang)
+        return head + (f"\n  {why}" if why else "")
+    lines = [
+        pick(
+            lang,
+            f"✗ {where}：你填的是 {entered}，正确是 {expected}（{tol}）",
+            f"✗ {where}: you entered {entered}, the right numbers are {expected} ({tol})",
+        )
+    ]
+    for m in v.mistakes:
+        lines.append(
+            pick(
+                lang,
+                f"  {m.explain[lang]}（{m.name}）。从 {m.redo} 重算，重读第 {m.section} 节。",
+                f"  {m.explain[lang]} ({m.name}). Redo from {m.redo}; reread section {m.section}.",
+            )
+        )
+    lines += [f"  {TEXTS[s][lang]}" for s in v.slips]
+    if not v.mistakes and not v.slips:
+        lines.append(
+            pick(
+                lang,
+                "  目录中没有错误能复现这些数；请从头逐步重算这一阶段。",
+                "  No catalogued mistake gives these numbers; recompute this stage step by step.",
+            )
+        )
+    return "\n".join(lines)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``check`` command to ``app``."""
+
+    @app.command(
+        "check",
+        help="Check numbers you computed by hand for a stage of the lesson example (or of "
+        "--input FILE). Give --stage/--prompt/--row/--values, or an answer file (TOML "
+        "\\[\\[answer]] tables, or JSON) with several stages. Exit 0 all right, 1 any wrong.",
+    )
+    def check(
+        ctx: typer.Context,
+        answers: Annotated[
+            Path | None, typer.Argument(help="Answer file (.toml or .json) with several stages")
+        ] = None,
+        stage: Annotated[
+            str | None,
+            typer.Option(
+                help="x, q, k, v, raw_scores, scaled_scores, "
+                "masked_scores, weights, output or logits"
+            ),
+        ] = None,
+        prompt: Annotated[str, typer.Option(help="A or B (a letter or index with --input)")] = "A",
+        row: Annotated[int | None, typer.Option(help="Query row / token position")] = None,
+        head: Annotated[
+            int,
+            typer.Option(
+                min=1, help="Head number (1 = first, as trace shows it), multi-head --input"
+            ),
+        ] = 1,
+        values: Annotated[str | None, typer.Option(help='Your numbers, e.g. "0.6 0.4"')] = None,
+        input_file: Annotated[
+            Path | None, typer.Option("--input", help="Your own numbers (JSON/TOML)")
+        ] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Print the verdicts as JSON")] = False,
+        lang: LangOption = None,
+    ) -> None:
+        from attnlab.grading import handcheck
+        from attnlab.text.errors import InputError
+
+        chosen = lang_of(ctx, lang)
+        try:
+            todo = _answers(answers, stage, prompt, row, head, values)
+            inp = handcheck.lab_input(input_file)
+            verdicts = [handcheck.check_answer(a, inp) for a in todo]
+        except InputError as exc:
+            fail(error_message(exc, chosen))
+        if as_json:
+            typer.echo(json.dumps([v.to_json() for v in verdicts], ensure_ascii=False, indent=2))
+        else:
+            multihead = not inp.is_single_head
+            typer.echo("\n".join(render(v, chosen, multihead) for v in verdicts))
+        raise typer.Exit(0 if all(v.correct for v in verdicts) else 1)
+
+
+def _answers(
+    answers: Path | None,
+    stage: str | None,
+    prompt: str,
+    row: int | None,
+    head: int,
+    values: str | None,
+) -> list[Answer]:
+    from attnlab.grading import handcheck
+    from attnlab.grading.answer_parse import parse_numbers
+    from attnlab.text.errors import input_error
+
+    if answers is not None:
+        if stage is not None or values is not None:
+            raise input_error("both_answers")
+        return handcheck.load_answers(answers)
+    if stage is None or values is None:
+        raise input_error("no_answer")
+    typed = tuple(parse_numbers(values, "--values", infinity=True))
+    return [handcheck.Answer(stage, prompt, typed, row, head, values)]

@@ -1,0 +1,38 @@
+"""``attnlab notebook``: write the lesson as a Jupyter notebook, ``week07-attention.ipynb``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from attnlab.cli._common import LangOption, fail, lang_of
+
+ORDER = 86
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``notebook`` to ``app``."""
+
+    @app.command("notebook")
+    def notebook_command(
+        ctx: typer.Context,
+        out: Annotated[
+            Path, typer.Option("--out", help="Directory to write into (created if missing)")
+        ] = Path("."),
+        lang: LangOption = None,
+    ) -> None:
+        """Write the whole lesson as a Jupyter notebook (text, tables, figures, runnable code and
+        graded exercises); open it with jupyter lab."""
+        from attnlab.notebook.build import write_notebook
+        from attnlab.text.errors import InputError
+        from attnlab.text.i18n import pick
+
+        chosen = lang_of(ctx, lang)
+        try:
+            path = write_notebook(chosen, out)
+        except InputError as exc:
+            fail(str(exc))
+        typer.echo(pick(chosen, f"已写入 {path}；打开：jupyter lab {path}",
+                        f"Wrote {path}; open it with: jupyter lab {path}"))  # fmt: skip

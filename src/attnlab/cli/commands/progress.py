@@ -1,0 +1,158 @@
+"""``attnlab progress``: the week's progress bar, what to review next, export/import/reset."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from attnlab.cli._common import LangOption, fail, lang_of
+from attnlab.cli._store import DataDirOption, ProfileOption, open_store
+from attnlab.text.i18n import error_message, pick
+
+if TYPE_CHECKING:
+    from attnlab.progress.store import ProgressStore
+    from attnlab.progress.summary import Summary
+
+ORDER = 80
+
+FileArgument = Annotated[str, typer.Argument(help="Path of the progress JSON file.")]
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``progress`` command group to ``app``."""
+    group = typer.Typer(
+        help="Your saved progress: summary, export, import, reset.", no_args_is_help=False
+    )
+    app.add_typer(group, name="progress")
+
+    @group.callback(invoke_without_command=True)
+    def progress_summary(
+        ctx: typer.Context,
+        data_dir: DataDirOption = None,
+        profile: ProfileOption = None,
+        lang: LangOption = None,
+    ) -> None:
+        """Print "Week progress: X of 20 sections (P%)" and what to review next."""
+        ctx.obj = {**(ctx.obj or {}), "data_dir": data_dir, "profile": profile}
+        if ctx.invoked_subcommand is not None:
+            return
+        chosen = lang_of(ctx, lang)
+        with open_store(data_dir, profile, chosen) as store:  # a read-only file is read too
+            typer.echo(summary_text(store.summary(), chosen))
+
+    @group.command("export")
+    def export_command(
+        ctx: typer.Context,
+        file: FileArgument,
+        data_dir: DataDirOption = None,
+        profile: ProfileOption = None,
+        lang: LangOption = None,
+    ) -> None:
+        """Write your progress to FILE (JSON), replacing a regular file all at once (never a
+        symbolic link or a device)."""
+        from attnlab.progress.access import own_files
+        from attnlab.progress.exchange_files import write_json_atomic
+        from attnlab.text.errors import InputError
+
+        chosen = lang_of(ctx, lang)
+        with _store(ctx, data_dir, profile, chosen) as store:
+            try:
+                write_json_atomic(file, store.export_dict(), keep=own_files(store.path))
+            except InputError as exc:
+                fail(error_message(exc, chosen))
+            except OSError as exc:
+                why = exc.strerror or exc
+                fail(pick(chosen, f"{file}：无法写入导出文件（{why}）",
+                          f"{file}: cannot write the export ({why})"))  # fmt: skip
+            name = store.profile
+        typer.echo(pick(chosen, f"已导出 {name} 的进度：{file}",
+                        f"Exported the progress of {name} to {file}"))  # fmt: skip
+
+    @group.command("import")
+    def import_command(
+        ctx: typer.Context,
+        file: FileArgument,
+        data_dir: DataDirOption = None,
+        profile: ProfileOption = None,
+        lang: LangOption = None,
+    ) -> None:
+        """Merge FILE into this profile (newer entries win); a bad file changes nothing."""
+        from attnlab.progress.exchange import validate_export
+        from attnlab.progress.exchange_files import read_export
+        from attnlab.text.errors import InputError
+
+        chosen = lang_of(ctx, lang)
+        try:  # the whole file is read and checked before the store is even opened
+            data = read_export(file)
+            validate_export(data)
+        except InputError as exc:
+            message = error_message(exc, chosen)
+            fail(message if message.startswith(str(file)) else f"{file}: {message}")
+        with _store(ctx, data_dir, profile, chosen) as store:
+            counts = store.import_dict(data)  # a read-only or busy store: one line, exit 2
+            typer.echo(pick(chosen,
+                            "已合并：完成 {completed} 条，自评 {assessments} 条，"
+                            "作答 {attempts} 条，笔记 {notes} 条",
+                            "Merged: {completed} completed, {assessments} self-assessments, "
+                            "{attempts} answers, {notes} notes").format(**counts))  # fmt: skip
+            typer.echo(summary_text(store.summary(), chosen))
+
+    @group.command("reset")
+    def reset_command(
+        ctx: typer.Context,
+        yes: Annotated[
+            bool, typer.Option("--yes", help="Really delete this profile's progress.")
+        ] = False,
+        data_dir: DataDirOption = None,
+        profile: ProfileOption = None,
+    ) -> None:
+        """Delete everything saved for this profile (asks for --yes)."""
+        chosen = lang_of(ctx)
+        if not yes:
+            fail(
+                pick(
+                    chosen,
+                    "reset 会删除这个档案的进度：需要 --yes，但没有给出",
+                    "reset deletes this profile's progress: expected --yes, found none",
+                )
+            )
+        with _store(ctx, data_dir, profile, chosen) as store:
+            store.reset()
+            typer.echo(pick(chosen, f"已清空 {store.profile} 的进度：{store.path}",
+                            f"reset: {store.profile}: {store.path}"))  # fmt: skip
+
+
+def _store(
+    ctx: typer.Context, data_dir: str | None, profile: str | None, lang: str
+) -> AbstractContextManager[ProgressStore]:
+    parent = ctx.obj or {}
+    return open_store(data_dir or parent.get("data_dir"), profile or parent.get("profile"), lang)
+
+
+def summary_text(summary: Summary, lang: str) -> str:
+    """The progress bar line, the sections to review, and where ``attnlab quiz`` resumes
+    (:meth:`~attnlab.progress.summary.Summary.next_section`, as the web's "continue")."""
+    from attnlab.cli.quiz_session import progress_line, section_label
+    from attnlab.content import knowledge
+
+    lines = [progress_line(summary, lang)]
+    if summary.attempts:
+        n, ok = summary.attempts, summary.correct
+        lines.append(
+            pick(lang, f"练习：作答 {n} 次，答对 {ok} 次", f"Exercises: {n} answers, {ok} right")
+        )
+    if summary.to_review:
+        marked = ", ".join(section_label(s, lang) for s in summary.to_review)
+        lines.append(pick(lang, f"标记为需要复习：{marked}", f"Marked review again: {marked}"))
+    nxt = summary.next_section()
+    if nxt is None:
+        lines.append(pick(lang, "全部 20 节都已完成。", "All 20 sections are done."))
+    else:
+        title = f"{section_label(nxt, lang)} · {knowledge.section(nxt, lang).title}"
+        lines.append(pick(lang, f"接下来：{title}", f"Next: {title}"))
+        lines.append(
+            pick(lang, "运行 attnlab quiz 从这里继续", "Run attnlab quiz to continue there")
+        )
+    return "\n".join(lines)

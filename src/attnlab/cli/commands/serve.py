@@ -1,0 +1,77 @@
+"""``attnlab serve``: the web lesson on a local port (FastAPI + uvicorn, loaded only here)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from attnlab.cli._common import LangOption, fail, lang_of
+from attnlab.cli._store import DataDirOption, ProfileOption
+
+ORDER = 80
+LOOPBACK = "127.0.0.1"
+DEFAULT_PORT = 8707
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``serve`` to ``app``."""
+
+    @app.command("serve")
+    def serve_command(
+        ctx: typer.Context,
+        host: Annotated[
+            str,
+            typer.Option(
+                "--host", help="Address to bind. Keep 127.0.0.1 unless you mean to share it."
+            ),
+        ] = LOOPBACK,
+        port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port.")] = DEFAULT_PORT,
+        open_browser: Annotated[
+            bool, typer.Option("--open", help="Open the lesson in your web browser.")
+        ] = False,
+        data_dir: DataDirOption = None,
+        profile: ProfileOption = None,
+        lang: LangOption = None,
+    ) -> None:
+        """Serve the web lesson: 20 sections with live numbers, the explorer, checks, progress."""
+        _serve(host, port, open_browser, data_dir, profile, lang_of(ctx, lang))
+
+
+def _serve(
+    host: str, port: int, open_browser: bool, data_dir: str | None, profile: str | None, lang: str
+) -> None:
+    import socket
+    import threading
+    import webbrowser
+
+    import uvicorn
+
+    from attnlab.progress.store import ProgressStore, StoreError, StoreReadOnly
+    from attnlab.web.app import build_shared, create_app
+    from attnlab.web.security import allowed_hosts
+
+    try:  # refuse a broken progress file now, with its path, rather than on the first page
+        with ProgressStore.open(data_dir, profile) as store:
+            store.check_writable()
+    except StoreReadOnly as exc:  # the pages still show it; saving answers is refused (409)
+        typer.echo(f"warning: {exc.text(lang)}")
+    except StoreError as exc:
+        fail(exc.text(lang))
+    except (ValueError, OSError) as exc:
+        fail(str(exc))
+    try:
+        with socket.create_server((host, port)) as probe:
+            port = probe.getsockname()[1]  # --port 0 picks a free one
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    app = create_app(data_dir, profile, lang=lang, hosts=allowed_hosts(host))
+    build_shared(app)  # before listening: the first requests find every section and figure
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else shown}:{port}/lesson"
+    typer.echo(f"attnlab web lesson: {url}  (Ctrl+C to stop)")
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        typer.echo(f"warning: listening on {host}: other machines on the network can reach it")
+    if open_browser:
+        threading.Timer(1.0, webbrowser.open, args=(url,)).start()
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

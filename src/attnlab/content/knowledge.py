@@ -1,0 +1,156 @@
+"""The knowledge checks of Week 7's 20 sections, and the glossary, in Chinese and English.
+
+The content is package data (``attnlab/data/sections.toml`` and ``glossary.toml``). Text may embed
+computed numbers as ``{{key|decimals}}`` and every graded exercise names its answer by a key; both
+are resolved by :mod:`attnlab.lesson.numbers` when the text is read, so no number is typed into the
+content. Section 0 is the page's "core goal" section; 1-19 follow the page.
+
+Example::
+
+    >>> s = section(9, "en")
+    >>> s.exercises[0].key
+    'weights[1,1,0]'
+    >>> exercise("9a", "en").key
+    'weights[1,1,0]'
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from attnlab.lesson import numbers
+from attnlab.text import fmt
+from attnlab.text.i18n import LANGS
+
+TEXT_FIELDS: tuple[str, ...] = ("title", "summary", "question", "answer", "mistake")
+_PLACEHOLDER = re.compile(r"\{\{([^}|]+)(?:\|(\d+))?\}\}")
+DEFAULT_DECIMALS = 3
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """An auto-graded exercise: its prompt, and the key of the value that answers it."""
+
+    id: str
+    section: int
+    prompt: str
+    key: str
+    decimals: int
+
+    @property
+    def expected(self) -> numbers.Value:
+        """The answer, computed now by the pipeline."""
+        return numbers.get(self.key)
+
+    @property
+    def expected_values(self) -> list[float]:
+        """The answer's numbers, flattened in reading order."""
+        return numbers.tensor(self.key).double().flatten().tolist()
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section's knowledge check in one language (numbers already filled in)."""
+
+    id: int
+    slug: str
+    title: str
+    summary: str
+    question: str
+    answer: str
+    mistake: str
+    exercises: tuple[Exercise, ...]
+
+
+@dataclass(frozen=True)
+class Term:
+    """A glossary entry: its name and definition in one language, and the section that
+    introduces it."""
+
+    id: str
+    section: int
+    name: str
+    definition: str
+
+
+@cache
+def _load(name: str) -> dict[str, Any]:
+    text = resources.files("attnlab").joinpath("data", name).read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+def render(text: str) -> str:
+    """Replace each ``{{key|decimals}}`` in ``text`` with the value the pipeline computes."""
+
+    def one(match: re.Match[str]) -> str:
+        decimals = int(match[2]) if match[2] is not None else DEFAULT_DECIMALS
+        return fmt.answer(numbers.get(match[1]), decimals)
+
+    return _PLACEHOLDER.sub(one, text)
+
+
+def _check_lang(lang: str) -> None:
+    if lang not in LANGS:
+        raise ValueError(f"lang must be one of {', '.join(LANGS)}, got {lang!r}")
+
+
+def _exercises(raw: dict[str, Any], lang: str) -> tuple[Exercise, ...]:
+    return tuple(
+        Exercise(
+            id=e["id"],
+            section=raw["id"],
+            prompt=render(e[lang]),
+            key=e["answer"],
+            decimals=e.get("decimals", DEFAULT_DECIMALS),
+        )
+        for e in raw.get("exercise", [])
+    )
+
+
+def _section(raw: dict[str, Any], lang: str) -> Section:
+    text = {f: render(raw[lang][f]) for f in TEXT_FIELDS}
+    return Section(raw["id"], raw["slug"], exercises=_exercises(raw, lang), **text)
+
+
+def sections(lang: str = "zh") -> list[Section]:
+    """All 20 sections in page order, in ``lang``."""
+    _check_lang(lang)
+    return [_section(raw, lang) for raw in _load("sections.toml")["section"]]
+
+
+def section(section_id: int, lang: str = "zh") -> Section:
+    """One section by id (0 = core goal, 1-19); ``KeyError`` for an unknown id."""
+    _check_lang(lang)
+    for raw in _load("sections.toml")["section"]:
+        if raw["id"] == section_id:
+            return _section(raw, lang)
+    raise KeyError(f"section must be one of 0-19 (0 = core goal), got {section_id!r}")
+
+
+def exercise(exercise_id: str, lang: str = "zh") -> Exercise:
+    """One graded exercise by id, e.g. ``"9a"``; ``KeyError`` for an unknown id."""
+    for raw in _load("sections.toml")["section"]:
+        for ex in _exercises(raw, lang):
+            if ex.id == exercise_id:
+                return ex
+    raise KeyError(f"no exercise called {exercise_id!r}; known: {', '.join(exercise_ids())}")
+
+
+def exercise_ids() -> tuple[str, ...]:
+    """Ids of every graded exercise, in page order."""
+    raws = _load("sections.toml")["section"]
+    return tuple(e["id"] for raw in raws for e in raw.get("exercise", []))
+
+
+def glossary(lang: str = "zh") -> list[Term]:
+    """The week's terms in ``lang``, in the order they are listed."""
+    _check_lang(lang)
+    return [
+        Term(t["id"], t["section"], t[lang]["name"], render(t[lang]["definition"]))
+        for t in _load("glossary.toml")["term"]
+    ]

@@ -1,0 +1,163 @@
+"""The one answer service: grade an exercise answer into data, and say it in a language.
+
+:func:`submit` grades what a learner typed for an exercise and returns a :class:`Submission`
+whose :meth:`~Submission.data` is what the store keeps: the verdict's kind, the catalogue
+mistakes' names, the slips, the misread place, the decimals needed; never words.
+:func:`present` turns that data into one line in the viewer's language, wherever it is shown
+(the web page, the quiz, ``progress``), so an answer given on a Chinese page reads in English on
+an English one. The web, the quiz and the notebook all submit here, with one policy: every answer
+is saved; only ``right`` and ``wrong`` count as a try, the others (``unreadable``, ``count``,
+``coarse``, ``imprecise``) ask again.
+
+Example::
+
+    >>> s = submit("5b", "0 1")
+    >>> s.data()["kind"], s.graded
+    ('coarse', None)
+    >>> present("5b", "0 1", s.data(), "en")
+    '✗ Not yet · Too coarse: give at least 3 decimals (with fewer, a common mistake fits too)'
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from attnlab.content import knowledge
+from attnlab.grading import grade, reasons
+from attnlab.grading.answer_parse import parse_numbers
+from attnlab.grading.grade import Address, Verdict
+from attnlab.mistakes import catalogue
+from attnlab.text import fmt
+from attnlab.text.errors import InputError
+from attnlab.text.i18n import error_message, pick
+
+#: Verdict kinds that count as a try (the rest ask again).
+GRADED = ("right", "wrong")
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One answer to one exercise: the grader's :class:`Verdict`, or the parser's error."""
+
+    exercise: str
+    text: str
+    verdict: Verdict | None
+    error: InputError | None = None
+
+    @property
+    def kind(self) -> str:
+        return "unreadable" if self.verdict is None else self.verdict.kind
+
+    @property
+    def graded(self) -> bool | None:
+        """True/False for a right/wrong answer, None for one that asks again."""
+        return self.verdict.correct if self.verdict and self.kind in GRADED else None
+
+    def data(self) -> dict[str, Any]:
+        """What is stored: the verdict as data, no words (:func:`present` words it)."""
+        v = self.verdict
+        if v is None:
+            return {"kind": "unreadable"}
+        return {
+            "kind": v.kind,
+            "mistakes": [m.name for m in v.mistakes],
+            "slips": list(v.slips),
+            "misread": None if v.misread is None else _address(v.misread),
+            "needed": v.needed,
+            "carried": v.carried,
+            "expected": len(v.expected),
+            "given": len(v.given),
+        }
+
+
+def submit(exercise_id: str, text: str) -> Submission:
+    """Grade ``text`` as the answer to ``exercise_id``.
+
+    Raises:
+        KeyError: for an exercise id that does not exist.
+    """
+    knowledge.exercise(exercise_id, "en")  # KeyError for an unknown id
+    try:
+        return Submission(exercise_id, text, check_answer(exercise_id, text))
+    except InputError as exc:
+        return Submission(exercise_id, text, None, exc)
+
+
+def _address(at: Address) -> dict[str, Any]:
+    return {"stage": at.stage, "prompt": at.prompt, "head": at.head, "row": at.row,
+            "column": at.column}  # fmt: skip
+
+
+def _verdict(data: dict[str, Any]) -> Verdict:
+    """A :class:`Verdict` standing for stored data, enough for :func:`reasons.explain`."""
+    misread = data.get("misread")
+    return Verdict(
+        correct=data["kind"] == "right",
+        kind=data["kind"],
+        expected=[0.0] * int(data.get("expected", 0)),
+        given=[0.0] * int(data.get("given", 0)),
+        tolerance=[],
+        mistakes=tuple(_mistakes(data.get("mistakes", []))),
+        misread=Address(**misread) if isinstance(misread, dict) else None,
+        needed=data.get("needed"),
+        carried=bool(data.get("carried")),
+        slips=tuple(data.get("slips", [])),
+    )
+
+
+def _mistakes(names: list[str]) -> list[catalogue.Mistake]:
+    found = []
+    for name in names:
+        try:
+            found.append(catalogue.get(name))
+        except KeyError:  # a mistake since renamed: its words are gone, the rest stays
+            continue
+    return found
+
+
+def loads(stored: str | None, exercise_id: str, text: str) -> dict[str, Any]:
+    """The verdict data kept with an attempt; an attempt saved before verdicts were kept as
+    data (or with none) is graded again from its answer."""
+    if stored:
+        try:
+            data = json.loads(stored)
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and isinstance(data.get("kind"), str):
+            return data
+    return submit(exercise_id, text).data()
+
+
+def present(exercise_id: str, text: str, data: dict[str, Any], lang: str) -> str:
+    """One line for the learner in ``lang``: ✓ with the answer, ✗ with the reason."""
+    ex = knowledge.exercise(exercise_id, lang)
+    if data["kind"] == "unreadable":
+        return pick(lang, "✗ 无法读取 · ", "✗ Could not read it · ") + _unreadable(
+            ex.id, text, lang
+        )
+    why = reasons.explain(_verdict(data), lang, ex.decimals, text)
+    if data["kind"] == "right":
+        aside = pick(lang, f"（{why}）", f" ({why})") if why else ""
+        return pick(lang, "✓ 正确：", "✓ Right: ") + fmt.answer(ex.expected, ex.decimals) + aside
+    return pick(lang, "✗ 还不对", "✗ Not yet") + (" · " + why if why else "")
+
+
+def _unreadable(exercise_id: str, text: str, lang: str) -> str:
+    found = submit(exercise_id, text).error
+    return error_message(found, lang) if found is not None else ""
+
+
+def check_answer(exercise_id: str, text: str, lang: str = "zh") -> grade.Verdict:
+    """Grade a learner's answer to ``exercise_id`` with :func:`attnlab.grading.grade.grade`; a
+    wrong answer about a stage of the lesson is matched against the mistakes catalogue
+    (:func:`attnlab.grading.grade.explain` says which mistake in one line).
+
+    Raises:
+        attnlab.text.errors.InputError: if ``text`` is not a list of numbers.
+    """
+    ex = knowledge.exercise(exercise_id, lang)
+    at = grade.address_of(ex.key)
+    typed = parse_numbers(text, infinity=grade.holds_infinity(at))
+    return grade.grade(typed, ex.expected_values, ex.decimals, at)

@@ -1,0 +1,81 @@
+"""Why a verdict is what it is, in one line of the learner's language: the grader's reason that
+``attnlab check``, the quiz and the web exercises all show.
+
+Example::
+
+    >>> from attnlab.grading.answers import check_answer
+    >>> explain(check_answer("5b", "0 1"), "en")
+    'Too coarse: give at least 2 decimals (with fewer, a common mistake fits too)'
+"""
+
+from __future__ import annotations
+
+import re
+
+from attnlab.grading.grade import Verdict
+from attnlab.grading.rounding import CARRIED
+from attnlab.grading.slips import TEXTS as SLIP_TEXTS
+from attnlab.text.i18n import pick
+
+_DECIMAL_COMMA = re.compile(r"(?<![\d,])(\d+),(\d+)(?![\d,])")
+
+
+def comma_hint(text: str) -> str | None:
+    """``"0,6 → 0.6"`` when ``text`` holds a number written with a decimal comma (one that
+    cannot be a thousands separator), else None."""
+    if "." in text:
+        return None
+    for found in _DECIMAL_COMMA.finditer(text):
+        if found[1] == "0" or len(found[2]) != 3:  # 1,000 may be a thousand; 0,426 may not
+            return f"{found[0]} → {found[1]}.{found[2]}"
+    return None
+
+
+def explain(verdict: Verdict, lang: str, decimals: int = 0, text: str = "") -> str | None:
+    """One line saying why ``verdict`` is not plainly right, or None when there is nothing to
+    add (right, or wrong with no named cause).
+
+    Args:
+        verdict: from :func:`attnlab.grading.grade.grade`.
+        lang: ``"zh"`` or ``"en"``.
+        decimals: the decimals the question asks for (named for an ``"imprecise"`` answer).
+        text: what the learner typed (a decimal comma is pointed out).
+    """
+    if verdict.kind == "count":
+        n, got = len(verdict.expected), len(verdict.given)
+        hint = comma_hint(text)
+        extra = pick(lang, f"；小数点用“.”：{hint}", f"; decimal point: {hint}") if hint else ""
+        return pick(lang, f"需要 {n} 个数，你给了 {got} 个{extra}",
+                    f"Needs {n} numbers, got {got}{extra}")  # fmt: skip
+    if verdict.kind == "coarse":
+        d = verdict.needed
+        return pick(lang, f"太粗略：请至少保留 {d} 位小数（位数更少时，常见错误的数也符合）",
+                    f"Too coarse: give at least {d} decimals (with fewer, a common mistake "
+                    "fits too)")  # fmt: skip
+    if verdict.kind == "imprecise":
+        return pick(lang, f"方向对，但请至少保留 {decimals} 位小数",
+                    f"Right as far as it goes; give at least {decimals} decimals")  # fmt: skip
+    if verdict.carried:
+        return pick(lang, f"正确（中间结果按 {CARRIED} 位小数）；保留 {CARRIED + 1} 位可完全吻合",
+                    f"Right, given intermediates rounded to {CARRIED} decimals; carry "
+                    f"{CARRIED + 1} to match exactly")  # fmt: skip
+    return _wrong(verdict, lang)
+
+
+def _wrong(verdict: Verdict, lang: str) -> str | None:
+    parts = []
+    if verdict.mistakes:
+        names = pick(lang, "；", "; ").join(m.title[lang] for m in verdict.mistakes)
+        section = verdict.mistakes[0].section
+        parts.append(pick(lang, f"这正是这个错误会算出的数：{names}（重读第 {section} 节）",
+                          f"That is the number this mistake gives: {names} (reread section "
+                          f"{section})"))  # fmt: skip
+    parts += [SLIP_TEXTS[s][lang] for s in verdict.slips]
+    if verdict.misread is not None:
+        where = verdict.misread.label()
+        parts.append(pick(lang, f"这是 {where} 的值：检查每个下标对应哪个轴（第 9 节）",
+                          f"That is the value of {where}: check which axis each index picks "
+                          "(section 9)"))  # fmt: skip
+    if not parts:
+        return None
+    return pick(lang, "；或者：", "; or: ").join(parts)

@@ -1,0 +1,110 @@
+"""Slips: wrong answers that are not a catalogued bug but a hand-computing accident.
+
+A slip is named next to any catalogue match, since a coincidence can make both fit (B's output
+``0.426 0.574`` is the weights row, and also the output with v_we's −1 dropped):
+
+* ``last_digit``: every number, written with 2 decimals or more, within one unit of its last
+  typed digit (a rounding slip);
+* ``sign_flipped``: every number has the opposite sign (e.g. a gradient: descent subtracts it);
+* ``minus_dropped``: a negative number written without its minus sign;
+* ``raw_vs_scaled``: the raw score given for the scaled one, or the other way round;
+* ``prompt_swapped``: the numbers of the other prompt at the same place.
+
+Example::
+
+    >>> from attnlab.grading.answer_parse import parse_numbers
+    >>> find(parse_numbers("0.426 0.574"), [-0.4256, 0.5744], [0.00051, 0.00051])
+    ['minus_dropped']
+"""
+
+from __future__ import annotations
+
+import math
+
+from attnlab.core.steps import MistakeInput
+from attnlab.grading.answer_parse import Typed
+from attnlab.mistakes import diagnosis
+
+#: Each slip's text, keyed by language.
+TEXTS: dict[str, dict[str, str]] = {
+    "last_digit": {
+        "zh": "最后一位的舍入失误：只差最后一位，检查这一位的四舍五入",
+        "en": "rounding slip in the last digit: only the last digit is off; round that digit again",
+    },
+    "sign_flipped": {
+        "zh": "符号反了：每个数的正负号都与正确值相反（例如梯度：下降时减去它）",
+        "en": "wrong sign: every number has the opposite sign (a gradient, for "
+        "one: descent subtracts it)",
+    },
+    "minus_dropped": {
+        "zh": "可能丢了负号：去掉负数的负号就是你的数（检查 Value 中的 −1）",
+        "en": "possibly a dropped minus sign: these are the right numbers with a "
+        "negative one written positive (check the −1 in the values)",
+    },
+    "raw_vs_scaled": {
+        "zh": "原始分数与缩放后分数混淆了：这是另一个阶段的数（÷√d_k 之前/之后）",
+        "en": "raw and scaled scores confused: these are the other stage's numbers "
+        "(before/after ÷√d_k)",
+    },
+    "prompt_swapped": {
+        "zh": "提示 A/B 弄反了：这是另一条提示同一位置的数",
+        "en": "prompts A and B swapped: these are the other prompt's numbers at the same place",
+    },
+}
+_SCORE_PAIR = {"raw_scores": "scaled_scores", "scaled_scores": "raw_scores"}
+
+
+def _close(given: list[float], want: list[float], tols: list[float]) -> bool:
+    return len(given) == len(want) and all(
+        g == w or abs(g - w) <= t for g, w, t in zip(given, want, tols, strict=True)
+    )
+
+
+def find(typed: list[Typed], expected: list[float], tols: list[float]) -> list[str]:
+    """The slips of :data:`TEXTS` that need no stage tables: last digit, sign, minus sign."""
+    given = [t.value for t in typed]
+    finite = all(math.isfinite(v) for v in [*given, *expected])
+    if not finite:
+        return []
+    found = []
+    units = [tol + 10.0**-t.decimals for t, tol in zip(typed, tols, strict=True)]
+    if all(t.decimals >= 2 for t in typed) and _close(given, expected, units):
+        found.append("last_digit")
+    nonzero = [i for i, e in enumerate(expected) if abs(e) > tols[i]]
+    if nonzero and _close(given, [-e for e in expected], tols):
+        found.append("sign_flipped")
+    elif any(expected[i] < 0 < given[i] for i in nonzero) and _close(
+        [abs(g) for g in given], [abs(e) for e in expected], tols
+    ):
+        found.append("minus_dropped")
+    return found
+
+
+def elsewhere(
+    given: list[float],
+    tols: list[float],
+    stage: str,
+    place: tuple[int, int, int | None, int | None],
+    inp: MistakeInput,
+) -> list[str]:
+    """The slips that read another table: raw vs scaled scores, prompt A/B swapped.
+
+    ``place`` is (prompt index, head from 1, row, column) as
+    :func:`attnlab.mistakes.diagnosis.value_at` takes it.
+    """
+    stages = diagnosis.correct_stages(inp)
+    prompt, head, row, column = place
+    right = diagnosis.value_at(stages[stage], *place)
+    found = []
+    other = _SCORE_PAIR.get(stage)
+    got = diagnosis.value_at(stages[other], *place) if other else None
+    if got is not None and _close(given, got.flatten().tolist(), tols):
+        found.append("raw_vs_scaled")
+    for b in range(stages[stage].size(0)):
+        got = diagnosis.value_at(stages[stage], b, head, row, column)
+        if b == prompt or got is None or right is None or diagnosis.values_match(got, right, 1e-9):
+            continue
+        if _close(given, got.flatten().tolist(), tols):
+            found.append("prompt_swapped")
+            break
+    return found

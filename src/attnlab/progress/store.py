@@ -1,0 +1,331 @@
+"""The learner's saved progress: one SQLite file, shared by ``attnlab quiz``, ``attnlab progress``
+and the web lesson.
+
+Per profile (``default`` unless ``--profile`` names another, for a shared classroom machine) it
+keeps the sections marked complete, the self-assessment of each knowledge check ("understood" or
+"review"), every attempt at a graded exercise, the last section visited, and the learner's notes
+and bookmarks (:mod:`attnlab.progress.notes`).
+
+Every write is one short ``BEGIN IMMEDIATE`` transaction on a WAL-mode file, so a quiz and the
+web lesson can write at the same time without losing or half-writing anything; opening the file
+safely and migrating it is :mod:`attnlab.progress.db`'s job.
+
+Example::
+
+    >>> import tempfile
+    >>> store = ProgressStore.open(data_dir=tempfile.mkdtemp())
+    >>> store.mark_complete(4)
+    >>> store.summary().completed
+    (4,)
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import Any
+
+from attnlab.inputs.text_limits import check_text
+from attnlab.progress import access as progress_access
+from attnlab.progress import db as progress_db
+from attnlab.progress import exchange
+from attnlab.progress.db import APPLICATION_ID, SCHEMA_VERSION, migrate, utc_now
+from attnlab.progress.exchange import ASSESSMENTS, check_profile, check_section
+from attnlab.progress.notes import NotesMixin
+from attnlab.progress.search_index import SearchMixin
+from attnlab.progress.store_errors import StoreBusy, StoreError, StoreReadOnly, translate
+from attnlab.progress.summary import Summary
+from attnlab.text.errors import InputError
+
+DATA_DIR_ENV = "ATTNLAB_DATA_DIR"
+PROFILE_ENV = "ATTNLAB_PROFILE"
+DEFAULT_PROFILE = "default"
+FILE_NAME = "progress.sqlite3"
+
+
+def default_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
+    """``data_dir`` if given, else ``$ATTNLAB_DATA_DIR``, else the platform's user data folder."""
+    if data_dir:
+        return Path(data_dir)
+    if os.environ.get(DATA_DIR_ENV):
+        return Path(os.environ[DATA_DIR_ENV])
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("attnlab", appauthor=False))
+
+
+_STORES: weakref.WeakSet[ProgressStore] = weakref.WeakSet()  # this process's open stores
+_STORES_LOCK = threading.Lock()
+
+
+def _close_read_only_stores(path: Path) -> None:
+    # SQLite shares one -shm mapping among a process's connections to a file; one mapped
+    # read-only (the file was read-only then) would refuse a new writable connection's writes.
+    # So once the file can be written, this process's read-only stores of it are closed first
+    # (the web server reopens a closed store, see attnlab.web.common).
+    with _STORES_LOCK:
+        stale = [s for s in _STORES if not (s.writable or s.closed) and s.path.absolute() == path]
+    for store in stale:
+        store.close()  # waits for a call in progress on another thread (the store's lock)
+
+
+class ProgressStore(NotesMixin, SearchMixin):
+    """Progress of one profile in one SQLite file (see the module docstring).
+
+    Args:
+        path: the database file (created with its folder when missing).
+        profile: learner profile name (letters, digits, ``_ . -``; at most 64).
+        clock: returns the current time as ISO text (tests pass a fake one).
+        busy_timeout: seconds to wait for another program's lock (default
+            ``$ATTNLAB_BUSY_TIMEOUT``, else 15).
+
+    One store may be shared by the threads of one process (a lock serialises its calls); every
+    process (and every thread of the web server) opens its own, and SQLite's locking keeps them
+    apart. A file or folder that cannot be written is opened read-only: reading works, and
+    every write raises :class:`StoreReadOnly` before touching it.
+
+    Raises:
+        StoreError: the file is not SQLite, is corrupted, belongs to another program or was
+            written by a newer attnlab. The message names the path; the file is not touched.
+            Any method raises :class:`StoreBusy` when another program holds the lock longer
+            than ``busy_timeout``, and the other subclasses of :class:`StoreError` for what
+            SQLite reports; never a bare ``sqlite3`` error.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        profile: str = DEFAULT_PROFILE,
+        clock: Callable[[], str] = utc_now,
+        busy_timeout: float | None = None,
+    ) -> None:
+        self.path, self.profile, self._clock = Path(path), check_profile(profile), clock
+        self.busy_timeout = progress_access.busy_timeout(busy_timeout)
+        self._lock = threading.RLock()
+        self.closed = False
+        #: Why the file cannot be written (English, Chinese), or None when it can.
+        self.read_only = progress_access.why_read_only(self.path)
+        if self.read_only is None:
+            _close_read_only_stores(self.path.absolute())
+        try:
+            self._conn = progress_db.open_checked(self.path, self.read_only, self.busy_timeout)
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path, self.busy_timeout) from None
+        # A store dropped unclosed (a web worker thread that ended) closes its connection at
+        # once: sqlite3 connections sit in a reference cycle and would wait for the collector.
+        weakref.finalize(self, self._conn.close)
+        with _STORES_LOCK:
+            _STORES.add(self)
+
+    @classmethod
+    def open(
+        cls, data_dir: str | os.PathLike[str] | None = None, profile: str | None = None
+    ) -> ProgressStore:
+        """The store in ``data_dir`` (see :func:`default_data_dir`) for ``profile``
+        (else ``$ATTNLAB_PROFILE``, else ``default``)."""
+        chosen = profile or os.environ.get(PROFILE_ENV) or DEFAULT_PROFILE
+        return cls(default_data_dir(data_dir) / FILE_NAME, chosen)
+
+    def close(self) -> None:
+        """Close the connection (every write is already committed)."""
+        with self._lock:
+            self._conn.close()
+            self.closed = True
+
+    def __enter__(self) -> ProgressStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def writable(self) -> bool:
+        """Whether answers can be saved (False for a read-only file or folder)."""
+        return self.read_only is None
+
+    def writable_now(self) -> bool:
+        """Whether the file can be written now (a read-only store opened earlier stays read-only:
+        open a new one to save)."""
+        try:
+            return progress_access.why_read_only(self.path) is None
+        except StoreError:
+            return False
+
+    def check_writable(self) -> None:
+        """Raise :class:`StoreReadOnly` (naming the path and why) unless answers can be saved."""
+        if self.read_only is not None:
+            raise StoreReadOnly(self.path, *self.read_only)
+
+    @contextmanager
+    def _transaction(self, mode: str) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._conn.in_transaction:  # nested call: already inside one transaction
+                yield self._conn
+                return
+            try:
+                self._conn.execute(f"BEGIN {mode}")
+                try:
+                    yield self._conn
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    progress_db.rollback(self._conn)
+                    raise
+            except sqlite3.Error as exc:
+                raise translate(exc, self.path, self.busy_timeout) from None
+
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        # IMMEDIATE takes the write lock up front, so two writers queue instead of deadlocking.
+        self.check_writable()
+        return self._transaction("IMMEDIATE")
+
+    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
+        # One read transaction = one consistent snapshot, even while another process writes.
+        return self._transaction("DEFERRED")
+
+    def mark_complete(self, section: int) -> None:
+        """Mark ``section`` (0-19) complete; the first completion time is kept."""
+        check_section(section)
+        with self._write() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO completions VALUES (?, ?, ?)",
+                (self.profile, section, self._clock()),
+            )
+
+    def set_assessment(self, section: int, status: str) -> None:
+        """Record the learner's self-assessment of a check: ``"understood"`` or ``"review"``."""
+        check_section(section)
+        if status not in ASSESSMENTS:
+            raise ValueError(f"status must be one of {', '.join(ASSESSMENTS)}, got {status!r}")
+        with self._write() as db:
+            db.execute(
+                "INSERT INTO assessments VALUES (?, ?, ?, ?) ON CONFLICT (profile, section) "
+                "DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at",
+                (self.profile, section, status, self._clock()),
+            )
+
+    def record_attempt(
+        self, exercise: str, answer: str, correct: bool | None, diagnosis: str | None = None
+    ) -> None:
+        """Save one answer: a graded exercise (``correct`` True/False) or a free-text check
+        (``exercise`` = ``"check-N"``, ``correct`` None).
+
+        The answer (without surrounding blanks) and the diagnosis must be text within their
+        kind's limit (:mod:`attnlab.inputs.text_limits`), else ``TextError``; the diagnosis is
+        the verdict as data (:meth:`attnlab.grading.answers.Submission.data` as JSON), else
+        ``InputError``. Nothing is written then.
+        """
+        exchange.check_exercise(exercise)
+        answer = check_text(answer, exchange.answer_kind(exercise))
+        if diagnosis is not None:
+            diagnosis = check_text(diagnosis, "diagnosis")
+            if exchange.verdict_data(diagnosis) is None:
+                raise InputError(
+                    f"diagnosis: expected a verdict as JSON data, found {diagnosis[:40]!r}",
+                    f"diagnosis：应为 JSON 格式的判定数据，实际是 {diagnosis[:40]!r}",
+                )
+        with self._write() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO attempts (profile, exercise, answer, correct, created_at, "
+                "diagnosis) VALUES (?, ?, ?, ?, ?, ?)",
+                (self.profile, exercise, answer, correct, self._clock(), diagnosis),
+            )
+
+    def set_last_section(self, section: int) -> None:
+        """Remember the section the learner visited last (where they resume is
+        :meth:`Summary.next_section`)."""
+        check_section(section)
+        with self._write() as db:
+            db.execute(
+                "INSERT INTO visits VALUES (?, ?, ?) ON CONFLICT (profile) DO UPDATE SET "
+                "section = excluded.section, visited_at = excluded.visited_at",
+                (self.profile, section, self._clock()),
+            )
+
+    def _rows(self, sql: str) -> list[tuple[Any, ...]]:
+        return self._conn.execute(sql, (self.profile,)).fetchall()
+
+    def summary(self) -> Summary:
+        """Completed sections, assessments, last section and attempt counts of this profile."""
+        with self._read():
+            done = self._rows("SELECT section FROM completions WHERE profile = ? ORDER BY section")
+            marks = self._rows("SELECT section, status FROM assessments WHERE profile = ?")
+            visit = self._rows("SELECT section FROM visits WHERE profile = ?")
+            tries = self._rows("SELECT COUNT(*), COUNT(NULLIF(correct, 0)) FROM attempts "
+                               "WHERE profile = ? AND correct IS NOT NULL")  # fmt: skip
+        return Summary(
+            self.profile,
+            tuple(r[0] for r in done),
+            dict(marks),
+            visit[0][0] if visit else None,
+            tries[0][0],
+            tries[0][1],
+        )
+
+    def attempts(self, exercise: str | None = None) -> list[dict[str, Any]]:
+        """This profile's attempts, oldest first (optionally for one exercise only)."""
+        with self._read() as db:
+            rows = db.execute(
+                "SELECT exercise, answer, correct, diagnosis, created_at FROM attempts "
+                "WHERE profile = ? AND (? IS NULL OR exercise = ?) ORDER BY created_at, id",
+                (self.profile, exercise, exercise),
+            ).fetchall()
+        return [exchange.attempt_dict(*row) for row in rows]
+
+    def migrations(self) -> list[tuple[int, str]]:
+        """The migrations applied to this file, in order."""
+        with self._read() as db:
+            return db.execute("SELECT version, name FROM migrations ORDER BY version").fetchall()
+
+    def export_dict(self) -> dict[str, Any]:
+        """This profile's progress in the export format (:mod:`attnlab.progress.exchange`)."""
+        q = self._rows
+        with self._read():
+            return exchange.build_export(
+                self.profile,
+                self._clock(),
+                completed=q("SELECT section, completed_at FROM completions WHERE profile = ?"),
+                assessments=q(
+                    "SELECT section, status, updated_at FROM assessments WHERE profile = ?"
+                ),
+                attempts=self.attempts(),
+                visit=q("SELECT section, visited_at FROM visits WHERE profile = ?"),
+                notes=q("SELECT id, section, text, created_at, updated_at, deleted FROM notes "
+                        "WHERE profile = ?"),
+                bookmarks=q("SELECT section, marked, updated_at FROM bookmarks WHERE profile = ?"),
+            )  # fmt: skip
+
+    def import_dict(self, data: object) -> dict[str, int]:
+        """Merge an export into this profile, keeping the newer of any two entries.
+
+        The data is validated in full first (:func:`attnlab.progress.exchange.validate_export`); an
+        invalid export raises ``InputError`` and changes nothing. Returns how many entries of
+        each kind the file held.
+        """
+        clean = exchange.validate_export(data)
+        with self._write() as db:
+            exchange.merge_into(db, self.profile, clean)
+        return {k: len(clean[k]) for k in ("completed", "assessments", "attempts", "notes")}
+
+    def reset(self) -> None:
+        """Delete everything saved for this profile (other profiles are kept)."""
+        with self._write() as db:
+            for table in ("completions", "assessments", "attempts", "visits", "notes", "bookmarks"):
+                db.execute(f"DELETE FROM {table} WHERE profile = ?", (self.profile,))
+
+
+__all__ = [
+    "APPLICATION_ID",
+    "SCHEMA_VERSION",
+    "ProgressStore",
+    "StoreBusy",
+    "StoreError",
+    "StoreReadOnly",
+    "Summary",
+    "default_data_dir",
+    "migrate",
+]
