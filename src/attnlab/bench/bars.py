@@ -1,4 +1,5 @@
-"""The issue's performance bars, read off one run's rows (reported, never asserted in tests)."""
+"""attnlab's performance bars (the limits its implementations aim for), read off one run's rows:
+reported, never asserted in tests."""
 
 from __future__ import annotations
 
@@ -137,7 +138,7 @@ def _rss_bars(result: BenchResult) -> list[Bar]:
 
 
 def check_bars(result: BenchResult) -> list[Bar]:
-    """Every bar of the issue, with this run's figure."""
+    """Every performance bar, with this run's figure."""
     rows = result.rows
     bars = [
         _ratio_bar(

@@ -214,7 +214,7 @@ def fits_table(fits: list[FitRow], lang: str) -> Table:
 
 
 def bars_table(bars: list[Bar], lang: str) -> Table:
-    """The issue's bars: measured value, limit, and whether this run meets it."""
+    """The performance bars: measured value, limit, and whether this run meets it."""
     table = Table(title=pick(lang, "目标（本次运行的数字）", "bars (this run's figures)"))
     table.add_column(pick(lang, "比较", "comparison"))
     table.add_column(pick(lang, "测得", "measured"), justify="right")

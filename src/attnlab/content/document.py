@@ -56,7 +56,7 @@ def _forward_doc(fwd: Forward) -> dict[str, Json]:
 
 
 def experiment_document(result: ExperimentResult) -> dict[str, Json]:
-    """Section 16's numbers under the keys the issue names (``loss_mean``, ``grad_wq_1_0``...)."""
+    """Section 16's numbers under their stable JSON keys (``loss_mean``, ``grad_wq_1_0``...)."""
     before, after = _forward_doc(result.before), _forward_doc(result.after)
     i, j = result.param
     return {
