@@ -28,6 +28,7 @@ from attnlab.content import knowledge
 from attnlab.grading import grade, reasons
 from attnlab.grading.answer_parse import parse_numbers
 from attnlab.grading.grade import Address, Verdict
+from attnlab.inputs.text_limits import check_text
 from attnlab.mistakes import catalogue
 from attnlab.text import fmt
 from attnlab.text.errors import InputError
@@ -45,6 +46,7 @@ class Submission:
     text: str
     verdict: Verdict | None
     error: InputError | None = None
+    section: int = 0  #: the section the exercise belongs to
 
     @property
     def kind(self) -> str:
@@ -72,17 +74,29 @@ class Submission:
         }
 
 
+class UnknownExercise(KeyError):
+    """An exercise id that names no exercise of the lesson."""
+
+
 def submit(exercise_id: str, text: str) -> Submission:
-    """Grade ``text`` as the answer to ``exercise_id``.
+    """Grade ``text`` as the answer to ``exercise_id``: the one place an answer's exercise id and
+    text are checked before it is graded. An answer that cannot be read as numbers is a
+    :class:`Submission` with its error (it asks again), not an exception.
 
     Raises:
-        KeyError: for an exercise id that does not exist.
+        UnknownExercise: for an exercise id that does not exist.
+        attnlab.inputs.text_limits.TextError: for text that is no answer at all (too long,
+            empty, not text); nothing of it should be kept.
     """
-    knowledge.exercise(exercise_id, "en")  # KeyError for an unknown id
     try:
-        return Submission(exercise_id, text, check_answer(exercise_id, text))
+        section = knowledge.exercise(exercise_id, "en").section
+    except KeyError:
+        raise UnknownExercise(exercise_id) from None
+    text = check_text(text, "exercise_answer")
+    try:
+        return Submission(exercise_id, text, check_answer(exercise_id, text), section=section)
     except InputError as exc:
-        return Submission(exercise_id, text, None, exc)
+        return Submission(exercise_id, text, None, exc, section)
 
 
 def _address(at: Address) -> dict[str, Any]:

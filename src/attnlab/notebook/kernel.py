@@ -14,6 +14,7 @@ from attnlab.content.trace import build_views, render_markdown
 from attnlab.grading import answers
 from attnlab.inputs.model import lesson_input
 from attnlab.lesson import numbers
+from attnlab.text.errors import InputError
 
 
 class Markdown:
@@ -57,4 +58,9 @@ def check(exercise_id: str, answer: object = ..., lang: str = "zh") -> None:
         )
         return
     text = _answer_text(answer)
-    print(answers.present(exercise_id, text, answers.submit(exercise_id, text).data(), lang))
+    try:
+        done = answers.submit(exercise_id, text)
+    except InputError as exc:  # no answer at all (too long, empty): one line, no traceback
+        print(exc.localized(lang))
+        return
+    print(answers.present(exercise_id, done.text, done.data(), lang))

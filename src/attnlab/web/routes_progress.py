@@ -12,7 +12,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import Response
 
-from attnlab.content import knowledge, sections
+from attnlab.content import sections
 from attnlab.grading import answers
 from attnlab.inputs.text_limits import TextError, check_text
 from attnlab.progress.exchange import ASSESSMENTS
@@ -100,14 +100,15 @@ def exercise(
     answer: Annotated[str, Form()],
     back: Annotated[str, Form()] = "section",
 ) -> Response:
-    """Grade a numeric exercise against the pipeline's value and save the attempt."""
-    if exercise_id not in knowledge.exercise_ids():
-        raise refused(404, "no_exercise", found=exercise_id[:20])
-    lang, where = lang_of(request), _back(back)
-    text = _text(answer, "exercise_answer")
-    done = answers.submit(exercise_id, text)
+    """Grade a numeric exercise (the answer service checks its id and text) and save it."""
+    try:
+        done = answers.submit(exercise_id, answer)
+    except answers.UnknownExercise:
+        raise refused(404, "no_exercise", found=exercise_id[:20]) from None
+    except TextError as exc:
+        raise RequestRefused(422, exc.localized("en"), exc.localized("zh")) from None
+    where = _back(back)
     settings(request).store().record_attempt(
-        exercise_id, text, done.graded, json.dumps(done.data())
+        exercise_id, done.text, done.graded, json.dumps(done.data())
     )
-    section = knowledge.exercise(exercise_id, lang).section
-    return _stay(section, lang, where, f"ex-{exercise_id}")
+    return _stay(done.section, lang_of(request), where, f"ex-{exercise_id}")
