@@ -1,0 +1,292 @@
+"""Practice with fresh numbers: an exercise dealt for one section's computation, small enough to
+do by hand, graded by the one grader with the mistake named.
+
+A :class:`Practice` is dealt from a section and a seed (the same pair always gives the same
+exercise). Its numbers are hand-sized: one prompt of ``T = 3`` tokens, ``C ≤ 3`` input
+features, ``d_head = 2``, ``X`` in whole numbers and the weights in halves. The asked row is
+chosen so that the common mistakes give a visibly different answer: the exercise is dealt again
+until each mistake that can touch the asked stage (0 instead of −∞, no ÷√d_k, the softmax over
+the query axis, Q and K swapped) is off by more than the precision the exercise asks for.
+
+Example::
+
+    >>> p = deal(5, seed=7)
+    >>> p.ask()
+    {'stage': 'weights', 'prompt': 'A', 'row': 1}
+    >>> p.grade(" ".join(f"{v:.2f}" for v in p.expected())).correct
+    True
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import torch
+
+from attnlab.core.steps import MistakeInput
+from attnlab.grading.answer_parse import parse_numbers
+from attnlab.grading.grade import Verdict
+from attnlab.grading.handcheck import Answer, address, check_answer, expected_slice
+from attnlab.mistakes.catalogue import CHECK_STAGES, get
+from attnlab.mistakes.diagnosis import correct_stages, mistake_values
+
+#: The stage each section's practice asks for, and the row (None: the last row).
+SECTIONS: dict[int, tuple[str, int | None]] = {
+    4: ("raw_scores", None),  # q·k for every key: the mask comes later
+    5: ("weights", 1),  # a row with a future key, so the −∞ fill matters
+    6: ("output", 1),
+    8: ("scaled_scores", None),
+    11: ("masked_scores", 1),
+}
+#: The mistakes a dealt exercise must tell apart from the right answer (where they apply).
+TELL_APART = ("mask_zero_fill", "no_scale", "softmax_query_axis", "swapped_qk")
+DECIMALS = 2  #: the precision asked for
+T, D_HEAD = 3, 2
+_X_VALUES = (-1, 0, 1, 2)
+_W_VALUES = (-1.0, -0.5, 0.0, 0.5, 1.0)
+_MAX_RAW = 6.0  #: no raw score larger than this: products a learner does in their head
+#: Three-token prompts, in Chinese and their English glosses, word for word.
+PROMPTS = {
+    "zh": (("我", "喜欢", "猫"), ("猫", "喜欢", "鱼"), ("我", "看", "书"), ("狗", "追", "猫"),
+           ("你", "喜欢", "鱼"), ("猫", "看", "狗")),
+    "en": (("I", "like", "cats"), ("cats", "like", "fish"), ("I", "read", "books"),
+           ("dogs", "chase", "cats"), ("you", "like", "fish"), ("cats", "watch", "dogs")),
+}  # fmt: skip
+_MAX_DEALS = 200
+
+
+@dataclass(frozen=True)
+class Practice:
+    """One dealt exercise: its inputs (one prompt), the stage and row asked, and its seed."""
+
+    section: int
+    seed: int
+    prompt: int  # index into :data:`PROMPTS`
+    x: tuple[tuple[float, ...], ...]  # [T, C]
+    w_q: tuple[tuple[float, ...], ...]  # [C, d_head]
+    w_k: tuple[tuple[float, ...], ...]
+    w_v: tuple[tuple[float, ...], ...]
+
+    @property
+    def id(self) -> str:
+        return f"{self.section}-{self.seed}"
+
+    @property
+    def stage(self) -> str:
+        return SECTIONS[self.section][0]
+
+    @property
+    def row(self) -> int:
+        row = SECTIONS[self.section][1]
+        return T - 1 if row is None else row
+
+    def tokens(self, lang: str) -> list[str]:
+        return list(PROMPTS[lang][self.prompt])
+
+    def ask(self) -> dict[str, Any]:
+        """What is asked, as ``attnlab check`` takes it: stage, prompt and row."""
+        return {"stage": self.stage, "prompt": "A", "row": self.row}
+
+    def input_document(self, lang: str = "zh") -> dict[str, Any]:
+        """A valid ``--input`` document (one prompt): ``tokens``, ``x`` [1,T,C], the weights."""
+        return {
+            "tokens": [self.tokens(lang)],
+            "x": [[list(r) for r in self.x]],
+            "w_q": [list(r) for r in self.w_q],
+            "w_k": [list(r) for r in self.w_k],
+            "w_v": [list(r) for r in self.w_v],
+        }
+
+    @cached_property
+    def inp(self) -> MistakeInput:
+        """The exercise as the grader and the catalogue run it (float64)."""
+        mat = lambda rows: torch.tensor(rows, dtype=torch.float64)  # noqa: E731
+        return MistakeInput(mat([self.x]), mat(self.w_q), mat(self.w_k), mat(self.w_v))
+
+    def expected(self) -> list[float]:
+        """The right numbers of the asked row, unrounded."""
+        at = address(Answer(self.stage, "A", (), self.row), self.inp)
+        return [float(v) for v in expected_slice(at, self.inp)]
+
+    def grade(self, text: str) -> Verdict:
+        """Grade the learner's ``text`` with the one grader (raises ``InputError`` when it is no
+        list of numbers or has the wrong count)."""
+        typed = tuple(parse_numbers(text, "answer", infinity=True))
+        return check_answer(Answer(self.stage, "A", typed, self.row, 1, text), self.inp)
+
+    def solution(self) -> list[tuple[str, torch.Tensor]]:
+        """Every stage up to the asked one, for these numbers: the worked solution."""
+        stages = correct_stages(self.inp)
+        upto = CHECK_STAGES[: CHECK_STAGES.index(self.stage) + 1]
+        return [(s, stages[s][0]) for s in upto if s in stages]
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """Torch on one thread for a while: a deal runs hundreds of ops on 3×3 tensors, where waking
+    a thread pool costs more than the work (10× slower on a busy 2-core machine)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _draw(section: int, seed: int, rng: random.Random) -> Practice:
+    C = rng.choice((2, 3))
+    prompt = rng.randrange(len(PROMPTS["en"]))
+    x = tuple(tuple(float(rng.choice(_X_VALUES)) for _ in range(C)) for _ in range(T))
+    w = [tuple(tuple(rng.choice(_W_VALUES) for _ in range(D_HEAD)) for _ in range(C))
+         for _ in range(3)]  # fmt: skip
+    return Practice(section, seed, prompt, x, w[0], w[1], w[2])
+
+
+def answer_text(values: list[float] | torch.Tensor, decimals: int = DECIMALS) -> str:
+    """``values`` as a learner would type them at ``decimals`` (−∞ as ``-inf``)."""
+    return " ".join(
+        "-inf" if v == float("-inf") else f"{v:.{decimals}f}" for v in [float(v) for v in values]
+    )
+
+
+def _fair(p: Practice) -> bool:
+    """True when the inputs are not degenerate and the grader tells the asked mistakes apart:
+    the right numbers typed at :data:`DECIMALS` are right, and each mistake that can change the
+    asked stage, typed the same way, is wrong with that mistake named."""
+    inp = p.inp
+    if (inp.x[0].abs().sum(-1) == 0).any():
+        return False  # a token with an all-zero vector
+    if any((w.abs().sum(0) == 0).any() for w in (inp.w_q, inp.w_k, inp.w_v)):
+        return False  # a projection with an all-zero column
+    stages = correct_stages(inp)
+    if stages["raw_scores"].abs().max() > _MAX_RAW:
+        return False
+    visible = stages["scaled_scores"][0, p.row, : p.row + 1]
+    if p.stage in ("weights", "output") and float(visible.max() - visible.min()) < 0.2:
+        return False  # a near-uniform row: the softmax would teach nothing
+    if not p.grade(answer_text(p.expected())).correct:
+        return False
+    wrong = mistake_values(p.stage, 0, 1, p.row, None, inp)
+    for name in TELL_APART:
+        if CHECK_STAGES.index(get(name).redo) > CHECK_STAGES.index(p.stage):
+            continue  # this mistake cannot change the asked stage
+        if name not in wrong or wrong[name].numel() != len(p.expected()):
+            return False  # here it gives the right numbers: it would go unnoticed
+        verdict = p.grade(answer_text(wrong[name]))
+        if verdict.correct or name not in {m.name for m in verdict.mistakes}:
+            return False
+    return True
+
+
+def deal(section: int, seed: int | None = None) -> Practice:
+    """A fresh exercise for ``section`` (one of :data:`SECTIONS`); the same ``seed`` deals the
+    same exercise, no seed a new one.
+
+    Raises:
+        ValueError: for a section with no computation to practise, or a negative seed.
+    """
+    if section not in SECTIONS:
+        known = ", ".join(str(s) for s in SECTIONS)
+        raise ValueError(f"section must be one of {known}, got {section}")
+    if seed is None:
+        seed = secrets.randbelow(10**6)
+    if seed < 0:
+        raise ValueError(f"seed must be 0 or more, got {seed}")
+    rng = random.Random(f"attnlab-practice-{section}-{seed}")
+    with one_thread():
+        for _ in range(_MAX_DEALS):
+            p = _draw(section, seed, rng)
+            if _fair(p):
+                return p
+    raise RuntimeError(f"no fair exercise for section {section} in {_MAX_DEALS} deals")
+
+
+#: What each asked stage means for a hand computation, and how the masked places are written.
+_ASK = {
+    "raw_scores": ("原始分数 q·k（未缩放、未掩码）", "the raw scores q·k (not scaled, not masked)"),
+    "scaled_scores": ("缩放后的分数 q·k/√d_k（未掩码）", "the scaled scores q·k/√d_k (not masked)"),
+    "masked_scores": ("掩码后的分数（先缩放；看不到的未来位置写 -inf）",
+                      "the masked scores (scaled first; write -inf where the future is hidden)"),
+    "weights": ("注意力权重（缩放、掩码、按行 softmax；未来位置写 0）",
+                "the attention weights (scale, mask, softmax along the row; 0 for the future)"),
+    "output": ("这一行的输出 weights·V（d_head 个数）",
+               "this row's output weights·V (d_head numbers)"),
+}  # fmt: skip
+
+
+def _matrix(name: str, rows: tuple[tuple[float, ...], ...], labels: list[str]) -> list[str]:
+    cells = [[f"{v:g}" for v in row] for row in rows]
+    wide = max(len(c) for row in cells for c in row)
+    pad = max(len(label) for label in labels)
+    return [name] + [
+        f"  {label.ljust(pad)}  [" + ", ".join(c.rjust(wide) for c in row) + "]"
+        for label, row in zip(labels, cells, strict=True)
+    ]
+
+
+def exercise_text(p: Practice, lang: str) -> str:
+    """The exercise as the learner reads it: the tokens, X and the three weight matrices as small
+    tables, and what to compute. It never contains the answer."""
+    zh = lang == "zh"
+    tokens = p.tokens(lang)
+    rows = [f"t={t} {tok}" for t, tok in enumerate(tokens)]
+    C = len(p.x[0])
+    features = [f"c={c}" for c in range(C)]
+    ask = _ASK[p.stage][0 if zh else 1]
+    lines = [
+        (f"练习 {p.id}（第 {p.section} 节）：一个提示，{len(tokens)} 个词元：" if zh
+         else f"Practice {p.id} (section {p.section}): one prompt of {len(tokens)} tokens: ")
+        + " ".join(tokens),
+        "",
+        *_matrix(f"X [T={len(tokens)}, C={C}]" + ("（每行一个词元）" if zh else
+                                                   " (a row per token)"), p.x, rows),
+        *_matrix(f"W_Q [C={C}, d_head={D_HEAD}]", p.w_q, features),
+        *_matrix(f"W_K [C={C}, d_head={D_HEAD}]", p.w_k, features),
+        *_matrix(f"W_V [C={C}, d_head={D_HEAD}]", p.w_v, features),
+        "",
+        (f"请算出 t={p.row}（{tokens[p.row]}）这一行的{ask}，保留 {DECIMALS} 位小数，用空格分开。"
+         if zh else
+         f"Compute row t={p.row} ({tokens[p.row]}) of {ask}, to {DECIMALS} decimals, separated by "
+         "spaces."),
+    ]  # fmt: skip
+    return "\n".join(lines)
+
+
+def solution_text(p: Practice, lang: str) -> str:
+    """The worked solution: every stage up to the asked one for these numbers, then the row."""
+    from attnlab.content.explain import title
+
+    labels = [f"t={t} {tok}" for t, tok in enumerate(p.tokens(lang))]
+    pad = max(len(label) for label in labels)
+    out = []
+    for stage, t in p.solution():  # every stage is [T, ...] for one prompt
+        out.append(title(stage, lang))
+        for label, row in zip(labels, t.tolist(), strict=True):
+            numbers = answer_text(row, 0 if stage == "x" else 3).replace(" ", ", ")
+            out.append(f"  {label.ljust(pad)}  [{numbers}]")
+    right = answer_text(p.expected())
+    out.append(("答案（第 t=%d 行）：" if lang == "zh" else "Answer (row t=%d): ") % p.row + right)
+    return "\n".join(out)
+
+
+def verdict_line(verdict: Verdict, text: str, lang: str) -> str:
+    """One line for a dealt exercise's verdict, in the words of the fixed exercises."""
+    from attnlab.grading import reasons
+
+    why = reasons.explain(verdict, lang, DECIMALS, text)
+    if verdict.correct:
+        return ("✓ 正确" if lang == "zh" else "✓ Right") + (f" · {why}" if why else "")
+    return ("✗ 还不对" if lang == "zh" else "✗ Not yet") + (f" · {why}" if why else "")
+
+
+def document(p: Practice, lang: str) -> dict[str, Any]:
+    """``attnlab practice --json``: ``id``, ``section``, ``input`` (a valid ``--input``
+    document), ``ask`` (as ``attnlab check`` takes it) and ``text`` (never the answer)."""
+    return {"id": p.id, "section": p.section, "input": p.input_document(lang), "ask": p.ask(),
+            "text": exercise_text(p, lang)}  # fmt: skip

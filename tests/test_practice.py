@@ -1,0 +1,139 @@
+"""``attnlab practice``: dealt exercises are hand-sized, never show their answer, differ by seed,
+and the one grader (through ``check --input``, as a learner would use the JSON) calls the right
+answer right and the 0-fill and no-÷√d_k answers wrong with the mistake named. The right and
+wrong answers here are computed independently of attnlab, with plain torch."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from attnlab.cli.main import app
+from attnlab.grading import handcheck, practice
+from attnlab.grading.answer_parse import parse_numbers
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # 3×3 tensors: no thread pool
+SECTIONS = sorted(practice.SECTIONS)
+SEEDS = range(6)
+
+
+def _stages(doc: dict, zero_fill: bool = False, scale: bool = True) -> dict[str, torch.Tensor]:
+    """Every stage of one prompt, from the JSON input alone: [T, ...] tensors."""
+    x = torch.tensor(doc["x"][0], dtype=torch.float64)  # [T, C]
+    q, k, v = (x @ torch.tensor(doc[w], dtype=torch.float64) for w in ("w_q", "w_k", "w_v"))
+    raw = q @ k.T  # [T, T]
+    scaled = raw / math.sqrt(k.size(1)) if scale else raw
+    future = torch.triu(torch.ones_like(raw, dtype=torch.bool), diagonal=1)
+    masked = scaled.masked_fill(future, 0.0 if zero_fill else float("-inf"))
+    weights = torch.softmax(masked, dim=-1)
+    return {"raw_scores": raw, "scaled_scores": scaled, "masked_scores": masked,
+            "weights": weights, "output": weights @ v}  # fmt: skip
+
+
+def _typed(values: torch.Tensor) -> str:
+    return " ".join("-inf" if math.isinf(v) else f"{v:.2f}" for v in values.tolist())
+
+
+def _grade(doc: dict, text: str, tmp_path: Path):
+    """Grade ``text`` exactly as ``attnlab check --input FILE --stage --prompt --row`` does."""
+    path = tmp_path / "input.json"
+    path.write_text(json.dumps(doc["input"]), encoding="utf-8")
+    ask = doc["ask"]
+    typed = tuple(parse_numbers(text, "--values", infinity=True))
+    answer = handcheck.Answer(ask["stage"], ask["prompt"], typed, ask["row"], 1, text)
+    return handcheck.check_answer(answer, handcheck.lab_input(path))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("section", SECTIONS)
+def test_a_dealt_exercise_is_graded_as_a_learner_would_expect(
+    section: int, seed: int, tmp_path: Path
+) -> None:
+    doc = practice.document(practice.deal(section, seed), "en")
+    stage, row = doc["ask"]["stage"], doc["ask"]["row"]
+    right = _stages(doc["input"])[stage][row]
+    assert _grade(doc, _typed(right), tmp_path).correct
+    wrongs = {"mask_zero_fill": _stages(doc["input"], zero_fill=True)[stage][row],
+              "no_scale": _stages(doc["input"], scale=False)[stage][row]}  # fmt: skip
+    for name, wrong in wrongs.items():
+        if stage == "raw_scores" or (name == "mask_zero_fill" and stage == "scaled_scores"):
+            assert torch.equal(wrong, right)  # these mistakes come after the asked stage
+            continue
+        verdict = _grade(doc, _typed(wrong), tmp_path)
+        assert not verdict.correct, f"{name} accepted in {doc['id']}"
+        assert name in {m.name for m in verdict.mistakes}, f"{name} not named in {doc['id']}"
+
+
+@pytest.mark.parametrize("section", SECTIONS)
+def test_the_numbers_are_hand_sized_and_the_text_never_shows_the_answer(section: int) -> None:
+    for seed in SEEDS:
+        doc = practice.document(practice.deal(section, seed), "zh")
+        inp = doc["input"]
+        T, C = len(inp["x"][0]), len(inp["x"][0][0])
+        assert T <= 3 and C <= 4 and len(inp["w_q"][0]) <= 2
+        for number in [v for m in ("w_q", "w_k", "w_v") for r in inp[m] for v in r] + [
+            v for r in inp["x"][0] for v in r
+        ]:
+            assert number * 10 == round(number * 10), f"{number} has more than one decimal"
+        right = _stages(inp)[doc["ask"]["stage"]][doc["ask"]["row"]]
+        assert _typed(right) not in doc["text"]
+        for v in right.tolist():
+            if math.isfinite(v) and v * 2 != round(v * 2):  # not a value the inputs also show
+                assert f"{v:.2f}" not in doc["text"] and f"{v:.3f}" not in doc["text"]
+
+
+@given(st.integers(0, 10**6), st.integers(0, 10**6))
+def test_different_seeds_deal_different_exercises_and_a_seed_repeats(a: int, b: int) -> None:
+    one, again = practice.deal(5, a), practice.deal(5, a)
+    assert one == again
+    if a != b:
+        other = practice.deal(5, b)
+        assert (one.x, one.w_q, one.w_k, one.w_v) != (other.x, other.w_q, other.w_k, other.w_v)
+
+
+def test_json_is_an_input_document_that_check_grades(tmp_path: Path) -> None:
+    runner = CliRunner()
+    done = runner.invoke(app, ["--lang", "en", "practice", "--section", "6", "--seed", "4",
+                               "--json"])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    doc = json.loads(done.output)
+    assert set(doc) == {"id", "section", "input", "ask", "text"} and doc["id"] == "6-4"
+    (tmp_path / "in.json").write_text(json.dumps(doc["input"]), encoding="utf-8")
+    ask = doc["ask"]
+    right = _typed(_stages(doc["input"])[ask["stage"]][ask["row"]])
+    args = ["check", "--input", str(tmp_path / "in.json"), "--stage", ask["stage"],
+            "--prompt", ask["prompt"], "--row", str(ask["row"]), "--values", right]  # fmt: skip
+    assert runner.invoke(app, args).exit_code == 0
+    assert runner.invoke(app, [*args[:-1], "9 9"]).exit_code != 0
+
+
+def test_the_terminal_session_grades_shows_the_solution_and_stops() -> None:
+    p = practice.deal(5, 1)
+    right = _typed(torch.tensor(p.expected()))
+    lines = "0 0 0\n" + right + "\ns\nq\n"
+    done = CliRunner().invoke(app, ["--lang", "en", "practice", "--section", "5", "--seed", "1"],
+                              input=lines)  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert "✗ Not yet" in done.output and "✓ Right" in done.output
+    assert f"Answer (row t={p.row}): {right}" in done.output
+    assert right not in done.output.split("✓ Right")[0].split("> ")[0]  # not shown before
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["practice", "--section", "7"], "--section must be one of 4, 5, 6, 8, 11, got 7"),
+        (["practice", "--seed", "-1"], "--seed must be 0 or more, got -1"),
+    ],
+)
+def test_bad_options_are_one_line_and_exit_2(argv: list[str], message: str) -> None:
+    done = CliRunner().invoke(app, ["--lang", "en", *argv])
+    assert done.exit_code == 2
+    assert message in done.output and "Traceback" not in done.output
