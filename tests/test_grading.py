@@ -86,7 +86,8 @@ def test_check_quiz_and_web_agree(tmp_path: Path, web_client_factory, text, corr
 
 def test_tolerance_follows_each_numbers_rounding() -> None:
     assert grading.tolerance(read_number("0.599"), 0.599) == pytest.approx(0.0005, abs=2e-9)
-    assert grading.tolerance(read_number("1"), 1.0) == pytest.approx(0.5, abs=2e-9)
+    assert grading.tolerance(read_number("1"), 1.2) == pytest.approx(0.5, abs=2e-9)
+    assert grading.tolerance(read_number("1"), 1.0) == pytest.approx(0.0, abs=2e-9)  # exact
     v = grading.grade(parse_numbers("0.599 0.4"), [0.5987, 0.4013])
     assert (v.kind, v.correct) == ("right", True)
     assert v.tolerance == pytest.approx([0.0005, 0.05], abs=2e-9)

@@ -53,7 +53,7 @@ TABLE: list[tuple[str, str, int, str, str, str | int | None]] = [
     ("weights", "B", 1, "0 1", "coarse", 2),
     ("scaled_scores", "A", 1, "1 0", "coarse", 1),
     ("weights", "A", 1, "0.6 0.4", "coarse", 2),  # ÷d_k gives 0.570 0.430
-    ("weights", "A", 0, "1 0", "coarse", 1),  # a 0 fill gives 0.599 0.401
+    ("weights", "A", 0, "1 0", "right", None),  # exactly [1, 0]: whole numbers typed exactly
     ("masked_scores", "A", 0, "0.4 -inf", "coarse", 2),  # key from W_Q gives 0.354
     # mistaken
     ("weights", "A", 1, "0.638 0.362", "wrong", "no_scale"),

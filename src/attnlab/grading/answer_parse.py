@@ -3,8 +3,8 @@
 The one parser of typed answers: ``attnlab check`` (``--values`` and answer files), the quiz and
 the web exercises all read numbers here, so ``"[0.599, 0.401]"`` means the same everywhere.
 Accepted: spaces, commas or semicolons between numbers (Chinese ``，``/``、``/``；`` too),
-brackets anywhere, a Unicode minus, ``4,000,000`` as one number, a trailing ``x``/``倍``
-(``4 倍``), and ``-inf``/``−∞`` where a masked score can be the answer.
+brackets anywhere, a Unicode minus, ``4,000,000`` as one number, a trailing ``x``/``倍`` after
+a single number (``4 倍``), and ``-inf``/``−∞`` where a masked score can be the answer.
 
 Example::
 
@@ -31,6 +31,7 @@ _TOKEN = re.compile(r"[^,;\s]+")
 _NUMBER = re.compile(r"[-+]?(?:inf|nan|\d+\.?\d*(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?)", re.I)
 _THOUSANDS = re.compile(r"^[-+]?[1-9]\d{0,2}(,\d{3})+(\.\d+)?$")
 _TIMES = re.compile(r"(?i)(倍|times|x|×)$")
+_ONE_TOKEN = re.compile(r"[^,;\s]+")
 _TRANSLATE = str.maketrans(
     {"，": ",", "、": ",", "；": ";", "−": "-", "–": "-", "∞": "inf",
      "［": " ", "］": " ", "[": " ", "]": " ", "(": " ", ")": " ", "（": " ", "）": " "}
@@ -75,7 +76,9 @@ def parse_numbers(text: str, where: str = "", infinity: bool = False) -> list[Ty
             more than :data:`MAX_ANSWER_NUMBERS` numbers.
     """
     cleaned = text.translate(_TRANSLATE).strip()
-    cleaned = _TIMES.sub("", cleaned).strip()
+    times = _TIMES.sub("", cleaned).strip()
+    if _ONE_TOKEN.fullmatch(times):  # "4x", "4 倍": a ratio is one number; "1 0x" is no ratio
+        cleaned = times
     if _THOUSANDS.match(cleaned):
         cleaned = cleaned.replace(",", "")
     tokens: list[str] = []

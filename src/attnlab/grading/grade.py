@@ -123,9 +123,19 @@ def holds_infinity(at: Address | None) -> bool:
 
 def tolerance(typed: Typed, expected: float) -> float:
     """How far ``typed`` may be from ``expected``: ``0.5·10⁻ᵈ`` for ``d`` decimals written,
-    plus float slack (``0.599`` → ±0.0005)."""
+    plus float slack (``0.599`` → ±0.0005). A whole number typed for a right value that is that
+    whole number is exact (``1`` for a weight of exactly 1): only the float slack."""
     slack = _REL_SLACK * max(1.0, abs(expected)) if math.isfinite(expected) else 0.0
+    if math.isfinite(expected) and typed.value == expected == round(expected):
+        return slack
     return 0.5 * 10.0**-typed.decimals + slack
+
+
+def _exact_where_whole(typed: list[Typed], tols: list[float]) -> list[float]:
+    """``tols`` with each number typed without decimals read as exact: a learner who types
+    ``0`` for a masked score means 0, the 0-fill, not a score that rounds to 0."""
+    return [_REL_SLACK * max(1.0, abs(t.value)) if t.decimals == 0 and math.isfinite(t.value)
+            else tol for t, tol in zip(typed, tols, strict=True)]  # fmt: skip
 
 
 def _judge_one(typed: Typed, expected: float, tol: float, other: float, decimals: int) -> Kind:
@@ -182,13 +192,21 @@ def grade(
     found_slips = slips.find(typed, expected, tols)
     if at is None:
         return Verdict(False, "wrong", expected, given, tols, slips=tuple(found_slips))
-    found = diagnosis.diagnose(at.stage, given, prompt=at.prompt, row=at.row, head=at.head,
-                               column=at.column, tol=tols, inp=inp)  # fmt: skip
+    found = _diagnose(at, given, tols, inp)
+    if len(found) > 1:  # name only the mistakes that give exactly the whole numbers typed
+        found = _diagnose(at, given, _exact_where_whole(typed, tols), inp) or found
     place = (at.prompt, at.head, at.row, at.column)
     found_slips += slips.elsewhere(given, tols, at.stage, place, inp)
     misread = None if found or found_slips else _misread(at, given, tols[0], inp)
     return Verdict(False, "wrong", expected, given, tols, at, tuple(found), misread,
                    slips=tuple(found_slips))  # fmt: skip
+
+
+def _diagnose(
+    at: Address, given: list[float], tols: list[float], inp: MistakeInput
+) -> list[Mistake]:
+    return diagnosis.diagnose(at.stage, given, prompt=at.prompt, row=at.row, head=at.head,
+                              column=at.column, tol=tols, inp=inp)  # fmt: skip
 
 
 def _kinds(

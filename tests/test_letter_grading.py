@@ -1,0 +1,58 @@
+"""Issue 22's "right to the letter" items about the grader, each failing on the grader before
+it: exact whole-number answers are right, a trailing letter is refused wherever it stands, and
+a wrong answer names only the mistakes that give exactly the whole numbers typed."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from attnlab.cli.main import app
+from attnlab.grading.answer_parse import AnswerError, parse_numbers
+from attnlab.grading.grade import Address, grade
+from attnlab.lesson import numbers
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+def _check(*args: str) -> tuple[int, str]:
+    done = CliRunner().invoke(app, ["--lang", "en", "check", *args])
+    return done.exit_code, done.output
+
+
+@pytest.mark.parametrize(
+    ("stage", "row", "values"),
+    [("weights", 0, "1 0"), ("logits", 0, "0 1 2 -1 0"), ("weights", 0, "1.0 0.0")],
+)
+def test_an_exact_whole_number_answer_is_right(stage: str, row: int, values: str) -> None:
+    assert numbers.tensor(stage)[0, row].tolist() == [float(v) for v in values.split()]
+    code, out = _check("--stage", stage, "--row", str(row), "--values", values)
+    assert code == 0, out
+
+
+def test_a_whole_number_next_to_a_fraction_keeps_the_coarse_rule() -> None:
+    """The rule is per number: an integer typed for a right value that is not that integer
+    is still read with its rounding (1 for 0.5987 is ±0.5: too coarse, not right)."""
+    v = grade(parse_numbers("1 0"), [0.5987, 0.4013], at=Address("weights", 0, row=1))
+    assert not v.correct and v.tolerance[0] == pytest.approx(0.5, abs=1e-6)
+
+
+@pytest.mark.parametrize("text", ["1.0 0.0x", "1.0x 0.0", "1 0 倍", "0.6, 0.4x"])
+def test_a_trailing_letter_is_refused_wherever_it_stands(text: str) -> None:
+    with pytest.raises(AnswerError):
+        parse_numbers(text)
+    code, out = _check("--stage", "weights", "--row", "0", "--values", text)
+    assert code == 2 and "Traceback" not in out
+
+
+@pytest.mark.parametrize("text", ["4x", "4 倍", "4 times", "4×"])
+def test_a_ratio_keeps_its_times_sign(text: str) -> None:
+    assert [t.value for t in parse_numbers(text)] == [4.0]
+
+
+def test_only_the_mistakes_that_give_the_numbers_are_named() -> None:
+    code, out = _check("--stage", "masked_scores", "--row", "0", "--values", "0.4 0")
+    assert code == 1
+    assert "mask_zero_fill" in out
+    for other in ("no_mask", "mask_inverted", "mask_after_softmax"):
+        assert other not in out, out
