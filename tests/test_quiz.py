@@ -183,3 +183,19 @@ def test_killing_the_process_mid_quiz_keeps_every_finished_step(tmp_path: Path) 
         assert s.completed == (0,) and s.assessments == {0: "understood"}
         assert s.last_section == 1
         assert [a["answer"] for a in st.attempts()] == ["bigram", "uniform"]
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_question_that_names_its_integers_gets_no_second_hint(lang: str, tmp_path) -> None:
+    """The shape exercises say "(4 integers)"; the quiz does not add "(whole numbers)"."""
+    from typer.testing import CliRunner
+
+    from attnlab.cli.main import app
+
+    args = ["--lang", lang, "quiz", "--section", "9", "--data-dir", str(tmp_path)]
+    done = CliRunner().invoke(app, args, input="\n\n0.5\n0.5\nq\n")  # an empty line re-asks 9a
+    out = done.output
+    assert done.exit_code == 0, out
+    asked = [line for line in out.splitlines() if "9b" in line]
+    assert asked, out
+    assert not any(("整数）（整数" in a) or ("integers) (whole" in a) for a in asked), asked

@@ -157,6 +157,9 @@ class Quiz:
         tries = len(graded)
         while tries < MAX_TRIES:
             text = self.ask("> ", "exercise_answer")
+            if not text:  # an empty line is no try: ask again
+                self.say(self.t("请输入你算出的数（q 结束）。", "Type your numbers (q stops)."))
+                continue
             done = answers.submit(ex.id, text)
             data = done.data()
             self.store.record_attempt(ex.id, text, done.graded, json.dumps(data))
@@ -180,6 +183,8 @@ class Quiz:
 
     def _how(self, ex: knowledge.Exercise) -> str:
         d = ex.decimals
+        if d == 0 and ("整数" in ex.prompt or "integer" in ex.prompt):
+            return ""  # the question already says how many whole numbers it wants
         if d == 0:
             return self.t("（整数）", " (whole numbers)")
         return self.t(f"（保留 {d} 位小数）", f" (give {d} decimal{'s' if d > 1 else ''})")
