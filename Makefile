@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench serve clean
+.PHONY: run test lint bench serve notebook clean
 
 # Reinstall only when the project's install files change. Then build what a learner's first
 # command would otherwise build (benchmarks/first_run.py): attnlab's bytecode, and the web
@@ -33,6 +33,12 @@ bench: $(STAMP)
 
 serve: $(STAMP)
 	$(VENV)/bin/attnlab serve
+
+# The lesson as a notebook, opened in JupyterLab (installed into .venv with the notebook extra).
+notebook: $(STAMP)
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,notebook]'
+	$(VENV)/bin/attnlab notebook
+	$(VENV)/bin/jupyter lab week07-attention.ipynb
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

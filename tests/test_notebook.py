@@ -138,3 +138,20 @@ def test_a_failed_write_leaves_no_file(tmp_path: Path, monkeypatch: pytest.Monke
     with pytest.raises(ValueError, match="No space left on device"):
         write_notebook("en", tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("found", [None, "/usr/bin/jupyter"])
+def test_the_command_says_what_opens_the_notebook(
+    found: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without JupyterLab the command names the extra that installs it, never a bare
+    ``jupyter lab`` that would fail."""
+    monkeypatch.setattr("shutil.which", lambda name: found)
+    result = runner.invoke(app, ["notebook", "--lang", "en", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / FILE_NAME).is_file()
+    if found is None:
+        assert "pip install 'attnlab[notebook]'" in result.stdout
+        assert not result.stdout.rstrip().endswith(f"jupyter lab {tmp_path / FILE_NAME}")
+    else:
+        assert f"Open it: jupyter lab {tmp_path / FILE_NAME}" in result.stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Annotated
 
@@ -34,5 +35,15 @@ def register(app: typer.Typer) -> None:
             path = write_notebook(chosen, out)
         except InputError as exc:
             fail(str(exc))
-        typer.echo(pick(chosen, f"已写入 {path}；打开：jupyter lab {path}",
-                        f"Wrote {path}; open it with: jupyter lab {path}"))  # fmt: skip
+        typer.echo(pick(chosen, f"已写入 {path}", f"Wrote {path}"))
+        if shutil.which("jupyter"):
+            typer.echo(pick(chosen, f"打开：jupyter lab {path}", f"Open it: jupyter lab {path}"))
+        else:  # the notebook is written; say what opens it
+            typer.echo(pick(
+                chosen,
+                f"还没有安装 JupyterLab：先运行 pip install 'attnlab[notebook]'"
+                f"（或 make notebook），再运行 jupyter lab {path}；"
+                "VS Code 等编辑器也能直接打开 .ipynb。",
+                f"JupyterLab is not installed: run pip install 'attnlab[notebook]' (or make "
+                f"notebook), then jupyter lab {path}; editors such as VS Code open .ipynb too.",
+            ))  # fmt: skip
