@@ -56,3 +56,27 @@ def test_only_the_mistakes_that_give_the_numbers_are_named() -> None:
     assert "mask_zero_fill" in out
     for other in ("no_mask", "mask_inverted", "mask_after_softmax"):
         assert other not in out, out
+
+
+@pytest.mark.parametrize(
+    ("exercise", "likely", "others"),
+    [
+        ("4a", "raw_scores[0,1,1]", {"raw_scores[0,0,0]", "raw_scores[1,1,1]"}),
+        ("4b", "raw_scores[1,1,1]", {"raw_scores[0,1,1]", "raw_scores[0,0,0]"}),
+    ],
+)
+def test_a_misread_index_names_the_likeliest_place_first(
+    exercise: str, likely: str, others: set[str]
+) -> None:
+    """0.566 is in three places of the raw scores; the one a learner on this exercise slips to
+    is in the same prompt and row (the final 喜欢's self-score), and the rest are named too."""
+    from attnlab.grading import reasons
+    from attnlab.grading.answers import check_answer, present, submit
+
+    verdict = check_answer(exercise, "0.566")
+    assert verdict.misread is not None and verdict.misread.label() == likely
+    assert {a.label() for a in verdict.also} == others
+    line = reasons.explain(verdict, "en") or ""
+    assert line.index(likely) < min(line.index(o) for o in others)
+    stored = present(exercise, "0.566", submit(exercise, "0.566").data(), "zh")
+    assert likely in stored and all(o in stored for o in others)

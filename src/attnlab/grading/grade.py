@@ -95,6 +95,7 @@ class Verdict:
     needed: int | None = None
     carried: bool = False
     slips: tuple[str, ...] = ()
+    also: tuple[Address, ...] = ()  #: other places that hold the misread value too
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready: heads numbered from 1, −∞ written ``"-inf"``."""
@@ -110,6 +111,7 @@ class Verdict:
                 for m in self.mistakes
             ],
             "misread": self.misread.label() if self.misread is not None else None,
+            "also": [a.label() for a in self.also],
             "needed_decimals": self.needed,
             "carried": self.carried,
             "slips": list(self.slips),
@@ -197,9 +199,10 @@ def grade(
         found = _diagnose(at, given, _exact_where_whole(typed, tols), inp) or found
     place = (at.prompt, at.head, at.row, at.column)
     found_slips += slips.elsewhere(given, tols, at.stage, place, inp)
-    misread = None if found or found_slips else _misread(at, given, tols[0], inp)
+    places = [] if found or found_slips else _misread(at, given, tols[0], inp)
+    misread = places[0] if places else None
     return Verdict(False, "wrong", expected, given, tols, at, tuple(found), misread,
-                   slips=tuple(found_slips))  # fmt: skip
+                   slips=tuple(found_slips), also=tuple(places[1:]))  # fmt: skip
 
 
 def _diagnose(
@@ -253,19 +256,22 @@ def _floor(verdict: Verdict, inp: MistakeInput, decimals: int) -> Verdict:
     return replace(verdict, correct=False, kind="coarse", needed=need, carried=False)
 
 
-def _misread(at: Address, given: list[float], tol: float, inp: MistakeInput) -> Address | None:
-    """Another number of the same single-head stage equal to the one ``given`` (axes misread)."""
+def _misread(at: Address, given: list[float], tol: float, inp: MistakeInput) -> list[Address]:
+    """Other numbers of the same single-head stage equal to the one ``given`` (an index read on
+    the wrong axis), the likeliest slip first: the same prompt before the other, the same row
+    before another, then the nearest column."""
     if len(given) != 1 or at.row is None or at.column is None or not inp.is_single_head:
-        return None
-    value = given[0]
+        return []
     table = diagnosis.correct_stages(inp)[at.stage]
     if table.dim() != 3:
-        return None
-    hits = (table - value).abs() <= tol  # [B, T, ...]
-    for b, t, c in hits.nonzero().tolist():
-        if (b, t, c) != (at.prompt, at.row, at.column):
-            return Address(at.stage, b, row=t, column=c)
-    return None
+        return []
+    hits = ((table - given[0]).abs() <= tol).nonzero().tolist()  # [b, t, c] places
+    row, column = at.row, at.column
+    places = [(b, t, c) for b, t, c in hits if (b, t, c) != (at.prompt, row, column)]
+    places.sort(
+        key=lambda p: (p[0] != at.prompt, p[1] != row, abs(p[1] - row) + abs(p[2] - column))
+    )
+    return [Address(at.stage, b, row=t, column=c) for b, t, c in places]
 
 
 def address_of(key: str) -> Address | None:

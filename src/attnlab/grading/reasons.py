@@ -73,9 +73,12 @@ def _wrong(verdict: Verdict, lang: str) -> str | None:
     parts += [SLIP_TEXTS[s][lang] for s in verdict.slips]
     if verdict.misread is not None:
         where = verdict.misread.label()
-        parts.append(pick(lang, f"这是 {where} 的值：检查每个下标对应哪个轴（第 9 节）",
-                          f"That is the value of {where}: check which axis each index picks "
-                          "(section 9)"))  # fmt: skip
+        also = ", ".join(a.label() for a in verdict.also)
+        also_zh = f"（也等于 {'、'.join(a.label() for a in verdict.also)}）" if also else ""
+        also_en = f" (it also equals {also})" if also else ""
+        parts.append(pick(lang, f"这是 {where} 的值{also_zh}：检查每个下标对应哪个轴（第 9 节）",
+                          f"That is the value of {where}{also_en}: check which axis each index "
+                          "picks (section 9)"))  # fmt: skip
     if not parts:
         return None
     return pick(lang, "；或者：", "; or: ").join(parts)
