@@ -80,3 +80,14 @@ def test_a_misread_index_names_the_likeliest_place_first(
     assert line.index(likely) < min(line.index(o) for o in others)
     stored = present(exercise, "0.566", submit(exercise, "0.566").data(), "zh")
     assert likely in stored and all(o in stored for o in others)
+
+
+def test_the_other_prompts_loss_is_named_as_a_slip() -> None:
+    """16b asks for B's loss; A's loss typed there is the prompts swapped, not only "wrong"."""
+    from attnlab.grading.answers import check_answer, present, submit
+
+    a_loss = numbers.get("experiment.losses[0]")
+    text = f"{a_loss:.3f}"
+    assert "prompt_swapped" in check_answer("16b", text).slips
+    assert "swapped" in present("16b", text, submit("16b", text).data(), "en")
+    assert check_answer("16b", "0.123").slips == ()

@@ -29,6 +29,7 @@ from attnlab.grading import grade, reasons
 from attnlab.grading.answer_parse import parse_numbers
 from attnlab.grading.grade import Address, Verdict
 from attnlab.inputs.text_limits import check_text
+from attnlab.lesson import numbers
 from attnlab.mistakes import catalogue
 from attnlab.text import fmt
 from attnlab.text.errors import InputError
@@ -176,4 +177,20 @@ def check_answer(exercise_id: str, text: str, lang: str = "zh") -> grade.Verdict
     ex = knowledge.exercise(exercise_id, lang)
     at = grade.address_of(ex.key)
     typed = parse_numbers(text, infinity=grade.holds_infinity(at))
-    return grade.grade(typed, ex.expected_values, ex.decimals, at)
+    others = () if at is not None else _other_prompts(ex.key)
+    return grade.grade(typed, ex.expected_values, ex.decimals, at, other_prompts=others)
+
+
+def _other_prompts(key: str) -> tuple[list[float], ...]:
+    """The same lesson number for the other prompts, when the key's first index is the prompt
+    (``experiment.losses[1]`` → A's loss): what a learner who swapped the prompts typed."""
+    source, name, index = numbers.parse_key(key)
+    if not index or not isinstance(index[0], int) or index[0] not in (0, 1):
+        return ()
+    rest = ["" if isinstance(i, slice) else str(i) for i in index[1:]]
+    rest = [":" if r == "" else r for r in rest]
+    return tuple(
+        numbers.tensor(f"{source}.{name}[{','.join([str(b), *rest])}]").double().flatten().tolist()
+        for b in range(2)
+        if b != index[0]
+    )

@@ -160,6 +160,7 @@ def grade(
     decimals: int = 0,
     at: Address | None = None,
     inp: MistakeInput | None = None,
+    other_prompts: tuple[list[float], ...] = (),
 ) -> Verdict:
     """Grade the learner's numbers against the right ones.
 
@@ -172,6 +173,8 @@ def grade(
         decimals: how many decimals the question asks for (0: any rounding is judged as given).
         at: the stage numbers asked for; a wrong answer there is matched against the catalogue.
         inp: the input ``at`` refers to (default: the lesson example).
+        other_prompts: for a number that is not a stage (a loss, a probability), the same
+            number of the other prompts: a wrong answer equal to one is the prompts swapped.
     """
     infinite = [t.text for t in typed if math.isinf(t.value)]
     if infinite and not holds_infinity(at):
@@ -193,6 +196,8 @@ def grade(
         return Verdict(False, "imprecise", expected, given, tols, at)
     found_slips = slips.find(typed, expected, tols)
     if at is None:
+        if any(slips.close(given, other, tols) for other in other_prompts):
+            found_slips.append("prompt_swapped")
         return Verdict(False, "wrong", expected, given, tols, slips=tuple(found_slips))
     found = _diagnose(at, given, tols, inp)
     if len(found) > 1:  # name only the mistakes that give exactly the whole numbers typed

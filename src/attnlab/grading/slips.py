@@ -54,7 +54,8 @@ TEXTS: dict[str, dict[str, str]] = {
 _SCORE_PAIR = {"raw_scores": "scaled_scores", "scaled_scores": "raw_scores"}
 
 
-def _close(given: list[float], want: list[float], tols: list[float]) -> bool:
+def close(given: list[float], want: list[float], tols: list[float]) -> bool:
+    """True when ``given`` has ``want``'s length and each number is within its tolerance."""
     return len(given) == len(want) and all(
         g == w or abs(g - w) <= t for g, w, t in zip(given, want, tols, strict=True)
     )
@@ -68,12 +69,12 @@ def find(typed: list[Typed], expected: list[float], tols: list[float]) -> list[s
         return []
     found = []
     units = [tol + 10.0**-t.decimals for t, tol in zip(typed, tols, strict=True)]
-    if all(t.decimals >= 2 for t in typed) and _close(given, expected, units):
+    if all(t.decimals >= 2 for t in typed) and close(given, expected, units):
         found.append("last_digit")
     nonzero = [i for i, e in enumerate(expected) if abs(e) > tols[i]]
-    if nonzero and _close(given, [-e for e in expected], tols):
+    if nonzero and close(given, [-e for e in expected], tols):
         found.append("sign_flipped")
-    elif any(expected[i] < 0 < given[i] for i in nonzero) and _close(
+    elif any(expected[i] < 0 < given[i] for i in nonzero) and close(
         [abs(g) for g in given], [abs(e) for e in expected], tols
     ):
         found.append("minus_dropped")
@@ -98,13 +99,13 @@ def elsewhere(
     found = []
     other = _SCORE_PAIR.get(stage)
     got = diagnosis.value_at(stages[other], *place) if other else None
-    if got is not None and _close(given, got.flatten().tolist(), tols):
+    if got is not None and close(given, got.flatten().tolist(), tols):
         found.append("raw_vs_scaled")
     for b in range(stages[stage].size(0)):
         got = diagnosis.value_at(stages[stage], b, head, row, column)
         if b == prompt or got is None or right is None or diagnosis.values_match(got, right, 1e-9):
             continue
-        if _close(given, got.flatten().tolist(), tols):
+        if close(given, got.flatten().tolist(), tols):
             found.append("prompt_swapped")
             break
     return found
