@@ -91,3 +91,11 @@ def test_the_other_prompts_loss_is_named_as_a_slip() -> None:
     assert "prompt_swapped" in check_answer("16b", text).slips
     assert "swapped" in present("16b", text, submit("16b", text).data(), "en")
     assert check_answer("16b", "0.123").slips == ()
+
+
+def test_one_decimal_is_singular() -> None:
+    from attnlab.grading import reasons
+
+    verdict = grade(parse_numbers("1 0"), [0.8, 0.4], at=Address("scaled_scores", 0, row=1))
+    assert verdict.kind == "coarse" and verdict.needed == 1
+    assert "give at least 1 decimal (" in (reasons.explain(verdict, "en") or "")

@@ -17,6 +17,12 @@ from attnlab.grading.rounding import CARRIED
 from attnlab.grading.slips import TEXTS as SLIP_TEXTS
 from attnlab.text.i18n import pick
 
+
+def _decimals(n: int | None) -> str:
+    """``1 decimal``, ``2 decimals``."""
+    return f"{n} decimal" + ("" if n == 1 else "s")
+
+
 _DECIMAL_COMMA = re.compile(r"(?<![\d,])(\d+),(\d+)(?![\d,])")
 
 
@@ -50,11 +56,11 @@ def explain(verdict: Verdict, lang: str, decimals: int = 0, text: str = "") -> s
     if verdict.kind == "coarse":
         d = verdict.needed
         return pick(lang, f"太粗略：请至少保留 {d} 位小数（位数更少时，常见错误的数也符合）",
-                    f"Too coarse: give at least {d} decimals (with fewer, a common mistake "
+                    f"Too coarse: give at least {_decimals(d)} (with fewer, a common mistake "
                     "fits too)")  # fmt: skip
     if verdict.kind == "imprecise":
         return pick(lang, f"方向对，但请至少保留 {decimals} 位小数",
-                    f"Right as far as it goes; give at least {decimals} decimals")  # fmt: skip
+                    f"Right as far as it goes; give at least {_decimals(decimals)}")  # fmt: skip
     if verdict.carried:
         return pick(lang, f"正确（中间结果按 {CARRIED} 位小数）；保留 {CARRIED + 1} 位可完全吻合",
                     f"Right, given intermediates rounded to {CARRIED} decimals; carry "
