@@ -114,7 +114,8 @@ def test_check_grades_the_hand_answer(
     else:
         assert named in _named(entry), entry
     if kind == "coarse":
-        assert f"Too coarse: give at least {named} decimals" in as_text.output
+        unit = "decimal" if named == 1 else "decimals"
+        assert f"Too coarse: give at least {named} {unit} (" in as_text.output
         assert "is right" not in as_text.output
     if named == "carried":
         assert "Right, given intermediates rounded to 3 decimals; carry 4" in as_text.output
