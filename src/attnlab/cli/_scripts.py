@@ -39,7 +39,12 @@ def _precision(text: str) -> int:
 def _parser(prog: str, description: str) -> _Parser:
     parser = _Parser(prog=prog, description=description)
     parser.add_argument("--lang", choices=("zh", "en"), default=None, help="zh (default) or en")
-    parser.add_argument("--precision", type=_precision, default=None, help="decimals shown")
+    parser.add_argument(
+        "--precision",
+        type=_precision,
+        default=None,
+        help="decimals of the stage tables (the sections' own numbers keep the page's)",
+    )
     parser.add_argument(
         "--json", action="store_true", help="print one JSON document with every stage instead"
     )
@@ -77,7 +82,7 @@ def _render(kind: str, lang: str, precision: int | None, as_json: bool) -> str:
         return dumps(walk.lesson_document(lang))
     if kind == "lesson":
         return walk.render_lesson(lang, _or(precision, walk.DEFAULT_PRECISION))
-    return walk_grad.render_experiment(lang, _or(precision, walk_grad.EXPERIMENT_PRECISION))
+    return walk_grad.render_experiment(lang)
 
 
 @contextlib.contextmanager
