@@ -43,7 +43,7 @@ def _parser(prog: str, description: str) -> _Parser:
         "--precision",
         type=_precision,
         default=None,
-        help="decimals of the stage tables (the sections' own numbers keep the page's)",
+        help="decimals of the script's own tables (the page's sections keep theirs)",
     )
     parser.add_argument(
         "--json", action="store_true", help="print one JSON document with every stage instead"
@@ -82,7 +82,7 @@ def _render(kind: str, lang: str, precision: int | None, as_json: bool) -> str:
         return dumps(walk.lesson_document(lang))
     if kind == "lesson":
         return walk.render_lesson(lang, _or(precision, walk.DEFAULT_PRECISION))
-    return walk_grad.render_experiment(lang)
+    return walk_grad.render_experiment(lang, _or(precision, walk_grad.EXPERIMENT_PRECISION))
 
 
 @contextlib.contextmanager

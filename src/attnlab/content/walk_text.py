@@ -1,6 +1,7 @@
-"""The lines only ``week07_attention.py`` prints, in Chinese and English (our own words): its
-header, the two softmaxes side by side, and its conclusion. Everything else it prints is the
-page's own sections (:mod:`attnlab.content.plain`) and the stage tables.
+"""The lines only the two lesson scripts print, in Chinese and English (our own words):
+``week07_attention.py``'s header, the two softmaxes side by side and its conclusion; the
+gradient script's before → after lines. Everything else they print is the page's own sections
+(:mod:`attnlab.content.plain`) and the stage tables.
 
 Placeholders in braces are filled with numbers computed by the pipeline; no number is written here.
 """
@@ -18,6 +19,9 @@ TEXT: dict[str, dict[str, str]] = {
         "vocab_softmax": "Vocabulary Softmax：沿 {n} 个词表 Token，回答“下一个词是谁”",
         "conclusion": "结论：两条 Prompt 的最后一个 Token 都是“{last}”，但末位置权重不同：",
         "conclusion_end": "Attention Softmax 沿位置轴归一化（读哪里）；Vocabulary Softmax 沿词表轴归一化（下一个词）。",
+        "exp_after": "更新后（每个数取足够的位数，让变化看得见）：",
+        "exp_row": "Prompt {p}：p({target}) {before} → {after}，损失 {lb} → {la}",
+        "exp_mean_after": "平均损失 {before} → {after}",
     },
     "en": {
         "title": "Week 7 · Attention: let the current position read left context on demand",
@@ -29,5 +33,8 @@ TEXT: dict[str, dict[str, str]] = {
         "vocab_softmax": "Vocabulary softmax: over {n} vocabulary tokens, answering “which token next”",
         "conclusion": "Conclusion: both prompts end in “{last}”, yet their final-position weights differ:",
         "conclusion_end": "The attention softmax normalises over positions (where to read); the vocabulary softmax over tokens (what comes next).",
+        "exp_after": "After the update (each number with as many digits as it takes to see the change):",
+        "exp_row": "Prompt {p}: p({target}) {before} → {after}, loss {lb} → {la}",
+        "exp_mean_after": "Mean loss {before} → {after}",
     },
 }
