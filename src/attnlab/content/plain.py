@@ -44,7 +44,7 @@ def wrap(text: str, cols: int = WIDTH, indent: str = "") -> list[str]:
     for piece in _PIECE.findall(" ".join(text.split())):
         if piece.isspace():
             line += " " if line.strip() else ""
-        elif line.strip() and width(line.rstrip() + piece) > cols:
+        elif line.strip() and width(line + piece) > cols:
             lines.append(line.rstrip())
             line = indent + piece
         else:
