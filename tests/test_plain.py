@@ -8,7 +8,7 @@ import re
 import pytest
 
 from attnlab.cli.walk import WALK_SECTIONS, render_lesson
-from attnlab.cli.walk_grad import GRAD_SECTIONS, render_experiment
+from attnlab.cli.walk_grad import GRAD_SECTIONS, SELF, render_experiment
 from attnlab.content import plain, sections
 from attnlab.content.blocks import Block, figure, flow, heading, math, note, pre, table
 from attnlab.content.plain_math import formula_lines, to_text
@@ -117,4 +117,5 @@ def test_the_scripts_print_the_pages_sections(lang: str) -> None:
     for n in WALK_SECTIONS:
         assert plain.render_section(n, lang) in lesson, f"§{n} differs from the page's blocks"
     for n in GRAD_SECTIONS:
-        assert plain.render_section(n, lang) in grad, f"§{n} differs from the page's blocks"
+        assert plain.render_section(n, lang, SELF) in grad, f"§{n} differs from the page's blocks"
+    assert "attnlab grad" not in grad and "attnlab grad" in plain.render_section(16, lang)

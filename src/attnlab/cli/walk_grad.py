@@ -8,6 +8,7 @@ sections, and this module only words the lines the page does not have.
 
 from __future__ import annotations
 
+from attnlab.content.intro import GRAD_COMMAND
 from attnlab.content.plain import render_section
 from attnlab.content.walk_text import TEXT
 from attnlab.core import example
@@ -17,12 +18,14 @@ from attnlab.text.fmt import change
 EXPERIMENT_PRECISION = 6
 #: The sections the gradient walk prints, in its order.
 GRAD_SECTIONS: tuple[int, ...] = (16, 7)
+#: Section 16 ends by telling the reader to run this script: left out of the script's own text.
+SELF: tuple[str, ...] = (GRAD_COMMAND, "attnlab grad")
 
 
 def render_experiment(lang: str = "zh", precision: int = EXPERIMENT_PRECISION) -> str:
     """The text of ``course_examples/week07_attention.py``: section 16, the step's changes,
     section 7."""
-    first, *rest = (render_section(n, lang) for n in GRAD_SECTIONS)
+    first, *rest = (render_section(n, lang, SELF) for n in GRAD_SECTIONS)
     return "\n\n".join([first, "\n".join(_after(lang, precision)), *rest])
 
 

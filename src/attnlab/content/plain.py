@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from attnlab.content import sections
 from attnlab.content.blocks import Block
@@ -111,7 +111,9 @@ def render(blocks: Iterable[Block], lang: str) -> str:
     return "\n\n".join("\n".join(block_lines(b, lang)) for b in blocks)
 
 
-def render_section(section_id: int, lang: str) -> str:
-    """Section ``section_id`` as the page shows it, under a ``== §4 title`` heading."""
+def render_section(section_id: int, lang: str, without: Sequence[str] = ()) -> str:
+    """Section ``section_id`` as the page shows it, under a ``== §4 title`` heading; blocks whose
+    text holds one of ``without`` are left out (a pointer to the script that is printing it)."""
     view = sections.section(section_id, lang)
-    return f"== §{view.id} {view.title}\n\n" + render(view.blocks, lang)
+    blocks = [b for b in view.blocks if not any(w in b.text for w in without)]
+    return f"== §{view.id} {view.title}\n\n" + render(blocks, lang)
