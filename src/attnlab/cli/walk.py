@@ -19,7 +19,7 @@ import torch
 
 from attnlab.content import document
 from attnlab.content.explain import explain, title
-from attnlab.content.plain import render_section
+from attnlab.content.plain import heading, render_section, wrap
 from attnlab.content.stageview import masked_note, stage_rows
 from attnlab.content.walk_text import TEXT
 from attnlab.core import example
@@ -75,7 +75,7 @@ def _stage_block(stages: AttentionStages, stage: str, lang: str, p: int) -> list
     tokens = example.prompt_tokens(lang)
     lines = [
         f"{title(stage, lang)}  {shape_text(getattr(stages, stage).shape)}",
-        explain(stage, lang),
+        *wrap(explain(stage, lang)),
     ]
     for b, name in enumerate(example.prompt_names(stages.x.size(0))):
         headers, rows = stage_rows(stage, getattr(stages, stage)[b], tokens[b], p, lang)
@@ -97,7 +97,8 @@ def render_lesson(lang: str = "zh", precision: int = DEFAULT_PRECISION) -> str:
     for n, tables in _PARTS:
         out += ["", render_section(n, lang)]
         if tables is not None:
-            out += ["", "\n".join(tables(st, lang, precision)).rstrip()]
+            body = "\n".join(tables(st, lang, precision)).rstrip()
+            out += ["", heading(t["stages"].format(p=precision)), "", body]
     out += ["", "== " + t["conclusion"].format(last=last)]
     for name, row in zip(example.prompt_names(2), st.weights[:, -1], strict=True):
         out.append(f"  Prompt {name}: {vec(row.tolist(), precision)}")

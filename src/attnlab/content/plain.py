@@ -71,10 +71,15 @@ def figure_command(name: str, lang: str) -> str:
     return _command(lang, f"attnlab plot {kind}{which}")
 
 
+def heading(text: str) -> str:
+    """A sub-heading inside a section: ``-- text``."""
+    return f"-- {text}"
+
+
 def block_lines(b: Block, lang: str) -> list[str]:
     """One block as lines of plain text (``ValueError`` for an unknown kind)."""
     if b.kind == "h":
-        return [f"-- {b.text}"]
+        return [heading(b.text)]
     if b.kind == "p":
         return wrap(b.text)
     if b.kind == "note":
