@@ -104,7 +104,7 @@ PUBLISHED: tuple[Published, ...] = (
     P("11", "masked_scores.B", [[0.05, INF], [0.1, 0.4]], 2, exact=True),
     P("11", "mask_demo.row", [0.2, 0.9], 1, exact=True),
     P("11", "mask_demo.zero_fill", [0.550, 0.450], 3),
-    P("11", "mask_demo.neg_inf", [1, 0], 0, exact=True),
+    P("11", "mask_demo.neg_inf_fill", [1, 0], 0, exact=True),
     P("16", "experiment.h.A", [0.598688, 0.401312], 6),
     P("16", "experiment.h.B", [-0.425557, 0.574443], 6),
     P("16", "experiment.logits.A", [0, 0.598688, 1.197375, -0.197375, 0], 6),

@@ -204,7 +204,7 @@ def test_lesson_walk_follows_the_page_order_and_says_so(lang: str) -> None:
     assert heads == list(WALK_SECTIONS) == sorted(WALK_SECTIONS)
     header = " ".join(f"§{n}" for n in WALK_SECTIONS)
     assert header in out.splitlines()[3]
-    assert "§10" in out and "t=3    1    1    1    1" in out  # section 10's T=4 mask
+    assert "§10" in out and "[ 1  1  1  1 ]" in out  # section 10's T=4 mask, the page's matrix
     assert "K.transpose(-2,-1)" in out
     for i in range(len(example.SHIFT_CONSTANTS)):
         assert vec(numbers.tensor(f"shift.weights[{i}]").tolist(), 6) in out
@@ -216,7 +216,7 @@ def test_grad_text_and_json_carry_the_w_v_gradient(lang: str) -> None:
     g = numbers.value_gradient()
     for value in (g.autograd, g.finite_difference, g.closed_form, float(g.reads[0])):
         assert num(value, P6) in out
-    assert "loss → O → V → W_V" in out and pick(lang, "W_Q、W_K", "W_Q, W_K") in out
+    assert "O → V → W_V" in out and pick(lang, "W_Q、W_K", "W_Q, W_K") in out
     result = CliRunner().invoke(app, ["--lang", lang, "grad", "--json"])
     assert result.exit_code == 0, result.output
     path = json.loads(result.stdout)["experiment"]["content_path"]

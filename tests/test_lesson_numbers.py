@@ -85,7 +85,7 @@ def test_section_11_demo_is_the_pipeline_and_the_catalogue_zero_fill() -> None:
     scores = torch.stack([first, torch.zeros_like(first)])  # [T, T]: query t=0, then t=1
     zero = catalogue.get("mask_zero_fill").recipe
     assert torch.equal(numbers.tensor("mask_demo.zero_fill"), zero.softmax(zero.mask(scores))[0])
-    assert numbers.tensor("mask_demo.neg_inf").tolist() == [1.0, 0.0]  # exp(−∞) = 0 exactly
+    assert numbers.tensor("mask_demo.neg_inf_fill").tolist() == [1.0, 0.0]  # exp(−∞) = 0 exactly
 
 
 def test_sec9_extra_shape_check() -> None:

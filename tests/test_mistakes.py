@@ -126,14 +126,17 @@ def test_lesson_example_diagnoses() -> None:
 
 def test_zero_fill_reproduces_section_11_demo_row() -> None:
     # Section 11: a row [0.2, future] filled with 0 gives softmax([0.2, 0]) = [0.550, 0.450].
-    zero_fill, neg_inf = published.row("mask_demo.zero_fill"), published.row("mask_demo.neg_inf")
+    zero_fill, neg_inf_fill = (
+        published.row("mask_demo.zero_fill"),
+        published.row("mask_demo.neg_inf_fill"),
+    )
     demo = torch.tensor([[published.row("mask_demo.row").value, [0.0, 0.0]]], dtype=torch.float64)
     zero = catalogue.get("mask_zero_fill").recipe
     w = zero.softmax(zero.mask(demo))[0, 0]
     diff = (w - torch.tensor(zero_fill.value, dtype=torch.float64)).abs().max().item()
     assert diff <= zero_fill.tolerance, f"{w}: max |diff| = {diff}"
     right = Recipe()
-    assert right.softmax(right.mask(demo))[0, 0].tolist() == neg_inf.value
+    assert right.softmax(right.mask(demo))[0, 0].tolist() == neg_inf_fill.value
 
 
 def test_values_match_handles_infinities_and_nan() -> None:

@@ -193,7 +193,7 @@ def test_mask_bars_are_the_lesson_values() -> None:
     data, zero_fill = mask_data(), published.row("mask_demo.zero_fill")
     want = torch.tensor(zero_fill.value, dtype=torch.float64)
     assert torch.allclose(data.zero_fill, want, rtol=0, atol=zero_fill.tolerance)
-    assert data.inf_fill.tolist() == published.row("mask_demo.neg_inf").value
+    assert data.neg_inf_fill.tolist() == published.row("mask_demo.neg_inf_fill").value
     fig = plot_mask(data, lang="en")
     wrong, right = fig.axes
     assert [p.get_height() for p in wrong.patches] == data.zero_fill.tolist()

@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from attnlab.content.stageview import MASKED_MARK, StageView
-from attnlab.text.fmt import shape_text
+from attnlab.text.fmt import ratio, shape_text
 from attnlab.text.i18n import pick
 
 
@@ -55,9 +55,31 @@ def _wait(console: Console, lang: str) -> None:
         console.print()
 
 
+#: Each measured stage of :func:`print_shapes`, named for the reader.
+SHAPE_STAGE_NAMES: dict[str, dict[str, str]] = {
+    "zh": {
+        "input": "输入",
+        "qkv": "分 head 后 Q/K/V",
+        "scores": "scores：每个 query 对每个 key",
+        "weights": "weights",
+        "head_outputs": "各 head 输出",
+        "merged": "拼回通道",
+        "output": "W_O 之后",
+    },
+    "en": {
+        "input": "input",
+        "qkv": "per-head Q/K/V",
+        "scores": "scores: every query against every key",
+        "weights": "weights",
+        "head_outputs": "head outputs",
+        "merged": "heads merged into channels",
+        "output": "after W_O",
+    },
+}
+
+
 def print_shapes(lang: str, batch: int, tokens: int, embed: int, heads: int) -> None:
     """Section 9's table measured through CausalSelfAttention, then what each axis means."""
-    from attnlab.content.walk_text import SHAPE_STAGE_NAMES
     from attnlab.lesson.shapes import measure_shapes
 
     meanings = {
@@ -98,7 +120,7 @@ def print_cost(lang: str, tokens: list[int], batch: int, heads: int) -> None:
     from attnlab.lesson.cost import cost_table, human_bytes
 
     rows = [
-        [str(r.tokens), f"{r.elements:,}", _ratio(r.ratio), human_bytes(r.bytes_float32)]
+        [str(r.tokens), f"{r.elements:,}", ratio(r.ratio), human_bytes(r.bytes_float32)]
         for r in cost_table(tokens, batch, heads)
     ]
     headers = [
@@ -113,7 +135,3 @@ def print_cost(lang: str, tokens: list[int], batch: int, heads: int) -> None:
         f"Score elements (B={batch}, n_head={heads})",
     )
     Console(highlight=False).print(_table(title, headers, rows))
-
-
-def _ratio(value: float) -> str:
-    return f"{value:,.0f}×" if value >= 1 and value == int(value) else f"{value:,.4g}×"

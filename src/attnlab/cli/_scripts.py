@@ -39,7 +39,12 @@ def _precision(text: str) -> int:
 def _parser(prog: str, description: str) -> _Parser:
     parser = _Parser(prog=prog, description=description)
     parser.add_argument("--lang", choices=("zh", "en"), default=None, help="zh (default) or en")
-    parser.add_argument("--precision", type=_precision, default=None, help="decimals shown")
+    parser.add_argument(
+        "--precision",
+        type=_precision,
+        default=None,
+        help="decimals of the script's own tables (the page's sections keep theirs)",
+    )
     parser.add_argument(
         "--json", action="store_true", help="print one JSON document with every stage instead"
     )

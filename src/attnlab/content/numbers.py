@@ -26,7 +26,7 @@ class LessonNumbers:
     experiment: ExperimentResult  # section 16
     cost: tuple[CostRow, ...]  # section 17
     shapes: tuple[ShapeRow, ...]  # section 9's extra check
-    mask_demo: dict[str, torch.Tensor]  # section 11: "fill_zero", "fill_neg_inf", [T_key] each
+    mask_demo: dict[str, torch.Tensor]  # section 11: "zero_fill", "neg_inf_fill", [T_key] each
     uniform: torch.Tensor  # [B, T, C] section 1's causal mean
     uniform_weights: torch.Tensor  # [B, T, T] the mean's fixed reading ratios
     final: dict[str, torch.Tensor]  # section 5's final rows
@@ -54,8 +54,8 @@ def lesson_numbers() -> LessonNumbers:
         cost=numbers.cost_rows(),
         shapes=numbers.shape_rows(),
         mask_demo={
-            "fill_zero": numbers.tensor("mask_demo.zero_fill"),
-            "fill_neg_inf": numbers.tensor("mask_demo.neg_inf"),
+            "zero_fill": numbers.tensor("mask_demo.zero_fill"),
+            "neg_inf_fill": numbers.tensor("mask_demo.neg_inf_fill"),
         },
         uniform=numbers.tensor("uniform.mean"),
         uniform_weights=numbers.tensor("uniform.weights"),

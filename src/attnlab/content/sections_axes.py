@@ -69,7 +69,7 @@ def _shift(lang: str) -> list[Block]:
               key="shift"),
         note(pick(lang,
             "别把这里 Softmax 的局部斜率直接当成每个最终参数的梯度。Softmax 对分数的导数只是链条中的一环；某个 W_Q 或 W_V "
-            "元素的梯度还要乘上分数对它的导数、以及损失对输出的导数（第 {CHAIN_SECTION}、{EXPERIMENT_SECTION} 节）。",
+            f"元素的梯度还要乘上分数对它的导数、以及损失对输出的导数（第 {CHAIN_SECTION}、{EXPERIMENT_SECTION} 节）。",
             "Do not read the softmax's local slope here as the gradient of every final parameter. The "
             "softmax's derivative with respect to the scores is one link of the chain; the gradient of "
             "an entry of W_Q or W_V also multiplies in how the scores depend on it and how the loss "

@@ -9,7 +9,7 @@ from __future__ import annotations
 from attnlab.content.blocks import Block, figure, flow, heading, math, note, p, table
 from attnlab.content.numbers import LessonNumbers
 from attnlab.core import example
-from attnlab.text.fmt import compact_shape
+from attnlab.text.fmt import compact_shape, ratio
 from attnlab.text.i18n import pick
 
 
@@ -21,7 +21,7 @@ def cost(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
         (
             f"T={r.tokens}",
             f"{cfg.batch} × {cfg.heads} × {r.tokens}² = {r.elements:,}",
-            f"{r.ratio:,.0f}×",
+            ratio(r.ratio),
         )
         for r in n.cost
     ]

@@ -58,11 +58,11 @@ def neg_inf(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
         ),
         (
             pick(lang, "错误：未来改成 0", "wrong: future set to 0"),
-            f"softmax([{num(row, 1)}, 0]) = {vec(demo['fill_zero'])}",
+            f"softmax([{num(row, 1)}, 0]) = {vec(demo['zero_fill'])}",
         ),
         (
             pick(lang, "正确：未来改成 −∞", "right: future set to −∞"),
-            f"softmax([{num(row, 1)}, −∞]) = {vec(demo['fill_neg_inf'], 0)}",
+            f"softmax([{num(row, 1)}, −∞]) = {vec(demo['neg_inf_fill'], 0)}",
         ),
     ]
     return [

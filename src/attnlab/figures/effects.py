@@ -111,7 +111,7 @@ class MaskData:
     row: torch.Tensor  # [T_key]
     future: torch.Tensor  # [T_key] bool, True where the key lies in the query's future
     zero_fill: torch.Tensor  # [T_key] softmax with future scores set to 0 (the mistake)
-    inf_fill: torch.Tensor  # [T_key] softmax with future scores set to −∞ (the pipeline's way)
+    neg_inf_fill: torch.Tensor  # [T_key] softmax with future scores set to −∞ (the pipeline's way)
 
 
 def mask_data() -> MaskData:
@@ -120,7 +120,7 @@ def mask_data() -> MaskData:
         row=numbers.tensor("mask_demo.row"),
         future=numbers.tensor("mask_demo.future"),
         zero_fill=numbers.tensor("mask_demo.zero_fill"),
-        inf_fill=numbers.tensor("mask_demo.neg_inf"),
+        neg_inf_fill=numbers.tensor("mask_demo.neg_inf_fill"),
     )
 
 
@@ -133,7 +133,7 @@ def plot_mask(data: MaskData | None = None, lang: str = "zh") -> Figure:
         f"{label}\n({text('future_key' if hidden else 'visible_key', lang)})"
         for label, hidden in zip(token_labels(None, data.row.numel()), data.future, strict=True)
     ]
-    cases = (("zero_fill", data.zero_fill, "0"), ("inf_fill", data.inf_fill, "−∞"))
+    cases = (("zero_fill", data.zero_fill, "0"), ("neg_inf_fill", data.neg_inf_fill, "−∞"))
     for ax, (key, weights, fill) in zip(axes, cases, strict=True):
         filled = [fill if hidden else cell(float(s)) for s, hidden in
                   zip(data.row, data.future, strict=True)]  # fmt: skip

@@ -41,7 +41,7 @@ _TEXT: dict[str, dict[str, str]] = {
         "visible_key": "可见",
         "future_key": "未来",
         "zero_fill": "错误：未来位置填 0",
-        "inf_fill": "正确：未来位置填 −∞",
+        "neg_inf_fill": "正确：未来位置填 −∞",
         "mask_title": "第 11 节：t=0 的 Scaled Row 是 [{row}]，第二列是未来位置",
         "mask_caption": "0 是合法分数：exp(0)=1，未来仍分走权重；exp(−∞)=0，未来被真正移除",
         "cost_curve": "Score 元素 B·n_head·T²（B={B}, n_head={H}）",
@@ -93,7 +93,7 @@ _TEXT: dict[str, dict[str, str]] = {
         "visible_key": "visible",
         "future_key": "future",
         "zero_fill": "Wrong: future filled with 0",
-        "inf_fill": "Right: future filled with −∞",
+        "neg_inf_fill": "Right: future filled with −∞",
         "mask_title": (
             "Section 11: the scaled row at t=0 is [{row}]; its second column is the future"
         ),

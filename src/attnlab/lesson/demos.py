@@ -52,7 +52,7 @@ def uniform_mean(x: torch.Tensor) -> Values:
 def mask_fill(row: tuple[float, float] = example.MASK_DEMO_ROW) -> Values:
     """Section 11: query t=0 of a T=2 table whose scaled scores are ``[score, future]``.
 
-    ``neg_inf`` is :func:`attnlab.core.pipeline.attend`'s answer (the future filled with −∞);
+    ``neg_inf_fill`` is :func:`attnlab.core.pipeline.attend`'s answer (the future filled with −∞);
     ``zero_fill`` runs the same scaled scores through :data:`attnlab.core.steps.ZERO_FILL`,
     the catalogue's ``mask_zero_fill`` mistake. Also returns the ``row`` itself and ``future``
     (True where the key lies in the query's future), each ``[T_key]``.
@@ -68,7 +68,7 @@ def mask_fill(row: tuple[float, float] = example.MASK_DEMO_ROW) -> Values:
     return {
         "row": right.scaled_scores[0],
         "future": ~right.causal_mask[0],
-        "neg_inf": right.weights[0],
+        "neg_inf_fill": right.weights[0],
         "zero_fill": wrong[0],
     }
 

@@ -26,7 +26,8 @@ Sources and their names (axis letters as in :mod:`attnlab.core.pipeline`):
   ``weights``, ``output``), plus ``exp``, ``exp_sum``, ``weights_sum``, ``sqrt_d_k``, ``logits``
   and ``causal_mask_t4`` (:func:`attnlab.lesson.demos.head_values`).
 * ``uniform`` (section 1): ``mean`` ``[B, T, C]`` and its ``weights`` ``[B, T, T]``.
-* ``mask_demo`` (section 11): ``row``, ``future``, ``neg_inf``, ``zero_fill``, each ``[T_key]``.
+* ``mask_demo`` (section 11): ``row``, ``future``, ``zero_fill``, ``neg_inf_fill`` (the softmax
+  with the future filled by 0 or by −∞), each ``[T_key]``.
 * ``shift`` (section 8): prompt A's final scaled row plus each constant: ``constants`` ``[n]``,
   ``rows`` and ``weights`` ``[n, T_key]``, ``base`` (the unshifted weights), ``max_diff`` ``[n]``.
 * ``shapes`` (section 9's extra check, ``B=1, T=3, C=4, n_head=2``): each stage's shape as a list

@@ -41,6 +41,7 @@ __all__ = [
     "fixed",
     "markdown_table",
     "num",
+    "ratio",
     "shape_text",
     "tex",
     "tex_matrix",
@@ -200,8 +201,12 @@ def compact_shape(shape: Iterable[int]) -> str:
 
 
 def width(text: str) -> int:
-    """Terminal columns taken by ``text``."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+    """Terminal columns taken by ``text``: two for a wide character, none for a combining mark
+    (the hat of ``Ŝ``)."""
+    return sum(
+        0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+        for ch in text
+    )
 
 
 def _pad(text: str, cols: int, left: bool) -> str:
@@ -229,6 +234,12 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str
     lines = ["| " + " | ".join(esc[0]) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     lines += ["| " + " | ".join(r) + " |" for r in esc[1:]]
     return "\n".join(lines)
+
+
+def ratio(value: float) -> str:
+    """How many times: ``250,000×`` for a whole number, else four significant digits
+    (``0.25×``)."""
+    return f"{value:,.0f}×" if value >= 1 and value == int(value) else f"{value:,.4g}×"
 
 
 def tiny(value: Number) -> str:
