@@ -231,10 +231,11 @@ def _gradient_step(r: ExperimentResult, lang: str, targets: list[str]) -> list[B
         table(["", pick(lang, "更新前", "before"), pick(lang, "更新后", "after")], after, key="update"),
         note(pick(lang,
             f"诚实地看结果：平均损失下降了，p({targets[0]}|A) 略升，但 p({targets[1]}|B) 略降。一个参数同时服务两条提示，"
-            "一步梯度只保证总体变好，不保证每一题都变好。",
+            "一步梯度下降只在学习率足够小时才保证平均损失局部下降，而且只看平均，不保证每一题都变好。",
             f"Look honestly: the mean loss falls and p({targets[0]}|A) rises a little, but "
             f"p({targets[1]}|B) falls a little. One parameter serves both prompts; a gradient step "
-            "promises a better total, not a better score on every example.")),
+            "lowers the mean loss only locally, for a small enough learning rate, and only on "
+            "average, not on every example.")),
         p(pick(lang,
             "这就是 Q/K/V 不需要人工标注“谁该注意谁”的原因：下一词目标通过词表损失、输出表示和加权计算，把反馈一路传回投影矩阵。",
             "This is why nobody labels “who should attend to whom”: the next-token objective sends "

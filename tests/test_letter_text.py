@@ -1,0 +1,73 @@
+"""Issue 22's "right to the letter" items about the lesson's text, in every channel and both
+languages: no unfilled ``{NAME}`` template, §16 says what one gradient step promises and no
+more, and §5's wrong-axis text says what each wrong axis of [B,T,T] does."""
+
+from __future__ import annotations
+
+import io
+import re
+from contextlib import redirect_stdout
+
+import pytest
+from fastapi.testclient import TestClient
+
+from attnlab.cli._scripts import run
+from attnlab.content import knowledge, plain
+from attnlab.core.example import SECTION_IDS
+from attnlab.notebook.build import build_notebook
+from attnlab.web.app import create_app
+
+LANGS = ("zh", "en")
+TEMPLATE = re.compile(r"(?<![A-Za-z])\{[A-Z][A-Z_]{2,}\}")  # not LaTeX: \\operatorname{FFN}
+
+
+def _script(kind: str, lang: str) -> str:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        run(kind, ["--lang", lang])
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def channels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Every channel's text in both languages: the sections rendered as the scripts show them,
+    both scripts, the web lesson page, the notebook's cells and the knowledge checks."""
+    client = TestClient(create_app(data_dir=tmp_path_factory.mktemp("web")),
+                        base_url="http://127.0.0.1")  # fmt: skip
+    texts = {}
+    for lang in LANGS:
+        texts[f"sections.{lang}"] = "\n".join(plain.render_section(s, lang) for s in SECTION_IDS)
+        texts[f"lesson_script.{lang}"] = _script("lesson", lang)
+        texts[f"grad_script.{lang}"] = _script("grad", lang)
+        texts[f"web.{lang}"] = client.get(f"/lesson?lang={lang}").text
+        notebook = build_notebook(lang)
+        texts[f"notebook.{lang}"] = "\n".join(cell.source for cell in notebook.cells)
+        texts[f"checks.{lang}"] = "\n".join(
+            f"{s.question}\n{s.answer}\n{s.mistake}\n{s.summary}" for s in knowledge.sections(lang)
+        )
+    return texts
+
+
+def test_no_channel_shows_an_unfilled_template(channels: dict[str, str]) -> None:
+    for name, text in channels.items():
+        assert not TEMPLATE.findall(text), f"{name}: {TEMPLATE.findall(text)[:3]}"
+
+
+def test_the_rule_sees_an_unfilled_template() -> None:
+    assert TEMPLATE.findall("（第 {CHAIN_SECTION}、{EXPERIMENT_SECTION} 节）")
+    assert not TEMPLATE.findall(r"f'{x}' {T} \\operatorname{FFN}")  # code, LaTeX
+
+
+def test_section_16_says_what_one_step_promises(channels: dict[str, str]) -> None:
+    for lang in LANGS:
+        text = channels[f"sections.{lang}"] + channels[f"web.{lang}"]
+        assert "保证总体变好" not in text and "promises a better total" not in text
+    assert "学习率足够小" in channels["sections.zh"]
+    assert "small enough learning rate" in channels["sections.en"]
+
+
+def test_section_5_says_what_each_wrong_axis_does() -> None:
+    zh, en = knowledge.section(5, "zh").mistake, knowledge.section(5, "en").mistake
+    assert "dim=0" in en and "prompts of the batch" in en and "dim=1" in en and "column" in en
+    assert "dim=0" in zh and "提示" in zh and "dim=1" in zh and "列" in zh
+    assert "a column instead of a row" not in en
