@@ -71,3 +71,19 @@ def test_section_5_says_what_each_wrong_axis_does() -> None:
     assert "dim=0" in en and "prompts of the batch" in en and "dim=1" in en and "column" in en
     assert "dim=0" in zh and "提示" in zh and "dim=1" in zh and "列" in zh
     assert "a column instead of a row" not in en
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_notebooks_section_1_cell_prints_each_prompts_row(lang: str) -> None:
+    """It printed A's and B's rows flattened, [0.5000, 0.5000, 0.5000, 0.5000], just before
+    asking for B's mean vector."""
+    from attnlab.lesson import numbers
+    from attnlab.notebook.cells import extra_cell
+    from attnlab.text.fmt import vec
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        exec(extra_cell(1, lang) or "", {"numbers": numbers, "vec": vec})
+    lines = out.getvalue().splitlines()
+    assert [line.split()[0] for line in lines] == ["A", "B"]
+    assert "0.5000, 0.5000, 0.5000" not in out.getvalue()

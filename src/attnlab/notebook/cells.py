@@ -81,8 +81,8 @@ def extra_cell(section_id: int, lang: str) -> str | None:
             pick(lang, "# 因果均匀平均：末位置的读取比例是固定的", "# Causal uniform mean: the final position's ratios are fixed"),
             'uniform = numbers.tensor("uniform.weights")  # [B, T, T]',
             'attention = numbers.tensor("weights")  # [B, T, T]',
-            'print("uniform  :", vec(uniform[:, -1], 4))',
-            'print("attention:", vec(attention[:, -1], 4))',
+            'for b, name in enumerate(("A", "B")):  # the final position t=1 of each prompt',
+            '    print(name, "uniform  :", vec(uniform[b, -1], 4), " attention:", vec(attention[b, -1], 4))',
         ])  # fmt: skip
     if section_id == 9:
         return "\n".join([
