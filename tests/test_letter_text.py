@@ -87,3 +87,23 @@ def test_the_notebooks_section_1_cell_prints_each_prompts_row(lang: str) -> None
     lines = out.getvalue().splitlines()
     assert [line.split()[0] for line in lines] == ["A", "B"]
     assert "0.5000, 0.5000, 0.5000" not in out.getvalue()
+
+
+def test_english_glosses_keep_the_sentence_and_tokens_are_never_glued(
+    channels: dict[str, str],
+) -> None:
+    """猫 is "cats" (not "we"), and a prompt is written with its tokens apart: "you like", never
+    "youlike"."""
+    from attnlab.core import example
+
+    assert example.vocab("en")[4] == "cats"
+    for lang in LANGS:
+        words = example.vocab(lang)
+        for name, text in channels.items():
+            if name.endswith(lang):
+                for a in words:
+                    for b in words:
+                        glued = f"{a}{b}"
+                        if a.isascii() and b.isascii():  # Chinese is written without spaces
+                            assert glued not in text.split(), f"{name}: {glued}"
+    assert "cats like" in channels["sections.en"] and "youlike" not in channels["web.en"]

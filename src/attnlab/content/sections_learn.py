@@ -106,7 +106,7 @@ def logits(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     wv = "W_V[{},{}]".format(*example.VALUE_GRAD_PARAM)
     rows = [
         (
-            f"{''.join(tok[b])}",
+            f"{' '.join(tok[b])}",
             vec(r.before.logits[b], P6, tex),
             f"p({targets[b]}) ≈ {num(r.before.target_probs[b], P6)}; L ≈ {num(r.before.losses[b], P6)}",
         )
