@@ -4,6 +4,7 @@ more, and §5's wrong-axis text says what each wrong axis of [B,T,T] does."""
 
 from __future__ import annotations
 
+import html
 import io
 import re
 from contextlib import redirect_stdout
@@ -39,7 +40,7 @@ def channels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         texts[f"sections.{lang}"] = "\n".join(plain.render_section(s, lang) for s in SECTION_IDS)
         texts[f"lesson_script.{lang}"] = _script("lesson", lang)
         texts[f"grad_script.{lang}"] = _script("grad", lang)
-        texts[f"web.{lang}"] = client.get(f"/lesson?lang={lang}").text
+        texts[f"web.{lang}"] = html.unescape(client.get(f"/lesson?lang={lang}").text)
         notebook = build_notebook(lang)
         texts[f"notebook.{lang}"] = "\n".join(cell.source for cell in notebook.cells)
         texts[f"checks.{lang}"] = "\n".join(
@@ -107,3 +108,23 @@ def test_english_glosses_keep_the_sentence_and_tokens_are_never_glued(
                         if a.isascii() and b.isascii():  # Chinese is written without spaces
                             assert glued not in text.split(), f"{name}: {glued}"
     assert "cats like" in channels["sections.en"] and "youlike" not in channels["web.en"]
+
+
+@pytest.mark.parametrize(
+    ("section", "zh", "en"),
+    [
+        (7, "第 4 周", "Week 4's shared variables"),
+        (7, "先能指出梯度在哪里分叉", "first be able to point at where the gradient branches"),
+        (16, "不是上一周那个 4 维输出层", "not the same weights as last week's 4-dimensional"),
+        (16, "偏置为 0", "a bias of 0"),
+        (16, "不是训练日志", "not a training log"),
+        (16, "同时更新所有参与计算的参数", "updates all the parameters taking part, at once"),
+    ],
+)
+def test_the_pages_remarks_are_in_every_channel(
+    channels: dict[str, str], section: int, zh: str, en: str
+) -> None:
+    for lang, needle in (("zh", zh), ("en", en)):
+        for channel in ("sections", "web", "notebook"):
+            text = " ".join(channels[f"{channel}.{lang}"].split())
+            assert needle in text, f"{channel}.{lang} lacks {needle!r} (section {section})"

@@ -169,7 +169,9 @@ def full_chain(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]
             [(pick(lang, "内容这条路", "The content path"), "O → V", pick(lang, "W_V 和输入 X", "W_V and the input X")),
              (pick(lang, "读取比例这条路", "The reading-ratio path"), "O → P → softmax → S → Q, K",
               pick(lang, "W_Q、W_K 和输入 X", "W_Q, W_K and the input X"))],
-            pick(lang, "两条路在 X 处汇合，梯度相加。", "The two paths meet at X, where their gradients add."),
+            pick(lang, "两条路在 X 处汇合，梯度相加，就像第 4 周里被用了两次的共享变量。",
+                 "The two paths meet at X, where their gradients add, as with Week 4's shared "
+                 "variables used twice."),
             key="grad-paths"),
         *_two_gradients(n, lang, tok),
     ]  # fmt: skip
@@ -214,4 +216,8 @@ def _two_gradients(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Bl
             "V 不参与 QKᵀ，所以内容这条路不经过分数和 Softmax 的导数；W_Q 的梯度则必须穿过 Softmax 的雅可比矩阵。",
             "V takes no part in QKᵀ, so the content path skips the derivative of the scores and the "
             "softmax; W_Q's gradient has to pass through the softmax's Jacobian.")),
+        p(pick(lang,
+            "读这类求导的顺序：先能指出梯度在哪里分叉、每条分支经过什么，再去看完整的矩阵求导公式。",
+            "The order to read such derivatives in: first be able to point at where the gradient "
+            "branches and what each branch passes through, then look at the full matrix derivative.")),
     ]  # fmt: skip

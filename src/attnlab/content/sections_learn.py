@@ -127,6 +127,12 @@ def logits(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
             f"A minimal experiment: after the single head's output h, a fixed scoring matrix W_vocab "
             f"({compact_shape(example.lesson_w_vocab().shape)}) with targets A→{targets[0]} and B→{targets[1]}. "
             f"A has h={vec(r.before.h[0], P6)}, B has h={vec(r.before.h[1], P6)}.")),
+        p(pick(lang,
+            f"h 只有 {r.before.h.shape[-1]} 维：这是接在单头后面的小型评分实验，W_vocab 不是上一周那个 4 维输出层的同一组权重。"
+            "logits = h @ W_vocab，偏置为 0。",
+            f"h has only {r.before.h.shape[-1]} dimensions: this is a small scoring experiment after the "
+            "single head, and W_vocab is not the same weights as last week's 4-dimensional output "
+            "layer. logits = h @ W_vocab, with a bias of 0.")),
         math(rf"W_{{\mathrm{{vocab}}}}={tex_matrix(example.lesson_w_vocab(), 0)}"),
         table([pick(lang, "上下文", "Context"), "Logits", pick(lang, "目标概率 / 单题损失", "Target probability / loss")], rows,
               pick(lang, f"平均损失 ≈ {num(r.before.loss_mean, P6)}", f"Mean loss ≈ {num(r.before.loss_mean, P6)}"), key="logits"),
@@ -236,6 +242,12 @@ def _gradient_step(r: ExperimentResult, lang: str, targets: list[str]) -> list[B
             f"p({targets[1]}|B) falls a little. One parameter serves both prompts; a gradient step "
             "lowers the mean loss only locally, for a small enough learning rate, and only on "
             "average, not on every example.")),
+        p(pick(lang,
+            "这些数是一个固定公式的计算参考，不是训练日志。这里只更新 q 一个元素，是为了把它的影响单独看清；"
+            "真正的训练会在每一步同时更新所有参与计算的参数。",
+            "These numbers are a worked reference for one fixed formula, not a training log. Only "
+            "the one entry q is updated here, to see its effect alone; real training updates all "
+            "the parameters taking part, at once, at every step.")),
         p(pick(lang,
             "这就是 Q/K/V 不需要人工标注“谁该注意谁”的原因：下一词目标通过词表损失、输出表示和加权计算，把反馈一路传回投影矩阵。",
             "This is why nobody labels “who should attend to whom”: the next-token objective sends "
