@@ -128,3 +128,26 @@ def test_the_pages_remarks_are_in_every_channel(
         for channel in ("sections", "web", "notebook"):
             text = " ".join(channels[f"{channel}.{lang}"].split())
             assert needle in text, f"{channel}.{lang} lacks {needle!r} (section {section})"
+
+
+def test_w_k_shows_its_design_next_to_the_decimals(channels: dict[str, str]) -> None:
+    """The page writes W_K as 0.8√2, 0.2√2, 0.1√2; the decimals 1.131/0.283/0.141 alone hide
+    the design."""
+    import torch
+
+    from attnlab.core import example
+
+    design = torch.tensor(example.W_K_DESIGN, dtype=torch.float64)
+    assert torch.equal(design * 2**0.5, example.lesson_w_k())
+    for lang in LANGS:
+        text = channels[f"sections.{lang}"]
+        assert "W_K = √2" in text and "0.8" in text and "1.131" in text
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_shapes_keep_their_letter_form_next_to_the_measured_one(
+    lang: str, channels: dict[str, str]
+) -> None:
+    text = channels[f"sections.{lang}"]
+    assert "P:[B,T,T] @ V:[B,T,d_head] → O:[B,T,d_head]" in text
+    assert "[2,2,2] @ [2,2,2] → [2,2,2]" in text

@@ -41,7 +41,7 @@ def scaling(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
             "Scaling keeps the order within a row and changes only the scale the softmax receives. "
             "When scores spread too far the softmax turns almost one-hot and stops responding to small "
             "changes. Adding one constant to a whole row changes nothing at all.")),
-        math(rf"\widetilde{{S}}=S/\sqrt{{d_k}},\qquad S,\widetilde{{S}}:{compact_shape(st.raw_scores.shape)}"),
+        math(rf"\widetilde{{S}}=S/\sqrt{{d_k}},\qquad S,\widetilde{{S}}:[B,T,T]={compact_shape(st.raw_scores.shape)}"),
         *_shift(lang),
     ]  # fmt: skip
 

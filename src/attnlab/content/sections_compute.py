@@ -6,6 +6,8 @@ Every number is taken from :mod:`attnlab.lesson.numbers` (most through
 
 from __future__ import annotations
 
+import torch
+
 from attnlab.content.blocks import Block, figure, flow, math, note, p, pre, table
 from attnlab.content.intro import EXPERIMENT_SECTION
 from attnlab.content.numbers import LessonNumbers
@@ -32,7 +34,9 @@ def projections(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block
                 "every position, not a rule written per token.",
             )
         ),
-        math(rf"W_Q={tex_matrix(w_q)},\quad W_K={tex_matrix(w_k)},\quad W_V={tex_matrix(w_v)}"),
+        math(
+            rf"W_Q={tex_matrix(w_q)},\quad W_K=\sqrt{{2}}\,{tex_matrix(torch.tensor(example.W_K_DESIGN), 1)}={tex_matrix(w_k)},\quad W_V={tex_matrix(w_v)}"
+        ),
         p(
             pick(
                 lang,
@@ -118,7 +122,7 @@ def softmax_rows(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Bloc
             pick(lang, "同一个函数，不同的轴、不同的意义：注意力权重不是下一词概率。",
                  "Same function, different axis, different meaning: an attention weight is not a "
                  "next-token probability."), key="two-softmax"),
-        math(rf"P=\operatorname{{softmax}}(\widehat{{S}},\ \mathrm{{dim}}=-1),\qquad \widehat{{S}},P:{compact_shape(st.weights.shape)}"),
+        math(rf"P=\operatorname{{softmax}}(\widehat{{S}},\ \mathrm{{dim}}=-1),\qquad \widehat{{S}},P:[B,T,T]={compact_shape(st.weights.shape)}"),
     ]  # fmt: skip
 
 
@@ -139,7 +143,7 @@ def weighted_values(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[B
             "Both prompts end in the same token, yet their head outputs already differ, for two "
             f"reasons: different keys give different weights, and the values of “{tok[0][0]}” and "
             f"“{tok[1][0]}” differ themselves.")),
-        math(rf"P:{compact_shape(st.weights.shape)}\ @\ V:{compact_shape(st.v.shape)}\longrightarrow O:{compact_shape(st.output.shape)}"),
+        math(rf"P:[B,T,T]\ @\ V:[B,T,d_{{head}}]\longrightarrow O:[B,T,d_{{head}}],\qquad {compact_shape(st.weights.shape)}\ @\ {compact_shape(st.v.shape)}\longrightarrow {compact_shape(st.output.shape)}"),
     ]  # fmt: skip
 
 

@@ -113,12 +113,9 @@ _W_Q = (
     (-0.5, 0.5),
     (0.0, 0.0),
 )
-_W_K = (
-    (0.8 * _SQRT2, 0.0),
-    (0.2 * _SQRT2, 0.2 * _SQRT2),
-    (0.0, 0.1 * _SQRT2),
-    (0.0, 0.0),
-)
+#: W_K as the lesson designs it: √2 times these entries (the page writes 0.8√2, 0.2√2, 0.1√2).
+W_K_DESIGN = ((0.8, 0.0), (0.2, 0.2), (0.0, 0.1), (0.0, 0.0))
+_W_K = tuple(tuple(v * _SQRT2 for v in row) for row in W_K_DESIGN)
 _W_V = (
     (1.0, 0.0),
     (0.0, 1.0),
