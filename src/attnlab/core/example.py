@@ -29,7 +29,7 @@ from attnlab.text.i18n import LANGS
 #: Vocabulary of the whole course: the same IDs in both editions.
 VOCAB: dict[str, tuple[str, ...]] = {
     "zh": ("我", "喜欢", "AI", "学习", "猫"),
-    "en": ("you", "like", "AI", "study", "cats"),  # "you" is subject (A) and object (B)
+    "en": ("you", "like", "AI", "study", "we"),  # the course's English edition, same IDs
 }
 
 
