@@ -142,3 +142,12 @@ def test_shapes_keep_their_letter_form_next_to_the_measured_one(
     text = channels[f"sections.{lang}"]
     assert "P:[B,T,T] @ V:[B,T,d_head] → O:[B,T,d_head]" in text
     assert "[2,2,2] @ [2,2,2] → [2,2,2]" in text
+
+
+def test_chinese_figure_labels_are_chinese() -> None:
+    """zh figures said "Attention Weights", "Prompt A" and "Scaled Row"."""
+    from attnlab.figures import labels
+
+    zh = " ".join(str(v) for v in labels._TEXT["zh"].values())
+    for english in ("Attention Weight", "Prompt", "Scaled Row", "Batch"):
+        assert english not in zh, english
