@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from attnlab.cli.main import app
+from attnlab.core.steps import lesson_input
 from attnlab.grading.answer_parse import parse_numbers
 from attnlab.grading.handcheck import Answer, check_answer, lab_input
 from attnlab.mistakes import catalogue, diagnosis
@@ -62,7 +63,7 @@ def test_wrong_answer_names_the_mistake_in_both_languages() -> None:
 def test_every_single_head_mistake_is_named_from_its_own_weights_or_output(
     m: catalogue.Mistake,
 ) -> None:
-    inp = diagnosis.lesson_input()
+    inp = lesson_input()
     wrong, right = diagnosis.mistake_stages(m, inp), diagnosis.correct_stages(inp)
     for stage in ("weights", "output", "logits", "raw_scores", "x"):
         if wrong[stage].shape != right[stage].shape:

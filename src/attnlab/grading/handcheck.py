@@ -17,7 +17,7 @@ import torch
 
 from attnlab.core import memory_guard
 from attnlab.core.example import head_index, prompt_index
-from attnlab.core.steps import MistakeInput
+from attnlab.core.steps import MistakeInput, lesson_input
 from attnlab.grading import grade as grading
 from attnlab.grading.answer_parse import Typed, check_count, file_value, parse_numbers
 from attnlab.grading.grade import Address, Verdict
@@ -52,7 +52,7 @@ class Answer:
 def lab_input(path: Path | None) -> MistakeInput:
     """The lesson example, or the learner's ``--input`` file as a :class:`MistakeInput`."""
     if path is None:
-        return diagnosis.lesson_input()
+        return lesson_input()
     from attnlab.inputs.model import load_input
 
     lab = load_input(path)
@@ -66,7 +66,7 @@ def lab_input(path: Path | None) -> MistakeInput:
         {lang: TEXT[lang]["grows"] for lang in TEXT},
     )  # fmt: skip
     lab.stages()  # refuses, naming the stage, numbers that overflow float64
-    return MistakeInput(lab.x, lab.w_q, lab.w_k, lab.w_v, lab.num_heads or 1, lab.w_o)
+    return lab.mistake_input()
 
 
 def address(answer: Answer, inp: MistakeInput) -> Address:
