@@ -17,6 +17,12 @@ if TYPE_CHECKING:
     from attnlab.grading.handcheck import Answer
 
 ORDER = 45
+HELP = (
+    "Check numbers you computed by hand for a stage of the lesson example (or of --input FILE). "
+    "Give --stage/--prompt/--row/--values, or an answer file (TOML \\[\\[answer]] tables, or "
+    "JSON) with several stages. Exit 0 all right, 1 any wrong (or not as many numbers as asked), "
+    "2 unreadable input."
+)
 
 
 def _where(at: Address | None, lang: str, multihead: bool) -> str:
@@ -52,13 +58,7 @@ def render(v: Verdict, lang: str, multihead: bool = False, text: str = "") -> st
 def register(app: typer.Typer) -> None:
     """Add the ``check`` command to ``app``."""
 
-    @app.command(
-        "check",
-        help="Check numbers you computed by hand for a stage of the lesson example (or of "
-        "--input FILE). Give --stage/--prompt/--row/--values, or an answer file (TOML "
-        "\\[\\[answer]] tables, or JSON) with several stages. Exit 0 all right, 1 any wrong "
-        "(or not as many numbers as asked), 2 unreadable input.",
-    )
+    @app.command("check", help=HELP)
     def check(
         ctx: typer.Context,
         answers: Annotated[
