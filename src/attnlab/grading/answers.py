@@ -5,9 +5,11 @@ whose :meth:`~Submission.data` is what the store keeps: the verdict's kind, the 
 mistakes' names, the slips, the misread place, the decimals needed; never words.
 :func:`present` turns that data into one line in the viewer's language, wherever it is shown
 (the web page, the quiz, ``progress``), so an answer given on a Chinese page reads in English on
-an English one. The web, the quiz and the notebook all submit here, with one policy: every answer
-is saved; only ``right`` and ``wrong`` count as a try, the others (``unreadable``, ``count``,
-``coarse``, ``imprecise``) ask again.
+an English one. :func:`say` is its wording of any graded verdict, which ``attnlab check`` uses
+too (on :func:`verdict_data`), so the same numbers read the same in every front end. The web,
+the quiz and the notebook all submit here, with one policy: every answer is saved; only
+``right`` and ``wrong`` count as a try, the others (``unreadable``, ``count``, ``coarse``,
+``imprecise``) ask again.
 
 Example::
 
