@@ -132,7 +132,7 @@ def test_verdict_json_numbers_heads_from_1(tmp_path: Path) -> None:
     args = ["--lang", "en", "check", "--input", str(path), "--stage", "weights", "--prompt", "1",
             "--row", "1", "--head", "2", "--values", "2 2"]  # fmt: skip
     result = runner.invoke(app, args)
-    assert "✗ weights (prompt B, head 2, row 1)" in result.output
+    assert "weights (prompt B, head 2, row 1): ✗ Not yet" in result.output
     (entry,) = json.loads(runner.invoke(app, [*args, "--json"]).output)
     assert (entry["prompt"], entry["head"], entry["row"], entry["kind"]) == ("B", 2, 1, "wrong")
     unscaled = diagnosis.mistake_stages("no_scale", inp)["weights"][1, 1, 1]  # B, head 2, row 1

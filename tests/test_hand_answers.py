@@ -67,13 +67,14 @@ TABLE: list[tuple[str, str, int, str, str, str | int | None]] = [
     ("weights", "B", 1, "0.599 0.401", "wrong", "prompt_swapped"),
     ("weights", "B", 1, "0.4257 0.5743", "wrong", "last_digit"),
     ("weights", "A", 1, "0.123 0.877", "wrong", None),
+    # not as many numbers as asked
+    ("weights", "A", 1, "0.599", "count", None),
+    ("weights", "B", 1, "0,426 0,574", "count", None),  # four numbers, with a comma hint
 ]
 
 MALFORMED: list[tuple[str, str, int, str, str]] = [
-    ("weights", "A", 1, "0,599 0,401", "decimal point: 0,599 → 0.599"),
     ("weights", "A", 1, "nan 1", "NaN is never an answer"),
     ("weights", "A", 1, "inf 0", "expected a finite number, got 'inf'"),
-    ("weights", "A", 1, "0.599", "expected 2 numbers, got 1"),
     ("weights", "A", 1, "zero", "expected a number like 0.599"),
     ("output", "B", 1, "-inf 0.574", "only masked_scores holds -inf"),
 ]
@@ -97,7 +98,7 @@ def _named(entry: dict[str, Any]) -> set[Any]:
 def test_the_table_has_every_kind_of_hand_answer() -> None:
     kinds = {row[4] for row in TABLE} | {"malformed"} if MALFORMED else set()
     assert len(TABLE) + len(MALFORMED) >= 30
-    assert {"right", "coarse", "wrong", "malformed"} <= kinds
+    assert {"right", "coarse", "wrong", "count", "malformed"} <= kinds
     assert any(row[5] == "carried" for row in TABLE)
 
 
@@ -120,7 +121,11 @@ def test_check_grades_the_hand_answer(
     if named == "carried":
         assert "Right, given intermediates rounded to 3 decimals; carry 4" in as_text.output
     if named is None and kind == "wrong":
-        assert "No catalogued mistake gives these numbers" in as_text.output
+        assert as_text.output.splitlines()[0].endswith("✗ Not yet"), as_text.output
+    if kind == "count":
+        assert "Needs 2 numbers, got " in as_text.output
+    if text.startswith("0,"):
+        assert "decimal point: 0,426 → 0.426" in as_text.output
 
 
 @pytest.mark.parametrize(("stage", "prompt", "row", "text", "message"), MALFORMED)
@@ -141,7 +146,8 @@ def test_quiz_and_web_give_the_check_verdict(
     named: str | int | None,
 ) -> None:  # fmt: skip
     exercise = ROW_EXERCISES[(stage, prompt, row)]
-    (entry,) = json.loads(_check(stage, prompt, row, text)[0].output)
+    as_json, as_text = _check(stage, prompt, row, text)
+    (entry,) = json.loads(as_json.output)
     verdict = answers.check_answer(exercise, text, "en")
     decimals = knowledge.exercise(exercise).decimals
     assert verdict.kind == entry["kind"] == kind
@@ -150,6 +156,8 @@ def test_quiz_and_web_give_the_check_verdict(
     if kind == "coarse":  # the exercise may ask for more decimals than tell the mistakes apart
         assert isinstance(named, int) and verdict.needed == max(named, decimals)
     why = reasons.explain(verdict, "en", decimals, text)
+    if why is not None and kind != "coarse":  # check asks for no decimals, an exercise may
+        assert why in as_text.output  # the same words in check as on the web
     client = TestClient(create_app(tmp_path, figures_on=False), base_url=ORIGIN)
     assert client.get("/lesson").status_code == 200  # sets the session cookie
     form = {"csrf_token": client.cookies["attnlab_csrf"], "answer": text}

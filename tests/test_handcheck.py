@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from attnlab.cli.main import app
+from attnlab.core.steps import lesson_input
 from attnlab.grading.answer_parse import parse_numbers
 from attnlab.grading.handcheck import Answer, check_answer, lab_input
 from attnlab.mistakes import catalogue, diagnosis
@@ -39,7 +40,7 @@ def test_right_answer_exits_0() -> None:
         "0.599 0.401",
     )
     assert result.exit_code == 0, result.output
-    assert "✓ weights (prompt A, row 1)" in result.output
+    assert "weights (prompt A, row 1): ✓ Right: [0.599, 0.401]" in result.output
 
 
 def test_wrong_answer_names_the_mistake_in_both_languages() -> None:
@@ -49,9 +50,11 @@ def test_wrong_answer_names_the_mistake_in_both_languages() -> None:
     zh = invoke(*args)
     en = invoke("--lang", "en", *args)
     assert zh.exit_code == en.exit_code == 1
-    assert "你跳过了 ÷√d_k（no_scale）" in zh.output and "重读第 8 节" in zh.output
-    assert "you skipped ÷√d_k (no_scale). Redo from scaled_scores" in en.output
-    assert f"the right numbers are {published.row('weights.A.final').text}" in en.output
+    assert "✗ 还不对 · 这正是这个错误会算出的数：没有缩放（重读第 8 节）" in zh.output
+    assert "✗ Not yet · That is the number this mistake gives: no scaling (reread section 8)" in (
+        en.output
+    )
+    assert f"the right numbers: {published.row('weights.A.final').text}" in en.output
 
 
 @pytest.mark.parametrize(
@@ -60,7 +63,7 @@ def test_wrong_answer_names_the_mistake_in_both_languages() -> None:
 def test_every_single_head_mistake_is_named_from_its_own_weights_or_output(
     m: catalogue.Mistake,
 ) -> None:
-    inp = diagnosis.lesson_input()
+    inp = lesson_input()
     wrong, right = diagnosis.mistake_stages(m, inp), diagnosis.correct_stages(inp)
     for stage in ("weights", "output", "logits", "raw_scores", "x"):
         if wrong[stage].shape != right[stage].shape:
@@ -86,8 +89,8 @@ def test_answer_files_toml_and_json(tmp_path: Path) -> None:
     )
     result = invoke("--lang", "en", "check", str(toml))
     assert result.exit_code == 1, result.output
-    assert "✓ raw_scores (prompt A)" in result.output
-    assert "lm_head_on_weights" in result.output
+    assert "raw_scores (prompt A): ✓ Right" in result.output
+    assert "the LM head fed the attention weights" in result.output
     js = tmp_path / "a.json"
     js.write_text(
         json.dumps(
@@ -124,7 +127,6 @@ def test_input_file_is_used(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["--stage", "wts", "--values", "1 2"], "stage: expected one of x, q, k"),
-        (["--stage", "weights", "--row", "1", "--values", "1 2 3"], "expected 2 numbers, got 3"),
         (
             ["--stage", "weights", "--values", "abc"],
             "--values: expected a number like 0.599 (or -inf), got 'abc'",
@@ -143,6 +145,21 @@ def test_bad_input_one_line_exit_2(args: list[str], message: str) -> None:
     assert result.exit_code == 2
     assert message in result.output and "Traceback" not in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("lang", "words"),
+    [("en", "✗ Not yet · Needs 2 numbers, got 3"), ("zh", "✗ 还不对 · 需要 2 个数，你给了 3 个")],
+)
+def test_a_wrong_count_is_the_count_verdict_exit_1(lang: str, words: str) -> None:
+    """As on the web and in the quiz: not as many numbers as asked is a wrong answer, not an
+    error, in the answer service's words."""
+    args = ["--lang", lang, "check", "--stage", "weights", "--row", "1", "--values", "1 2 3"]
+    result = invoke(*args)
+    assert result.exit_code == 1, result.output
+    assert words in result.output and result.stderr == ""
+    (entry,) = json.loads(invoke(*args, "--json").output)
+    assert (entry["kind"], entry["correct"]) == ("count", False)
 
 
 def test_values_accept_learner_spellings() -> None:

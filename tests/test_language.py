@@ -70,8 +70,7 @@ CLI_CASES: dict[str, Case] = {
     "input-budget": lambda t: ["trace", "--format", "json", "--input", _file(t, BIG)],
     # check (hand answers)
     "check-prompt": lambda t: ["check", "--stage", "x", "--prompt", "C", "--values", "1 0 0 0"],
-    "check-stage": lambda t: ["check", "--stage", "logits", "--values", "1"],
-    "check-count": lambda t: ["check", "--stage", "weights", "--row", "1", "--values", "0.6 0.4 0"],
+    "check-stage": lambda t: ["check", "--stage", "logit", "--values", "1"],
     "check-neither": lambda t: ["check", "--values", "1 2"],
     "check-no-file": lambda t: ["check", str(t / "missing.toml")],
     "check-not-a-list": lambda t: ["check", _file(t, {"answer": 3}, "answers.json")],

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from attnlab.core.pipeline import attention_stages, multi_head_stages
-from attnlab.core.steps import MistakeInput, Recipe, run
+from attnlab.core.steps import MistakeInput, Recipe, lesson_input, run
 from attnlab.lesson import numbers
 from attnlab.mistakes import catalogue, diagnosis
 from attnlab.text.errors import InputError
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _input_for(m: catalogue.Mistake) -> MistakeInput:
-    return diagnosis.multihead_example() if m.multihead_only else diagnosis.lesson_input()
+    return diagnosis.multihead_example() if m.multihead_only else lesson_input()
 
 
 def test_catalogue_covers_the_issue_and_every_checklist_item() -> None:
@@ -65,9 +65,9 @@ def test_default_recipe_is_the_pipeline(
 
 
 def test_correct_stages_give_the_published_numbers() -> None:
-    lesson = diagnosis.correct_stages(diagnosis.lesson_input())  # read from lesson/numbers
+    lesson = diagnosis.correct_stages(lesson_input())  # read from lesson/numbers
     assert lesson["weights"] is numbers.tensor("weights")
-    again = diagnosis.correct_stages(replace(diagnosis.lesson_input()))  # through the pipeline
+    again = diagnosis.correct_stages(replace(lesson_input()))  # through the pipeline
     assert list(lesson) == list(again) == list(catalogue.CHECK_STAGES)
     for name in lesson:
         assert torch.equal(lesson[name], again[name]), name
@@ -159,6 +159,6 @@ def test_errors_name_what_was_expected() -> None:
 
 
 def test_token_ids_mistake_uses_the_ids() -> None:
-    inp = replace(diagnosis.lesson_input(), token_ids=torch.tensor([[0, 1], [4, 1]]))
+    inp = replace(lesson_input(), token_ids=torch.tensor([[0, 1], [4, 1]]))
     x = diagnosis.mistake_stages("token_ids_as_x", inp)["x"]
     assert x[1, 0].tolist() == [4.0] * 4

@@ -9,6 +9,7 @@ import torch
 from typer.testing import CliRunner
 
 from attnlab.cli.main import app
+from attnlab.core.steps import lesson_input
 from attnlab.lesson import numbers
 from attnlab.mistakes import catalogue, diagnosis
 
@@ -31,7 +32,7 @@ def test_one_mistake_shows_its_own_numbers(m: catalogue.Mistake) -> None:
     result = runner.invoke(app, ["--lang", "en", "mistakes", m.name])
     assert result.exit_code == 0, result.output
     assert f"wrong: {m.code}" in result.output and f"right: {m.fix}" in result.output
-    inp = diagnosis.multihead_example() if m.multihead_only else diagnosis.lesson_input()
+    inp = diagnosis.multihead_example() if m.multihead_only else lesson_input()
     out = diagnosis.mistake_stages(m, inp)["output"]
     final_b = ", ".join(f"{v:.4f}" for v in out[1, -1].tolist())
     if not diagnosis.values_match(out, diagnosis.correct_stages(inp)["output"], 1e-9):

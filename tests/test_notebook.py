@@ -20,9 +20,9 @@ from attnlab.cli.main import app
 from attnlab.content import knowledge, listings
 from attnlab.content.sections import all_sections
 from attnlab.core.example import LANGS
+from attnlab.figures.registry import NAMES
 from attnlab.notebook import build
 from attnlab.notebook.build import FILE_NAME, write_notebook
-from attnlab.notebook.cells import FIGURES
 from attnlab.notebook.kernel import check
 from attnlab.notebook.markdown import escape
 
@@ -65,7 +65,7 @@ def _check_numbers_and_figures(nb: Any, lang: str) -> None:
         assert row(key).text in text, f"{lang}: {key} {row(key).text} not in the outputs"
     images = [o for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
     shown = {b.data["name"] for s in all_sections(lang) for b in s.blocks if b.kind == "figure"}
-    assert len(images) == len(shown) and shown <= set(FIGURES), (lang, len(images), shown)
+    assert len(images) == len(shown) and shown <= set(NAMES), (lang, len(images), shown)
 
 
 def _check_cells(nb: Any, lang: str) -> None:

@@ -166,5 +166,5 @@ def test_a_terminal_that_cannot_encode_chinese_gets_escapes(tmp_path, setting) -
         "[exit 2]",
     ]  # fmt: skip
     assert "\\u6ce8\\u610f\\u529b" in out  # 注意力, readable as escapes
-    assert "\\u2713 weights" in out  # check's ✓
+    assert "weights\\uff08Prompt A\\uff0c\\u7b2c 1 \\u884c\\uff09\\uff1a\\u2713" in out  # check's ✓
     assert "attnlab: error: --prompt\\uff1a\\u5e94\\u4e3a A, B" in err  # --prompt：应为 A, B

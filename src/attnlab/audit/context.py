@@ -20,7 +20,7 @@ from attnlab.audit.observe import Run, as_heads, close, first_diff
 from attnlab.audit.record import Recorder
 from attnlab.audit.remote import RemoteTarget, build, forward
 from attnlab.core import example
-from attnlab.core.steps import MistakeInput
+from attnlab.core.steps import MistakeInput, lesson_input
 from attnlab.mistakes import catalogue, diagnosis
 
 #: (C, head_size or num_heads, context_length) for the lesson run and the probe run.
@@ -120,7 +120,7 @@ def seen_kind(target: RemoteTarget, path: Path) -> str | None:
 
 def _lesson_base(kind: str) -> MistakeInput:
     if kind == "head":
-        return replace(diagnosis.lesson_input(), w_vocab=None)
+        return replace(lesson_input(), w_vocab=None)
     return diagnosis.multihead_example()
 
 

@@ -11,11 +11,14 @@ tests pin the default recipe to :mod:`attnlab.core.pipeline`. Axis letters as in
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
+
+from attnlab.core import example
 
 Tensor = torch.Tensor
 
@@ -47,6 +50,22 @@ class MistakeInput:
     def is_single_head(self) -> bool:
         """True for the lesson's single head (one head, no ``W_O``)."""
         return self.num_heads == 1 and self.w_o is None
+
+
+@functools.cache
+def lesson_input() -> MistakeInput:
+    """The lesson's single head on prompts A and B, with section 16's ``W_vocab``: the one
+    lesson input (one shared object, so :func:`attnlab.mistakes.diagnosis.correct_stages` knows
+    it and answers with the lesson's numbers; :meth:`attnlab.inputs.model.LabInput.lesson` adds
+    the prompts' token labels)."""
+    return MistakeInput(
+        x=example.lesson_x(),
+        w_q=example.lesson_w_q(),
+        w_k=example.lesson_w_k(),
+        w_v=example.lesson_w_v(),
+        token_ids=example.lesson_token_ids(),
+        w_vocab=example.lesson_w_vocab(),
+    )
 
 
 def _keep(T: int) -> Tensor:

@@ -1,5 +1,8 @@
 """Which figures a ``plot`` request makes, their predictable file names, and safe saving.
 
+The kinds, and the lesson figures drawn by kind alone, are those of
+:mod:`attnlab.figures.registry`.
+
 Names: ``weights-A-B.png``, ``weights-A.png``, ``chain-A.png``, ``scale.png``, ``mask.png``,
 ``cost.png``, ``bench.png``; a learner's input adds its file stem (``weights-mine-0-1.png``)
 and, with several heads, the chain adds the head (``chain-mine-A-h1.png``) and one figure of
@@ -15,24 +18,13 @@ from typing import IO
 from matplotlib.figure import Figure
 
 from attnlab.figures.chain import plot_chain
-from attnlab.figures.cost_curve import plot_cost
-from attnlab.figures.effects import plot_mask, plot_scale
 from attnlab.figures.merge import plot_merge
+from attnlab.figures.registry import BENCH_KIND, KINDS, SECTION_KINDS, SOURCE_KINDS
 from attnlab.figures.source import MAX_PANELS, PlotSource
 from attnlab.figures.weights import plot_weights
 from attnlab.text import atomic
 from attnlab.text.errors import InputError
 
-#: Figures drawn from a source's stages, and figures of a lesson section (no source needed).
-SOURCE_KINDS: tuple[str, ...] = ("weights", "chain")
-SECTION_KINDS: dict[str, Callable[[str], Figure]] = {
-    "scale": lambda lang: plot_scale(lang=lang),
-    "mask": lambda lang: plot_mask(lang=lang),
-    "cost": lambda lang: plot_cost(lang=lang),
-}
-#: Drawn from a CSV that `attnlab bench` wrote (``--csv``).
-BENCH_KIND = "bench"
-KINDS: tuple[str, ...] = (*SOURCE_KINDS, *SECTION_KINDS, BENCH_KIND)
 FORMATS: tuple[str, ...] = ("png", "svg")
 #: Pixels per inch of a PNG: sharp on a laptop screen and in print.
 PNG_DPI = 150
@@ -56,7 +48,7 @@ def make_figures(
             raise InputError("bench: expected --csv FILE (a CSV written by `attnlab bench`)")
         return [(BENCH_KIND, plot_bench(load_bench_rows(csv_path), lang))]
     if kind in SECTION_KINDS:
-        return [(kind, SECTION_KINDS[kind](lang))]
+        return [(kind, SECTION_KINDS[kind].draw(lang))]
     if kind not in SOURCE_KINDS or source is None:
         raise InputError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     if kind == "weights":

@@ -5,9 +5,11 @@ whose :meth:`~Submission.data` is what the store keeps: the verdict's kind, the 
 mistakes' names, the slips, the misread place, the decimals needed; never words.
 :func:`present` turns that data into one line in the viewer's language, wherever it is shown
 (the web page, the quiz, ``progress``), so an answer given on a Chinese page reads in English on
-an English one. The web, the quiz and the notebook all submit here, with one policy: every answer
-is saved; only ``right`` and ``wrong`` count as a try, the others (``unreadable``, ``count``,
-``coarse``, ``imprecise``) ask again.
+an English one. :func:`say` is its wording of any graded verdict, which ``attnlab check`` uses
+too (on :func:`verdict_data`), so the same numbers read the same in every front end. The web,
+the quiz and the notebook all submit here, with one policy: every answer is saved; only
+``right`` and ``wrong`` count as a try, the others (``unreadable``, ``count``, ``coarse``,
+``imprecise``) ask again.
 
 Example::
 
@@ -60,20 +62,23 @@ class Submission:
 
     def data(self) -> dict[str, Any]:
         """What is stored: the verdict as data, no words (:func:`present` words it)."""
-        v = self.verdict
-        if v is None:
-            return {"kind": "unreadable"}
-        return {
-            "kind": v.kind,
-            "mistakes": [m.name for m in v.mistakes],
-            "slips": list(v.slips),
-            "misread": None if v.misread is None else _address(v.misread),
-            "also": [_address(a) for a in v.also],
-            "needed": v.needed,
-            "carried": v.carried,
-            "expected": len(v.expected),
-            "given": len(v.given),
-        }
+        return {"kind": "unreadable"} if self.verdict is None else verdict_data(self.verdict)
+
+
+def verdict_data(v: Verdict) -> dict[str, Any]:
+    """A verdict as data: its kind, the catalogue mistakes' names, the slips, the misread place,
+    the decimals needed, and how many numbers were asked for and given; never words."""
+    return {
+        "kind": v.kind,
+        "mistakes": [m.name for m in v.mistakes],
+        "slips": list(v.slips),
+        "misread": None if v.misread is None else _address(v.misread),
+        "also": [_address(a) for a in v.also],
+        "needed": v.needed,
+        "carried": v.carried,
+        "expected": len(v.expected),
+        "given": len(v.given),
+    }
 
 
 class UnknownExercise(KeyError):
@@ -154,10 +159,23 @@ def present(exercise_id: str, text: str, data: dict[str, Any], lang: str) -> str
         return pick(lang, "✗ 无法读取 · ", "✗ Could not read it · ") + _unreadable(
             ex.id, text, lang
         )
-    why = reasons.explain(_verdict(data), lang, ex.decimals, text)
+    return say(data, lang, fmt.answer(ex.expected, ex.decimals), ex.decimals, text)
+
+
+def say(data: dict[str, Any], lang: str, answer: str, decimals: int = 0, text: str = "") -> str:
+    """A graded verdict's data (:func:`verdict_data`) in ``lang``: ``✓ Right: answer`` with any
+    aside, or ``✗ Not yet`` with the reason (:func:`attnlab.grading.reasons.explain`).
+
+    Args:
+        data: a verdict as data, of any kind but ``"unreadable"``.
+        answer: the right answer as it is shown beside ✓.
+        decimals: the decimals the question asks for.
+        text: what the learner typed (a decimal comma in it is pointed out).
+    """
+    why = reasons.explain(_verdict(data), lang, decimals, text)
     if data["kind"] == "right":
         aside = pick(lang, f"（{why}）", f" ({why})") if why else ""
-        return pick(lang, "✓ 正确：", "✓ Right: ") + fmt.answer(ex.expected, ex.decimals) + aside
+        return pick(lang, "✓ 正确：", "✓ Right: ") + answer + aside
     return pick(lang, "✗ 还不对", "✗ Not yet") + (" · " + why if why else "")
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from attnlab.core import example
-from attnlab.core.steps import MistakeInput
+from attnlab.core.steps import MistakeInput, lesson_input
 from attnlab.grading import rounding, slips
 from attnlab.grading.answer_parse import Typed
 from attnlab.lesson import numbers
@@ -185,7 +185,7 @@ def grade(
     given = [t.value for t in typed]
     if len(typed) != len(expected):
         return Verdict(False, "count", expected, given, [], at)
-    inp = diagnosis.lesson_input() if inp is None else inp
+    inp = lesson_input() if inp is None else inp
     tols = [tolerance(t, e) for t, e in zip(typed, expected, strict=True)]
     kinds, carried = _kinds(typed, expected, tols, decimals, at, inp)
     if "wrong" not in kinds:  # right as far as it goes: too coarse before too imprecise

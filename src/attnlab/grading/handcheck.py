@@ -17,11 +17,10 @@ import torch
 
 from attnlab.core import memory_guard
 from attnlab.core.example import head_index, prompt_index
-from attnlab.core.steps import MistakeInput
+from attnlab.core.steps import MistakeInput, lesson_input
 from attnlab.grading import grade as grading
 from attnlab.grading.answer_parse import Typed, check_count, file_value, parse_numbers
 from attnlab.grading.grade import Address, Verdict
-from attnlab.grading.reasons import comma_hint
 from attnlab.inputs import safe_load
 from attnlab.mistakes import diagnosis
 from attnlab.mistakes.catalogue import CATALOGUE
@@ -53,7 +52,7 @@ class Answer:
 def lab_input(path: Path | None) -> MistakeInput:
     """The lesson example, or the learner's ``--input`` file as a :class:`MistakeInput`."""
     if path is None:
-        return diagnosis.lesson_input()
+        return lesson_input()
     from attnlab.inputs.model import load_input
 
     lab = load_input(path)
@@ -67,7 +66,7 @@ def lab_input(path: Path | None) -> MistakeInput:
         {lang: TEXT[lang]["grows"] for lang in TEXT},
     )  # fmt: skip
     lab.stages()  # refuses, naming the stage, numbers that overflow float64
-    return MistakeInput(lab.x, lab.w_q, lab.w_k, lab.w_v, lab.num_heads or 1, lab.w_o)
+    return lab.mistake_input()
 
 
 def address(answer: Answer, inp: MistakeInput) -> Address:
@@ -98,23 +97,10 @@ def expected_slice(at: Address, inp: MistakeInput) -> torch.Tensor:
 
 def check_answer(answer: Answer, inp: MistakeInput) -> Verdict:
     """Grade one answer with :func:`attnlab.grading.grade.grade`; a wrong one is matched
-    against the catalogue. Raises ``InputError`` when the count of numbers is off."""
+    against the catalogue, and too few or too many numbers is the ``"count"`` verdict."""
     at = address(answer, inp)
     want = expected_slice(at, inp)
-    verdict = grading.grade(list(answer.values), want.tolist(), at=at, inp=inp)
-    if verdict.kind == "count":
-        where = (
-            {"zh": f"第 {answer.row} 行", "en": f"row {answer.row}"}
-            if answer.row is not None
-            else {"zh": "整张表", "en": "the whole table"}
-        )
-        found = comma_hint(answer.text)
-        hint = {"zh": f"（小数点用“.”：{found}）", "en": f" (decimal point: {found})"}
-        raise input_error(
-            "count", stage=answer.stage, where=where, prompt=answer.prompt, n=want.numel(),
-            got=len(answer.values), hint=hint if found else "",
-        )  # fmt: skip
-    return verdict
+    return grading.grade(list(answer.values), want.tolist(), at=at, inp=inp)
 
 
 def _answer(entry: Any, n: int) -> Answer:

@@ -77,7 +77,7 @@ def carried(
     addresses it) computed from intermediates rounded to :data:`CARRIED`
     decimals, or None where rounding changes nothing to carry (``x``, ``q``, a multi-head
     input)."""
-    inp = diagnosis.lesson_input() if inp is None else inp
+    inp = steps.lesson_input() if inp is None else inp
     if not inp.is_single_head:
         return None
     table = carried_stages(inp).get(stage)

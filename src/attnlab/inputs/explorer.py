@@ -5,6 +5,10 @@ the exact shape it expects; :func:`check_payload` checks sizes, ``n_head`` and e
 raises :class:`ExplorerError`, whose :meth:`~ExplorerError.localized` message is shown on the
 page (``str(error)`` is the English one). Sizes: ``B`` prompts, ``T`` positions, ``C`` width,
 ``d`` the head width of a single head; with ``n_head >= 2`` the projections are ``[C, C]``.
+
+The checks an input file passes too are :mod:`attnlab.inputs.model`'s (a cell by
+:func:`~attnlab.inputs.model.finite_number`, a count by :func:`~attnlab.inputs.model.is_whole`,
+the labels by :func:`~attnlab.inputs.model.token_labels`); only the words are the explorer's.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from attnlab.inputs.model import finite_number
+from attnlab.inputs.model import MATRICES, finite_number, is_whole, token_labels
 from attnlab.text.errors import InputError
 from attnlab.text.i18n import pick
 
@@ -21,7 +25,6 @@ from attnlab.text.i18n import pick
 LIMITS: dict[str, int] = {"B": 2, "T": 8, "C": 8, "d": 8, "n_head": 8}
 #: Longest token label kept (longer ones are cut).
 LABEL_MAX = 12
-MATRICES: tuple[str, ...] = ("x", "w_q", "w_k", "w_v")
 #: The fields of the page's ``state`` the explorer reads (see :func:`check_state_text`).
 STATE_FIELDS: tuple[str, ...] = ("preset", *MATRICES, "w_o", "tokens")
 #: JSON's escape ``"\ud800"`` parses to half of a UTF-16 pair, which is not a character: no
@@ -171,18 +174,15 @@ def labels(value: Any, B: int, T: int) -> list[list[str]] | None:
     """Token labels ``[B][T]`` (cut to :data:`LABEL_MAX`), or ``None`` when not sent."""
     if value is None:
         return None
-    if not isinstance(value, list) or len(value) != B:
-        raise ExplorerError("entries", "tokens", value, n=B)
-    out = []
-    for b, row in enumerate(value):
-        if not isinstance(row, list) or len(row) != T:
-            raise ExplorerError("entries", f"tokens[{b}]", row, n=T)
-        for t, label in enumerate(row):
-            if not isinstance(label, str):
-                raise ExplorerError("label", f"tokens[{b}][{t}]", label)
-            check_text(label, f"tokens[{b}][{t}]")
-        out.append([label.strip()[:LABEL_MAX] for label in row])
-    return out
+
+    def refuse(what: str, where: tuple[int, ...], found: Any) -> ExplorerError:
+        field = "tokens" + "".join(f"[{i}]" for i in where)
+        if what == "label":
+            return ExplorerError("label", field, found)
+        return ExplorerError("entries", field, found, n=B if what == "rows" else T)
+
+    rows = token_labels(value, B, T, refuse, each=check_text)
+    return [[label.strip()[:LABEL_MAX] for label in row] for row in rows]
 
 
 @dataclass(frozen=True)
@@ -224,7 +224,7 @@ def check_payload(payload: Any) -> Checked:
             raise ExplorerError("missing", key)
     B, T, C = _sizes(payload["x"])
     raw_heads = payload.get("n_head", 1)
-    if isinstance(raw_heads, bool) or not isinstance(raw_heads, int):
+    if not is_whole(raw_heads):
         raise ExplorerError("whole", "n_head", raw_heads)
     n_head = check_size("n_head", raw_heads)
     check_heads(C, n_head)

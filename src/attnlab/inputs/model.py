@@ -11,20 +11,26 @@ Fields (the lesson's formula convention)::
 
 Other keys are ignored, so a document written by ``attnlab trace --format json`` is a valid input.
 Every problem raises :class:`attnlab.text.errors.InputError` with one line naming the field, what
-was
-expected and what was found.
+was expected and what was found.
+
+:class:`LabInput` is the one input model: :meth:`LabInput.lesson` is the lesson's example
+(:func:`attnlab.core.steps.lesson_input`, with the prompts' labels) and
+:meth:`LabInput.mistake_input` what the mistakes catalogue runs on. The checks a cell, a count
+and the token labels pass (:func:`finite_number`, :func:`is_whole`, :func:`token_labels`) are
+the explorer's too (:mod:`attnlab.inputs.explorer`), each front end wording its own message.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from attnlab.core import example, memory_guard
+from attnlab.core import example, memory_guard, steps
 from attnlab.core.finite import check_finite_stages
 from attnlab.core.pipeline import (
     AttentionStages,
@@ -32,9 +38,12 @@ from attnlab.core.pipeline import (
     attention_stages,
     multi_head_stages,
 )
+from attnlab.core.steps import MistakeInput
 from attnlab.inputs import safe_load
-from attnlab.text.errors import TEXT, Text, input_error, kind
+from attnlab.text.errors import TEXT, InputError, Text, input_error, kind
 
+#: The matrices every input holds (``x`` and the three projections).
+MATRICES: tuple[str, ...] = ("x", "w_q", "w_k", "w_v")
 MAX_NUMBERS = 1_000_000
 MAX_FILE_BYTES = safe_load.MAX_FILE_BYTES
 #: Longest token label kept from ``tokens`` (longer ones are cut); figures are sized for it.
@@ -58,6 +67,18 @@ class LabInput:
     num_heads: int | None = None
     w_o: torch.Tensor | None = None  # [C, C]
     source: str = "lesson"
+
+    @classmethod
+    def lesson(cls, lang: str = "zh") -> LabInput:
+        """The lesson's fixed example (:func:`attnlab.core.steps.lesson_input`) with its prompts'
+        token labels in ``lang``."""
+        inp = steps.lesson_input()
+        return cls(inp.x, inp.w_q, inp.w_k, inp.w_v, example.prompt_tokens(lang))
+
+    def mistake_input(self) -> MistakeInput:
+        """These numbers as the mistakes catalogue runs on them (one head when no
+        ``num_heads`` was given)."""
+        return MistakeInput(self.x, self.w_q, self.w_k, self.w_v, self.heads, self.w_o)
 
     @property
     def heads(self) -> int:
@@ -113,17 +134,6 @@ class LabInput:
                 raise input_error("display", axis=axis, size=size, limit=limit, what=what)
 
 
-def lesson_input(lang: str = "zh") -> LabInput:
-    """The lesson's fixed example as a :class:`LabInput`."""
-    return LabInput(
-        example.lesson_x(),
-        example.lesson_w_q(),
-        example.lesson_w_k(),
-        example.lesson_w_v(),
-        example.prompt_tokens(lang),
-    )
-
-
 class _Counter:
     def __init__(self) -> None:
         self.n = 0
@@ -132,6 +142,35 @@ class _Counter:
         self.n += k
         if self.n > MAX_NUMBERS:
             raise input_error("too_many", limit=MAX_NUMBERS)
+
+
+def is_whole(value: Any) -> bool:
+    """Whether ``value`` is an integer as JSON or TOML writes one (``true`` is not)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+#: Raises a token-label problem in a front end's words: ``(what, where, found)`` with ``what``
+#: ``"rows"`` (not B rows), ``"row"`` (row ``where[0]`` not T labels) or ``"label"`` (the label
+#: at ``where`` is not a string).
+Refuse = Callable[[str, tuple[int, ...], Any], Exception]
+
+
+def token_labels(
+    value: Any, B: int, T: int, refuse: Refuse, each: Callable[[str, str], None] | None = None
+) -> list[list[str]]:
+    """``value`` checked to be ``B`` rows of ``T`` strings (as sent, not cut); ``each(label,
+    "tokens[b][t]")`` checks every label more, in order."""
+    if not isinstance(value, list) or len(value) != B:
+        raise refuse("rows", (), value)
+    for b, row in enumerate(value):
+        if not isinstance(row, list) or len(row) != T:
+            raise refuse("row", (b,), row)
+        for t, label in enumerate(row):
+            if not isinstance(label, str):
+                raise refuse("label", (b, t), label)
+            if each is not None:
+                each(label, f"tokens[{b}][{t}]")
+    return value
 
 
 def finite_number(value: Any, field: str) -> float:
@@ -195,7 +234,7 @@ def _num_heads(data: dict[str, Any], C: int) -> int | None:
     n = data.get("num_heads")
     if n is None:
         return None
-    if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+    if not is_whole(n) or n <= 0:
         raise input_error("heads_positive", found=kind(n), value=repr(n))
     if C % n != 0:
         raise input_error("heads_divisor", C=C, n=n)
@@ -206,15 +245,16 @@ def _tokens(data: dict[str, Any], B: int, T: int) -> list[list[str]]:
     tokens = data.get("tokens")
     if tokens is None:
         return [[str(t) for t in range(T)] for _ in range(B)]
-    if not isinstance(tokens, list) or len(tokens) != B:
-        raise input_error("token_rows", B=B, found=kind(tokens))
-    for b, row in enumerate(tokens):
-        if not isinstance(row, list) or len(row) != T:
-            raise input_error("token_row", b=b, T=T, found=kind(row))
-        for t, label in enumerate(row):
-            if not isinstance(label, str):
-                raise input_error("token_label", b=b, t=t, found=kind(label))
-    return [[label[:TOKEN_MAX] for label in row] for row in tokens]
+
+    def refuse(what: str, where: tuple[int, ...], found: Any) -> InputError:
+        if what == "rows":
+            return input_error("token_rows", B=B, found=kind(found))
+        if what == "row":
+            return input_error("token_row", b=where[0], T=T, found=kind(found))
+        return input_error("token_label", b=where[0], t=where[1], found=kind(found))
+
+    rows = token_labels(tokens, B, T, refuse)
+    return [[label[:TOKEN_MAX] for label in row] for row in rows]
 
 
 _WITH_HEADS = {"zh": "（有 num_heads 时为 C）", "en": " (C, with num_heads)"}
@@ -225,7 +265,7 @@ def parse_input(data: dict[str, Any], source: str = "input") -> LabInput:
     counter = _Counter()
     x = _tensor(data, "x", 3, counter)
     B, T, C = x.shape
-    w_q, w_k, w_v = (_tensor(data, k, 2, counter) for k in ("w_q", "w_k", "w_v"))
+    w_q, w_k, w_v = (_tensor(data, k, 2, counter) for k in MATRICES[1:])
     num_heads = _num_heads(data, C)
     width = C if num_heads else None
     _check_rows("w_q", w_q, C, width, _WITH_HEADS)

@@ -13,29 +13,13 @@ Example::
 
 from __future__ import annotations
 
-import functools
-
 import torch
 
 from attnlab.core import example, steps
 from attnlab.core.pipeline import attention_stages, multi_head_stages
-from attnlab.core.steps import MistakeInput
+from attnlab.core.steps import MistakeInput, lesson_input
 from attnlab.lesson import numbers
 from attnlab.mistakes.catalogue import CATALOGUE, CHECK_STAGES, Mistake, get
-
-
-@functools.cache
-def lesson_input() -> MistakeInput:
-    """The lesson's single head on prompts A and B, with section 16's ``W_vocab`` (one shared
-    object: :func:`correct_stages` knows it and answers with the lesson's numbers)."""
-    return MistakeInput(
-        x=example.lesson_x(),
-        w_q=example.lesson_w_q(),
-        w_k=example.lesson_w_k(),
-        w_v=example.lesson_w_v(),
-        token_ids=example.lesson_token_ids(),
-        w_vocab=example.lesson_w_vocab(),
-    )
 
 
 def multihead_example(dtype: torch.dtype = torch.float64) -> MistakeInput:
@@ -56,9 +40,8 @@ def multihead_example(dtype: torch.dtype = torch.float64) -> MistakeInput:
 
 def correct_stages(inp: MistakeInput) -> dict[str, torch.Tensor]:
     """The right stages of ``inp``: the lesson's numbers (:mod:`attnlab.lesson.numbers`) for
-    :func:`lesson_input`, else from :mod:`attnlab.core.pipeline` (plus ``logits`` when
-    ``inp.w_vocab``
-    fits the output width)."""
+    :func:`attnlab.core.steps.lesson_input`, else from :mod:`attnlab.core.pipeline` (plus
+    ``logits`` when ``inp.w_vocab`` fits the output width)."""
     if inp is lesson_input():
         return {name: numbers.tensor(name) for name in CHECK_STAGES}
     if inp.is_single_head:
@@ -161,7 +144,7 @@ def diagnose(
         column: one number of the row (``weights[1,1,0]``), or None for the whole row.
         tol: absolute tolerance, one for all numbers or one per number (default: answers
             rounded to three decimals).
-        inp: the input (default :func:`lesson_input`).
+        inp: the input (default :func:`attnlab.core.steps.lesson_input`).
 
     Returns:
         Matching mistakes in catalogue order; empty when the values are right (a mistake whose

@@ -10,17 +10,9 @@ from __future__ import annotations
 from attnlab.content.blocks import Block
 from attnlab.content.knowledge import Exercise
 from attnlab.content.walk_text import TEXT
+from attnlab.figures import registry
 from attnlab.notebook.markdown import escape
 from attnlab.text.i18n import pick
-
-#: How each figure of :mod:`attnlab.content` is drawn with :mod:`attnlab.figures`.
-FIGURES: dict[str, str] = {
-    "weights": "figures.plot_weights(figures.lesson_source(LANG), lang=LANG)",
-    "chain_a": "figures.plot_chain(figures.lesson_source(LANG), b=0, lang=LANG)",
-    "scale": "figures.plot_scale(lang=LANG)",
-    "mask": "figures.plot_mask(lang=LANG)",
-    "cost": "figures.plot_cost(lang=LANG)",
-}
 
 #: Stages of the lesson's head each section shows as tables (:func:`show_stage`).
 STAGES: dict[int, tuple[str, ...]] = {
@@ -113,7 +105,7 @@ def block_cell(b: Block, lang: str) -> str:
     if b.kind == "listing":
         return b.data["source"].rstrip("\n")
     if b.kind == "figure":
-        return f"# {b.text}\n{FIGURES[b.data['name']]}"
+        return f"# {b.text}\n{registry.figure(b.data['name']).code}"
     raise ValueError(f"block kind must be listing or figure, got {b.kind!r}")
 
 

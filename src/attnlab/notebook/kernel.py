@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from attnlab.content.trace import build_views, render_markdown
 from attnlab.grading import answers
-from attnlab.inputs.model import lesson_input
+from attnlab.inputs.model import LabInput
 from attnlab.lesson import numbers
 from attnlab.text.errors import InputError
 
@@ -34,7 +34,7 @@ def show_stage(stage: str, lang: str = "zh", precision: int = 4) -> Markdown:
     """Stage ``stage`` of the lesson's head (``q``, ``raw_scores``, ``weights``, ...) as one
     table per prompt, labelled with the tokens, computed by :mod:`attnlab.core.pipeline`."""
     views = build_views(
-        lesson_input(lang), lang, stage=stage, precision=precision, computed=numbers.stages()
+        LabInput.lesson(lang), lang, stage=stage, precision=precision, computed=numbers.stages()
     )
     return Markdown(render_markdown(views))
 

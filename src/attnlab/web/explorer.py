@@ -24,8 +24,8 @@ import torch
 from attnlab.content.stageview import POSITION_STAGES, StageTable, StageView, stage_view
 from attnlab.core import example
 from attnlab.core.pipeline import STAGE_NAMES, AttentionStages, MultiHeadStages
-from attnlab.inputs.explorer import LABEL_MAX, LIMITS, MATRICES, ExplorerError, check_payload
-from attnlab.inputs.model import LabInput
+from attnlab.inputs.explorer import LABEL_MAX, LIMITS, ExplorerError, check_payload
+from attnlab.inputs.model import MATRICES, LabInput
 from attnlab.text.errors import InputError
 from attnlab.text.fmt import compact_shape
 from attnlab.text.jsonable import to_json

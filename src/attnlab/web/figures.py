@@ -4,7 +4,8 @@ A page refers to a figure by URL (:func:`ref`: ``/figures/LANG/NAME.svg?v=VERSIO
 embedding it: the figures are three quarters of the lesson's bytes, and this way a browser
 fetches each once and keeps it (the URL changes with the version), while every page stays small.
 
-Drawing the ten figures (five, in two languages) takes matplotlib seconds, so it never happens
+The figures are those of :mod:`attnlab.figures.registry`. Drawing the ten (five, in two
+languages) takes matplotlib seconds, so it never happens
 while requests are served: ``make`` draws them at install (``python -m attnlab.web.figures``),
 and ``attnlab serve`` reads them before it answers its first request (it draws whatever is
 missing then). They are kept in :func:`cache_dir`: ``$ATTNLAB_CACHE_DIR`` or the platform's
@@ -25,31 +26,14 @@ from dataclasses import dataclass
 from functools import cache
 from io import BytesIO
 from pathlib import Path
-from typing import Any
 
 import attnlab
+from attnlab.figures import registry
 from attnlab.text import atomic
 
-FIGURES: tuple[str, ...] = ("weights", "chain_a", "scale", "mask", "cost")
 CACHE_ENV = "ATTNLAB_CACHE_DIR"
 _XML_PROLOGUE = re.compile(r"^.*?(?=<svg)", re.S)
 _LOCK = threading.Lock()  # matplotlib's pyplot state is not thread-safe; one drawing at a time
-
-
-def _make(name: str, lang: str) -> Any:
-    from attnlab import figures as plots
-
-    if name == "weights":
-        return plots.plot_weights(plots.lesson_source(lang), lang=lang)
-    if name == "chain_a":
-        return plots.plot_chain(plots.lesson_source(lang), b=0, lang=lang)
-    if name == "scale":
-        return plots.plot_scale(lang=lang)
-    if name == "mask":
-        return plots.plot_mask(lang=lang)
-    if name == "cost":
-        return plots.plot_cost(lang=lang)
-    raise KeyError(f"figure must be one of {', '.join(FIGURES)}, got {name!r}")
 
 
 def package_digest(root: Path) -> str:
@@ -78,7 +62,7 @@ def _draw(name: str, lang: str) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig = _make(name, lang)
+    fig = registry.figure(name).draw(lang)
     buf = BytesIO()
     fig.savefig(buf, format="svg", bbox_inches="tight")
     plt.close(fig)
@@ -100,8 +84,7 @@ def _keep(path: Path, text: str) -> None:
 @cache
 def svg(name: str, lang: str) -> str | None:
     """Figure ``name`` in ``lang`` as SVG text, or None without the plots package."""
-    if name not in FIGURES:
-        raise KeyError(f"figure must be one of {', '.join(FIGURES)}, got {name!r}")
+    registry.figure(name)  # KeyError for a name that is not a figure of the lesson
     try:
         path = cache_dir() / f"{name}-{lang}.svg"
     except ImportError:  # no matplotlib: no figures
@@ -142,7 +125,7 @@ def ref(name: str, lang: str) -> Ref | None:
 def build_all(langs: tuple[str, ...] = ("zh", "en")) -> Path:
     """Read (or draw and keep) every figure now; the folder they are in."""
     for lang in langs:
-        for name in FIGURES:
+        for name in registry.NAMES:
             svg(name, lang)
     return cache_dir()
 

@@ -10,6 +10,7 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 
 from attnlab.content import knowledge, sections
 from attnlab.core import example
+from attnlab.figures import registry
 from attnlab.grading import answers
 from attnlab.progress.store import StoreBusy
 from attnlab.text.i18n import LANGS
@@ -174,8 +175,8 @@ def code_stylesheet() -> Response:
 def figure_file(lang: str, name: str) -> Response:
     """A figure of the lesson (``?v=`` in the page's link changes with attnlab's version, so
     the browser may keep it for good)."""
-    options = ", ".join(figures.FIGURES)
-    if lang not in LANGS or name not in figures.FIGURES:
+    options = ", ".join(registry.NAMES)
+    if lang not in LANGS or name not in registry.NAMES:
         raise refused(404, "no_figure", found=repr(f"{lang}/{name}"[:40]), options=options)
     text = figures.svg(name, lang)
     if text is None:  # a trimmed install without the plots package

@@ -15,6 +15,13 @@ if TYPE_CHECKING:  # the bench package loads torch: only when the command runs
     from attnlab.bench import BenchConfig, BenchResult
 
 ORDER = 60
+HELP = (
+    "Benchmark every attention implementation (lesson modules, fused backends, "
+    "nn.MultiheadAttention, the tiled kernel) against F.scaled_dot_product_attention: forward "
+    "and forward+backward time, GFLOP/s, peak memory, a T sweep with growth exponents, and the "
+    "RSS growth of one inference forward (fresh process per case). Prints tables and writes CSV. "
+    "The full run takes about 12 minutes."
+)
 
 
 def _fits_path(csv_path: Path) -> Path:
@@ -28,14 +35,7 @@ def _memory_path(csv_path: Path) -> Path:
 def register(app: typer.Typer) -> None:
     """Add ``bench`` to ``app``."""
 
-    @app.command(
-        "bench",
-        help="Benchmark every attention implementation (lesson modules, fused backends, "
-        "nn.MultiheadAttention, the tiled kernel) against F.scaled_dot_product_attention: "
-        "forward and forward+backward time, GFLOP/s, peak memory, a T sweep with growth "
-        "exponents, and the RSS growth of one inference forward (fresh process per case). "
-        "Prints tables and writes CSV. The full run takes about 12 minutes.",
-    )
+    @app.command("bench", help=HELP)
     def bench(
         ctx: typer.Context,
         quick: Annotated[

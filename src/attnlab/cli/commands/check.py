@@ -17,6 +17,12 @@ if TYPE_CHECKING:
     from attnlab.grading.handcheck import Answer
 
 ORDER = 45
+HELP = (
+    "Check numbers you computed by hand for a stage of the lesson example (or of --input FILE). "
+    "Give --stage/--prompt/--row/--values, or an answer file (TOML \\[\\[answer]] tables, or "
+    "JSON) with several stages. Exit 0 all right, 1 any wrong (or not as many numbers as asked), "
+    "2 unreadable input."
+)
 
 
 def _where(at: Address | None, lang: str, multihead: bool) -> str:
@@ -31,58 +37,28 @@ def _where(at: Address | None, lang: str, multihead: bool) -> str:
     )
 
 
-def render(v: Verdict, lang: str, multihead: bool = False) -> str:
-    """One answer's verdict: ✓/✗, what was expected, the grader's reason and the matching
-    mistakes."""
-    from attnlab.grading.reasons import explain
-    from attnlab.grading.slips import TEXTS
+def render(v: Verdict, lang: str, multihead: bool = False, text: str = "") -> str:
+    """One answer's verdict in the answer service's words
+    (:func:`attnlab.grading.answers.say`), after the place it is about; a wrong answer also
+    shows the right numbers."""
+    from attnlab.grading import answers
 
     where = _where(v.at, lang, multihead)
-    tol = "±" + "/".join(dict.fromkeys(f"{t:.2g}" for t in v.tolerance))
-    entered, expected = vec(v.given, 4, typed), vec(v.expected, 4, typed)
-    if v.correct or v.kind == "coarse":
-        mark = "✓" if v.correct else "✗"
-        head = pick(lang, f"{mark} {where}：{entered}", f"{mark} {where}: {entered}")
-        if v.correct:
-            head += pick(lang, f" 正确（{tol}）", f" is right ({tol})")
-        why = explain(v, lang)
-        return head + (f"\n  {why}" if why else "")
-    lines = [
-        pick(
-            lang,
-            f"✗ {where}：你填的是 {entered}，正确是 {expected}（{tol}）",
-            f"✗ {where}: you entered {entered}, the right numbers are {expected} ({tol})",
-        )
-    ]
-    for m in v.mistakes:
-        lines.append(
-            pick(
-                lang,
-                f"  {m.explain[lang]}（{m.name}）。从 {m.redo} 重算，重读第 {m.section} 节。",
-                f"  {m.explain[lang]} ({m.name}). Redo from {m.redo}; reread section {m.section}.",
-            )
-        )
-    lines += [f"  {TEXTS[s][lang]}" for s in v.slips]
-    if not v.mistakes and not v.slips:
-        lines.append(
-            pick(
-                lang,
-                "  目录中没有错误能复现这些数；请从头逐步重算这一阶段。",
-                "  No catalogued mistake gives these numbers; recompute this stage step by step.",
-            )
-        )
-    return "\n".join(lines)
+    entered = vec(v.given, 4, typed)
+    line = answers.say(answers.verdict_data(v), lang, entered, text=text)
+    out = pick(lang, f"{where}：{line}", f"{where}: {line}")
+    if v.kind == "wrong":
+        tol = "±" + "/".join(dict.fromkeys(f"{t:.2g}" for t in v.tolerance))
+        expected = vec(v.expected, 4, typed)
+        out += pick(lang, f"\n  正确的数：{expected}（{tol}）",
+                    f"\n  the right numbers: {expected} ({tol})")  # fmt: skip
+    return out
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``check`` command to ``app``."""
 
-    @app.command(
-        "check",
-        help="Check numbers you computed by hand for a stage of the lesson example (or of "
-        "--input FILE). Give --stage/--prompt/--row/--values, or an answer file (TOML "
-        "\\[\\[answer]] tables, or JSON) with several stages. Exit 0 all right, 1 any wrong.",
-    )
+    @app.command("check", help=HELP)
     def check(
         ctx: typer.Context,
         answers: Annotated[
@@ -124,7 +100,8 @@ def register(app: typer.Typer) -> None:
             typer.echo(json.dumps([v.to_json() for v in verdicts], ensure_ascii=False, indent=2))
         else:
             multihead = not inp.is_single_head
-            typer.echo("\n".join(render(v, chosen, multihead) for v in verdicts))
+            pairs = zip(todo, verdicts, strict=True)
+            typer.echo("\n".join(render(v, chosen, multihead, a.text) for a, v in pairs))
         raise typer.Exit(0 if all(v.correct for v in verdicts) else 1)
 
 

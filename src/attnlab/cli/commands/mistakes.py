@@ -49,9 +49,10 @@ def render_list(lang: str) -> str:
 
 def render_one(m: Mistake, lang: str) -> str:
     """One mistake: the wrong and right lines, and its stages next to the right ones."""
+    from attnlab.core.steps import lesson_input
     from attnlab.mistakes import catalogue, diagnosis
 
-    inp = diagnosis.multihead_example() if m.multihead_only else diagnosis.lesson_input()
+    inp = diagnosis.multihead_example() if m.multihead_only else lesson_input()
     right, wrong = diagnosis.correct_stages(inp), diagnosis.mistake_stages(m, inp)
     item = catalogue.CHECKLIST[lang][m.item]
     lines = [

@@ -3,13 +3,12 @@ in the same progress file as the web lesson's note boxes."""
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from attnlab.cli._common import LangOption, fail, lang_of
-from attnlab.cli._store import DataDirOption, ProfileOption, open_store
+from attnlab.cli._common import fail
+from attnlab.cli._store import StoreOptions, keep_for_subcommands, with_store
 from attnlab.inputs.text_limits import KINDS
 from attnlab.text.fmt import one_line
 from attnlab.text.i18n import error_message, pick
@@ -22,6 +21,8 @@ ORDER = 82
 SectionArgument = Annotated[
     str, typer.Argument(metavar="SECTION", help="Section number, 0-19 (0 = core goal).")
 ]
+NoteArgument = Annotated[str, typer.Argument(help=f"The note (1-{KINDS['note'].most} characters).")]
+NoteIdArgument = Annotated[str, typer.Argument(metavar="ID", help="The note's id (or its start).")]
 
 
 def _section(raw: str, lang: str) -> int:
@@ -64,79 +65,50 @@ def register(app: typer.Typer) -> None:
     app.add_typer(group, name="notes")
 
     @group.callback(invoke_without_command=True)
-    def notes_list(
-        ctx: typer.Context,
-        data_dir: DataDirOption = None,
-        profile: ProfileOption = None,
-        lang: LangOption = None,
-    ) -> None:
+    @with_store
+    def notes_list(ctx: typer.Context, opts: StoreOptions) -> None:
         """List your notes (by section, with their ids) and bookmarked sections."""
-        ctx.obj = {**(ctx.obj or {}), "data_dir": data_dir, "profile": profile}
+        keep_for_subcommands(ctx, opts)
         if ctx.invoked_subcommand is None:
-            chosen = lang_of(ctx, lang)
-            with open_store(data_dir, profile, chosen) as store:
-                typer.echo(listing(store, chosen))
+            with opts.open() as store:
+                typer.echo(listing(store, opts.lang))
 
     @group.command("add")
+    @with_store
     def notes_add(
-        ctx: typer.Context,
-        section: SectionArgument,
-        text: Annotated[str, typer.Argument(help=f"The note (1-{KINDS['note'].most} characters).")],
-        data_dir: DataDirOption = None,
-        profile: ProfileOption = None,
-        lang: LangOption = None,
+        ctx: typer.Context, section: SectionArgument, text: NoteArgument, opts: StoreOptions
     ) -> None:
         """Add a note to SECTION."""
         from attnlab.inputs.text_limits import check_text
 
-        chosen = lang_of(ctx, lang)
-        sid = _section(section, chosen)
+        sid = _section(section, opts.lang)
         try:  # checked before the store is opened: a bad note never touches the file
             check_text(text, "note")
         except ValueError as exc:
-            fail(error_message(exc, chosen))
-        with _store(ctx, data_dir, profile, chosen) as store:
+            fail(error_message(exc, opts.lang))
+        with opts.open() as store:
             note = store.add_note(sid, text)
-        typer.echo(pick(chosen, f"已添加笔记 [{note.short_id}] 到第 {sid} 节",
+        typer.echo(pick(opts.lang, f"已添加笔记 [{note.short_id}] 到第 {sid} 节",
                         f"Added note [{note.short_id}] to section {sid}"))  # fmt: skip
 
     @group.command("rm")
-    def notes_rm(
-        ctx: typer.Context,
-        note_id: Annotated[str, typer.Argument(metavar="ID", help="The note's id (or its start).")],
-        data_dir: DataDirOption = None,
-        profile: ProfileOption = None,
-        lang: LangOption = None,
-    ) -> None:
+    @with_store
+    def notes_rm(ctx: typer.Context, note_id: NoteIdArgument, opts: StoreOptions) -> None:
         """Delete the note ID (the id `attnlab notes` shows, at least 4 characters)."""
-        chosen = lang_of(ctx, lang)
-        with _store(ctx, data_dir, profile, chosen) as store:
+        with opts.open() as store:
             try:
                 note = store.delete_note(note_id)
             except ValueError as exc:
-                fail(error_message(exc, chosen))
-        typer.echo(pick(chosen, f"已删除笔记 [{note.short_id}]（第 {note.section} 节）",
+                fail(error_message(exc, opts.lang))
+        typer.echo(pick(opts.lang, f"已删除笔记 [{note.short_id}]（第 {note.section} 节）",
                         f"Deleted note [{note.short_id}] (section {note.section})"))  # fmt: skip
 
     @app.command("bookmark")
-    def bookmark(
-        ctx: typer.Context,
-        section: SectionArgument,
-        data_dir: DataDirOption = None,
-        profile: ProfileOption = None,
-        lang: LangOption = None,
-    ) -> None:
+    @with_store
+    def bookmark(ctx: typer.Context, section: SectionArgument, opts: StoreOptions) -> None:
         """Bookmark SECTION, or remove its bookmark if it has one."""
-        chosen = lang_of(ctx, lang)
-        sid = _section(section, chosen)
-        with open_store(data_dir, profile, chosen) as store:
+        sid = _section(section, opts.lang)
+        with opts.open() as store:
             marked = store.toggle_bookmark(sid)
         zh, en = ("已加书签", "bookmarked") if marked else ("已取消书签", "bookmark removed")
-        typer.echo(pick(chosen, f"第 {sid} 节：{zh}", f"Section {sid}: {en}"))
-
-
-def _store(
-    ctx: typer.Context, data_dir: str | None, profile: str | None, lang: str
-) -> AbstractContextManager[ProgressStore]:
-    parent = ctx.obj or {}
-    return open_store(data_dir or parent.get("data_dir"), profile or parent.get("profile"), lang)
+        typer.echo(pick(opts.lang, f"第 {sid} 节：{zh}", f"Section {sid}: {en}"))

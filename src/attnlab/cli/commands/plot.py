@@ -44,22 +44,22 @@ def register(app: typer.Typer) -> None:
         language = lang_of(ctx, lang)
         # matplotlib loads only here, so other commands start without it.
         from attnlab.core.example import prompt_rows
-        from attnlab.figures import files
+        from attnlab.figures import files, registry
         from attnlab.figures.source import input_source, lesson_source
         from attnlab.inputs.model import load_input
         from attnlab.text.errors import InputError
 
-        if kind not in files.KINDS:
-            fail(f"KIND must be one of {', '.join(files.KINDS)}, got {kind!r}")
+        if kind not in registry.KINDS:
+            fail(f"KIND must be one of {', '.join(registry.KINDS)}, got {kind!r}")
         if fmt not in files.FORMATS:
             fail(f"--format must be one of {', '.join(files.FORMATS)}, got {fmt!r}")
-        if kind not in files.SOURCE_KINDS and input_file is not None:
+        if kind not in registry.SOURCE_KINDS and input_file is not None:
             fail(f"--input applies to weights and chain, not {kind}")
-        if kind != files.BENCH_KIND and csv_path is not None:
+        if kind != registry.BENCH_KIND and csv_path is not None:
             fail(f"--csv applies to bench, not {kind}")
         try:
             source = None
-            if kind in files.SOURCE_KINDS:
+            if kind in registry.SOURCE_KINDS:
                 source = (
                     lesson_source(language) if input_file is None
                     else input_source(load_input(input_file))

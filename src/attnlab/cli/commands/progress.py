@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from attnlab.cli._common import LangOption, fail, lang_of
-from attnlab.cli._store import DataDirOption, ProfileOption, open_store
+from attnlab.cli._common import fail
+from attnlab.cli._store import StoreOptions, keep_for_subcommands, with_store
 from attnlab.text.i18n import error_message, pick
 
 if TYPE_CHECKING:
-    from attnlab.progress.store import ProgressStore
     from attnlab.progress.summary import Summary
 
 ORDER = 80
@@ -28,36 +26,26 @@ def register(app: typer.Typer) -> None:
     app.add_typer(group, name="progress")
 
     @group.callback(invoke_without_command=True)
-    def progress_summary(
-        ctx: typer.Context,
-        data_dir: DataDirOption = None,
-        profile: ProfileOption = None,
-        lang: LangOption = None,
-    ) -> None:
+    @with_store
+    def progress_summary(ctx: typer.Context, opts: StoreOptions) -> None:
         """Print "Week progress: X of 20 sections (P%)" and what to review next."""
-        ctx.obj = {**(ctx.obj or {}), "data_dir": data_dir, "profile": profile}
+        keep_for_subcommands(ctx, opts)
         if ctx.invoked_subcommand is not None:
             return
-        chosen = lang_of(ctx, lang)
-        with open_store(data_dir, profile, chosen) as store:  # a read-only file is read too
-            typer.echo(summary_text(store.summary(), chosen))
+        with opts.open() as store:  # a read-only file is read too
+            typer.echo(summary_text(store.summary(), opts.lang))
 
     @group.command("export")
-    def export_command(
-        ctx: typer.Context,
-        file: FileArgument,
-        data_dir: DataDirOption = None,
-        profile: ProfileOption = None,
-        lang: LangOption = None,
-    ) -> None:
+    @with_store
+    def export_command(ctx: typer.Context, file: FileArgument, opts: StoreOptions) -> None:
         """Write your progress to FILE (JSON), replacing a regular file all at once (never a
         symbolic link or a device)."""
         from attnlab.progress.access import own_files
         from attnlab.progress.exchange_files import write_json_atomic
         from attnlab.text.errors import InputError
 
-        chosen = lang_of(ctx, lang)
-        with _store(ctx, data_dir, profile, chosen) as store:
+        chosen = opts.lang
+        with opts.open() as store:
             try:
                 write_json_atomic(file, store.export_dict(), keep=own_files(store.path))
             except InputError as exc:
@@ -71,26 +59,21 @@ def register(app: typer.Typer) -> None:
                         f"Exported the progress of {name} to {file}"))  # fmt: skip
 
     @group.command("import")
-    def import_command(
-        ctx: typer.Context,
-        file: FileArgument,
-        data_dir: DataDirOption = None,
-        profile: ProfileOption = None,
-        lang: LangOption = None,
-    ) -> None:
+    @with_store
+    def import_command(ctx: typer.Context, file: FileArgument, opts: StoreOptions) -> None:
         """Merge FILE into this profile (newer entries win); a bad file changes nothing."""
         from attnlab.progress.exchange import validate_export
         from attnlab.progress.exchange_files import read_export
         from attnlab.text.errors import InputError
 
-        chosen = lang_of(ctx, lang)
+        chosen = opts.lang
         try:  # the whole file is read and checked before the store is even opened
             data = read_export(file)
             validate_export(data)
         except InputError as exc:
             message = error_message(exc, chosen)
             fail(message if message.startswith(str(file)) else f"{file}: {message}")
-        with _store(ctx, data_dir, profile, chosen) as store:
+        with opts.open() as store:
             counts = store.import_dict(data)  # a read-only or busy store: one line, exit 2
             typer.echo(pick(chosen,
                             "已合并：完成 {completed} 条，自评 {assessments} 条，"
@@ -100,16 +83,16 @@ def register(app: typer.Typer) -> None:
             typer.echo(summary_text(store.summary(), chosen))
 
     @group.command("reset")
+    @with_store
     def reset_command(
         ctx: typer.Context,
+        opts: StoreOptions,
         yes: Annotated[
             bool, typer.Option("--yes", help="Really delete this profile's progress.")
         ] = False,
-        data_dir: DataDirOption = None,
-        profile: ProfileOption = None,
     ) -> None:
         """Delete everything saved for this profile (asks for --yes)."""
-        chosen = lang_of(ctx)
+        chosen = opts.lang
         if not yes:
             fail(
                 pick(
@@ -118,17 +101,10 @@ def register(app: typer.Typer) -> None:
                     "reset deletes this profile's progress: expected --yes, found none",
                 )
             )
-        with _store(ctx, data_dir, profile, chosen) as store:
+        with opts.open() as store:
             store.reset()
             typer.echo(pick(chosen, f"已清空 {store.profile} 的进度：{store.path}",
                             f"reset: {store.profile}: {store.path}"))  # fmt: skip
-
-
-def _store(
-    ctx: typer.Context, data_dir: str | None, profile: str | None, lang: str
-) -> AbstractContextManager[ProgressStore]:
-    parent = ctx.obj or {}
-    return open_store(data_dir or parent.get("data_dir"), profile or parent.get("profile"), lang)
 
 
 def summary_text(summary: Summary, lang: str) -> str:

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from attnlab.cli._common import LangOption, fail, lang_of
-from attnlab.cli._store import DataDirOption, ProfileOption, open_store
+from attnlab.cli._common import fail
+from attnlab.cli._store import StoreOptions, with_store
 
 ORDER = 81
 
@@ -30,8 +30,10 @@ def register(app: typer.Typer) -> None:
     """Add ``quiz`` to ``app``."""
 
     @app.command("quiz")
+    @with_store
     def quiz_command(
         ctx: typer.Context,
+        opts: StoreOptions,
         section: Annotated[
             int | None,
             typer.Option(
@@ -41,9 +43,6 @@ def register(app: typer.Typer) -> None:
         review: Annotated[
             bool, typer.Option("--review", help="Go through the checks marked 'review again'.")
         ] = False,
-        data_dir: DataDirOption = None,
-        profile: ProfileOption = None,
-        lang: LangOption = None,
     ) -> None:
         """Answer the knowledge checks; resumes where you stopped. Type q to stop."""
         from attnlab.cli.quiz_session import Quiz, QuizStopped, plan, progress_line, section_label
@@ -51,14 +50,14 @@ def register(app: typer.Typer) -> None:
         from attnlab.text.errors import InputError
         from attnlab.text.i18n import error_message, pick
 
-        chosen, last = lang_of(ctx, lang), SECTION_COUNT - 1
+        chosen, last = opts.lang, SECTION_COUNT - 1
         if section is not None and not 0 <= section <= last:
             fail(pick(chosen, f"--section 应为 0-{last}（0 = 核心目标），收到的是 {section}",
                       f"--section must be 0-{last} (0 = core goal), got {section}"))  # fmt: skip
         if section is not None and review:
             fail(pick(chosen, "--section 和 --review 只能选一个，收到了两个",
                       "use either --section or --review, got both"))  # fmt: skip
-        with open_store(data_dir, profile, chosen) as store:
+        with opts.open() as store:
             store.check_writable()  # refuse a read-only file before asking anything
             quiz = Quiz(store, chosen, _ask, typer.echo)
             todo = plan(store.summary(), section, review)

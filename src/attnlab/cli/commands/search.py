@@ -8,8 +8,8 @@ from typing import Annotated
 
 import typer
 
-from attnlab.cli._common import LangOption, fail, lang_of
-from attnlab.cli._store import DataDirOption, ProfileOption, open_store
+from attnlab.cli._common import fail
+from attnlab.cli._store import StoreOptions, with_store
 from attnlab.inputs.text_limits import KINDS
 from attnlab.text.fmt import escape_json_text, one_line
 from attnlab.text.i18n import error_message, pick
@@ -21,27 +21,26 @@ def register(app: typer.Typer) -> None:
     """Add ``search`` to ``app``."""
 
     @app.command("search")
+    @with_store
     def search_command(
         ctx: typer.Context,
+        opts: StoreOptions,
         query: Annotated[
             str, typer.Argument(help=f"Words to find (1-{KINDS['query'].most} characters).")
         ],
         as_json: Annotated[
             bool, typer.Option("--json", help="Print a JSON list of hits (empty if none).")
         ] = False,
-        data_dir: DataDirOption = None,
-        profile: ProfileOption = None,
-        lang: LangOption = None,
     ) -> None:
         """Find QUERY in the lesson (掩码, softmax, W_O, d_k, ...) and in your notes."""
         from attnlab.content import search
 
-        chosen = lang_of(ctx, lang)
+        chosen = opts.lang
         try:  # checked before the store is opened
             search.check_query(query)
         except ValueError as exc:
             fail(error_message(exc, chosen))
-        with open_store(data_dir, profile, chosen) as store:
+        with opts.open() as store:
             hits = search.search(store, query, chosen)
         if as_json:
             text = json.dumps([h.as_json() for h in hits], ensure_ascii=False, indent=2)

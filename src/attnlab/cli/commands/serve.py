@@ -6,41 +6,37 @@ from typing import Annotated
 
 import typer
 
-from attnlab.cli._common import LangOption, fail, lang_of
-from attnlab.cli._store import DataDirOption, ProfileOption
+from attnlab.cli._common import fail
+from attnlab.cli._store import StoreOptions, with_store
 
 ORDER = 80
 LOOPBACK = "127.0.0.1"
 DEFAULT_PORT = 8707
+
+HostOption = Annotated[
+    str, typer.Option("--host", help="Address to bind. Keep 127.0.0.1 unless you mean to share it.")
+]
+PortOption = Annotated[int, typer.Option("--port", min=0, max=65535, help="Port.")]
+OpenOption = Annotated[bool, typer.Option("--open", help="Open the lesson in your web browser.")]
 
 
 def register(app: typer.Typer) -> None:
     """Add ``serve`` to ``app``."""
 
     @app.command("serve")
+    @with_store
     def serve_command(
         ctx: typer.Context,
-        host: Annotated[
-            str,
-            typer.Option(
-                "--host", help="Address to bind. Keep 127.0.0.1 unless you mean to share it."
-            ),
-        ] = LOOPBACK,
-        port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port.")] = DEFAULT_PORT,
-        open_browser: Annotated[
-            bool, typer.Option("--open", help="Open the lesson in your web browser.")
-        ] = False,
-        data_dir: DataDirOption = None,
-        profile: ProfileOption = None,
-        lang: LangOption = None,
+        opts: StoreOptions,
+        host: HostOption = LOOPBACK,
+        port: PortOption = DEFAULT_PORT,
+        open_browser: OpenOption = False,
     ) -> None:
         """Serve the web lesson: 20 sections with live numbers, the explorer, checks, progress."""
-        _serve(host, port, open_browser, data_dir, profile, lang_of(ctx, lang))
+        _serve(host, port, open_browser, opts)
 
 
-def _serve(
-    host: str, port: int, open_browser: bool, data_dir: str | None, profile: str | None, lang: str
-) -> None:
+def _serve(host: str, port: int, open_browser: bool, opts: StoreOptions) -> None:
     import socket
     import threading
     import webbrowser
@@ -51,6 +47,7 @@ def _serve(
     from attnlab.web.app import build_shared, create_app
     from attnlab.web.security import allowed_hosts
 
+    data_dir, profile, lang = opts.data_dir, opts.profile, opts.lang
     try:  # refuse a broken progress file now, with its path, rather than on the first page
         with ProgressStore.open(data_dir, profile) as store:
             store.check_writable()

@@ -100,11 +100,11 @@ def _trace(
     precision: int,
 ) -> None:
     from attnlab.content.trace import build_views, input_document, render_markdown
-    from attnlab.inputs.model import lesson_input, load_input
+    from attnlab.inputs.model import LabInput, load_input
     from attnlab.text.fmt import escape_json_text
     from attnlab.text.jsonable import dumps
 
-    inp = load_input(input_file) if input_file else lesson_input(lang)
+    inp = load_input(input_file) if input_file else LabInput.lesson(lang)
     if fmt is Format.json:
         if input_file:
             check_document_fits(inp)
