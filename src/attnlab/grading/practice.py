@@ -276,13 +276,12 @@ def solution_text(p: Practice, lang: str) -> str:
 
 
 def verdict_line(verdict: Verdict, text: str, lang: str) -> str:
-    """One line for a dealt exercise's verdict, in the words of the fixed exercises."""
-    from attnlab.grading import reasons
+    """One line for a dealt exercise's verdict, in the words every exercise uses
+    (:func:`attnlab.grading.answers.say`)."""
+    from attnlab.grading import answers
 
-    why = reasons.explain(verdict, lang, DECIMALS, text)
-    if verdict.correct:
-        return ("✓ 正确" if lang == "zh" else "✓ Right") + (f" · {why}" if why else "")
-    return ("✗ 还不对" if lang == "zh" else "✗ Not yet") + (f" · {why}" if why else "")
+    shown = answer_text([v for v in verdict.expected])
+    return answers.say(answers.verdict_data(verdict), lang, shown, DECIMALS, text)
 
 
 def document(p: Practice, lang: str) -> dict[str, Any]:
