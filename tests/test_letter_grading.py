@@ -100,3 +100,15 @@ def test_one_decimal_is_singular() -> None:
     verdict = grade(parse_numbers("1 0"), [0.8, 0.4], at=Address("scaled_scores", 0, row=1))
     assert verdict.kind == "coarse" and verdict.needed == 1
     assert "give at least 1 decimal (" in (reasons.explain(verdict, "en") or "")
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_one_row_for_a_whole_table_asks_which_row(lang: str) -> None:
+    """``check --stage logits`` without --row said "expected 10 numbers"; one row's worth of
+    numbers now asks for --row, and all of them are graded as the whole table."""
+    done = CliRunner().invoke(app, ["--lang", lang, "check", "--stage", "logits",
+                                    "--values", "0 1 2 -1 0"])  # fmt: skip
+    assert done.exit_code == 2 and "--row 0..1" in done.output and "Traceback" not in done.output
+    whole = " ".join(f"{v:.3f}" for v in numbers.tensor("logits")[0].flatten().tolist())
+    code, out = _check("--stage", "logits", "--values", whole)
+    assert code == 0, out

@@ -9,7 +9,7 @@ right numbers come from :func:`attnlab.mistakes.diagnosis.correct_stages` (i.e.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +100,18 @@ def check_answer(answer: Answer, inp: MistakeInput) -> Verdict:
     against the catalogue, and too few or too many numbers is the ``"count"`` verdict."""
     at = address(answer, inp)
     want = expected_slice(at, inp)
+    if at.row is None and answer.values:
+        _one_row_for_a_table(answer, expected_slice(replace(at, row=0), inp).numel(), want.numel())
     return grading.grade(list(answer.values), want.tolist(), at=at, inp=inp)
+
+
+def _one_row_for_a_table(answer: Answer, per: int, total: int) -> None:
+    """Refuse one row's worth of numbers given for a whole table: the question is which row,
+    and the grader cannot guess it (``check --stage logits`` without ``--row``)."""
+    rows = total // per if per else 0
+    if rows > 1 and len(answer.values) == per:
+        raise input_error("which_row", stage=answer.stage, prompt=answer.prompt, rows=rows,
+                          per=per, got=len(answer.values), last=rows - 1, total=total)  # fmt: skip
 
 
 def _answer(entry: Any, n: int) -> Answer:

@@ -134,6 +134,8 @@ TEXT: dict[str, dict[str, str]] = {
         "one_head": "{option}: expected 1 (the input has a single head), got {got!r}",
         "stage": "stage: expected one of {names}, got {got!r}",
         "row": "row: expected 0..{last} for {stage}, got {got}",
+        "which_row": "{stage} of prompt {prompt} is {rows} rows of {per} numbers; you gave {got}, "
+        "one row: add --row 0..{last} (or give all {total} numbers)",
         "answer_table": "answer {n}: expected a table with stage, prompt, values; got {got}",
         "answer_key": "answer {n}: missing {key!r} (keys found: {keys})",
         "answer_row": "answer {n}: row must be an integer, got {got!r}",
@@ -187,6 +189,8 @@ TEXT: dict[str, dict[str, str]] = {
         "one_head": "{option}：应为 1（输入只有一个头），收到的是 {got!r}",
         "stage": "stage：应为 {names} 之一，收到的是 {got!r}",
         "row": "row：{stage} 的行号应为 0..{last}，收到的是 {got}",
+        "which_row": "提示 {prompt} 的 {stage} 有 {rows} 行、每行 {per} 个数；"
+        "你给了 {got} 个，是一行：请加 --row 0..{last}（或给出全部 {total} 个数）",
         "answer_table": "第 {n} 个答案：应为含 stage、prompt、values 的表，收到的是 {got}",
         "answer_key": "第 {n} 个答案：缺少 {key!r}（已有的键：{keys}）",
         "answer_row": "第 {n} 个答案：row 应为整数，收到的是 {got!r}",
