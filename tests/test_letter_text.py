@@ -151,3 +151,16 @@ def test_chinese_figure_labels_are_chinese() -> None:
     zh = " ".join(str(v) for v in labels._TEXT["zh"].values())
     for english in ("Attention Weight", "Prompt", "Scaled Row", "Batch"):
         assert english not in zh, english
+
+
+def test_chinese_tables_have_chinese_headers(channels: dict[str, str]) -> None:
+    """zh output showed "Tensor / Shape / axes" headers; the code names in the cells stay."""
+    from typer.testing import CliRunner
+
+    from attnlab.cli.main import app
+
+    shapes = CliRunner().invoke(app, ["shapes"]).output
+    for text in (channels["sections.zh"], channels["lesson_script.zh"], shapes):
+        headers = [line for line in text.splitlines() if "各轴含义" in line or " 轴" in line]
+        for line in headers:
+            assert "Tensor" not in line and "Shape" not in line and "shape" not in line, line

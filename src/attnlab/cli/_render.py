@@ -101,7 +101,7 @@ def print_shapes(lang: str, batch: int, tokens: int, embed: int, heads: int) -> 
         [SHAPE_STAGE_NAMES[lang][r.stage], shape_text(r.shape), "[" + ", ".join(r.axes) + "]"]
         for r in measured
     ]
-    headers = [pick(lang, "张量", "tensor"), "shape", pick(lang, "轴", "axes")]
+    headers = [pick(lang, "张量", "tensor"), pick(lang, "形状", "shape"), pick(lang, "轴", "axes")]
     console = Console(highlight=False)
     table = _table(title, headers, rows)
     table.columns[2].justify = "left"

@@ -97,14 +97,14 @@ def axes(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
             pick(lang, "批、Head 特征、Key 位置", "batch, head feature, key position"),
         ),
         (
-            "Scores / Weights",
+            pick(lang, "分数 / 权重", "Scores / Weights"),
             compact_shape(st.weights.shape),
             pick(
                 lang, "批、Query 位置、Key/Value 位置", "batch, query position, key/value position"
             ),
         ),
         (
-            "Head output",
+            pick(lang, "Head 输出", "Head output"),
             compact_shape(st.output.shape),
             pick(lang, "批、Query 位置、Head 特征", "batch, query position, head feature"),
         ),
@@ -141,7 +141,7 @@ def axes(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     cfg = example.SHAPE_CHECK
     extra = [(r.stage, compact_shape(r.shape), ", ".join(r.axes)) for r in n.shapes]
     return [
-        table(["Tensor", "Shape", pick(lang, "各轴含义", "Meaning of each axis")], axes_rows,
+        table([pick(lang, "张量", "Tensor"), pick(lang, "形状", "Shape"), pick(lang, "各轴含义", "Meaning of each axis")], axes_rows,
               pick(lang, "形状的数字相同，不代表轴的含义相同。", "Equal sizes do not mean equal meanings."), key="axes"),
         math(r"Q:[B,T,d_k]\ @\ K.\operatorname{transpose}(-2,-1):[B,d_k,T]\rightarrow S:[B,T,T]"),
         math(r"P:[B,T,T]\ @\ V:[B,T,d_v]\rightarrow O:[B,T,d_v]"),
@@ -156,7 +156,7 @@ def axes(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
             "position being compared (and later the value position read). Both are position axes, "
             "not feature axes.")),
         table([pick(lang, "下标", "Index"), pick(lang, "值", "Value"), pick(lang, "含义", "Meaning")], index_rows, key="index"),
-        table([pick(lang, "阶段", "Stage"), "Shape", pick(lang, "轴", "Axes")], extra,
+        table([pick(lang, "阶段", "Stage"), pick(lang, "形状", "Shape"), pick(lang, "轴", "Axes")], extra,
               pick(lang, f"另取 B={cfg['batch']}, T={cfg['tokens']}, C={cfg['embed']}, n_head={cfg['heads']} 的形状检查（实测）",
                    f"Extra shape check with B={cfg['batch']}, T={cfg['tokens']}, C={cfg['embed']}, n_head={cfg['heads']} (measured)"),
               key="shape-check"),

@@ -126,7 +126,7 @@ def head_module(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block
     return [
         listing("head", lang, pick(lang, "可复用的因果 Head，附本课例子的运行", "A reusable causal head, with the lesson's example run through it")),
         listing_output("head", lang),
-        table([pick(lang, "代码阶段", "Code stage"), pick(lang, "公式", "Formula"), "Shape"], rows, key="head-stages"),
+        table([pick(lang, "代码阶段", "Code stage"), pick(lang, "公式", "Formula"), pick(lang, "形状", "Shape")], rows, key="head-stages"),
         p(pick(lang,
             "register_buffer 让掩码跟着模型搬到 CPU 或 GPU，却不成为可训练参数。forward 先检查 T 不超过 context_length，"
             "再只取掩码左上角的 [T,T] 块，所以一张按最大上下文长度建好的掩码适配任何更短的序列。",
