@@ -272,3 +272,16 @@ def test_attnlab_audit_command_passes_the_multihead_listing(
     assert data["overall"]["status"] == "PASS" and "FAIL" not in {
         i["status"] for i in data["items"]
     }
+
+
+@pytest.mark.parametrize("name", listings.NAMES)
+def test_the_chinese_listings_comment_in_chinese(name: str) -> None:
+    """Every comment that is a sentence is in Chinese in the zh listing; comments that are only
+    shapes or code (``# [B, T, T]``, ``# d_head = C / n_head``) stay the same, as does the code."""
+    words = re.compile(r"\b[a-z]{3,}\b \b[a-z]{2,}\b")  # two English words in a row: a sentence
+    zh = listings.listing(name, "zh")
+    for comment in re.findall(r"# (.+)$", zh, re.M):
+        english = words.search(comment.replace("nn.Linear", "").replace(".to(device)", ""))
+        assert not english, f"{name}: untranslated comment {comment!r}"
+    strip = re.compile(r'\s*#.*$|""".*?"""', re.M | re.S)
+    assert strip.sub("", zh).count("\n") == strip.sub("", listings.listing(name, "en")).count("\n")

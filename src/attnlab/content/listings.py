@@ -16,6 +16,7 @@ Example::
 from __future__ import annotations
 
 import math
+import re
 import string
 from functools import cache
 
@@ -50,16 +51,45 @@ def check_name(name: str) -> str:
     return name
 
 
+#: The listings' comments in Chinese; comments that are only shapes (``# [B, T, T]``) or code
+#: stay as they are in both languages.
+ZH_COMMENTS = {
+    "float64: the lesson's numbers, digit for digit": "float64：与本课的数字逐位一致",
+    "the lesson's numbers, digit for digit": "与本课的数字逐位一致",
+    "[T, T]: True where t may read j": "[T, T]：位置 t 可以读 j 的地方为 True",
+    "The future gets -inf before the softmax: exp(-inf) = 0 (a 0 score would still get weight).":
+        "Softmax 之前把未来位置填成 -inf：exp(-inf) = 0（填 0 的分数仍会分到权重）。",
+    "[B, T, T]: each row sums to 1 over the keys": "[B, T, T]：每一行在所有 Key 上加总为 1",
+    "weight: [d_head, C]": "weight 的形状：[d_head, C]",
+    "A buffer, not a parameter: it follows .to(device) and is never trained.":
+        "buffer 不是参数：它随 .to(device) 移动，但从不参与训练。",
+    "[T, T]: one mask fits every shorter T": "[T, T]：同一个掩码适用于每个更短的 T",
+    "nn.Linear keeps the transpose of the formula's [C, d_head]":
+        "nn.Linear 保存的是公式中 [C, d_head] 的转置",
+    "n_head x [B, T, d_head], all read x": "n_head 个 [B, T, d_head]，都读同一个 x",
+    "[B, T, C]: the heads side by side": "[B, T, C]：各 Head 并排拼接",
+    "[B, T, C]: W_O mixes the heads": "[B, T, C]：W_O 把各 Head 混合起来",
+    "nn.Linear keeps [d_head, C]": "nn.Linear 保存 [d_head, C]",
+    "every score 0: a plain mean of the visible values": "分数全为 0：可见 Value 的简单平均",
+    "W_O = I: the heads side by side": "W_O = I：各 Head 原样并排",
+}  # fmt: skip
+_COMMENT = re.compile(r"# (.+)$", re.M)
+
+
 @cache
 def listing(name: str, lang: str) -> str:
-    """The full text of listing ``name`` (``script``, ``head``, ``multihead``) in ``lang``."""
+    """The full text of listing ``name`` (``script``, ``head``, ``multihead``) in ``lang``:
+    its docstring and comments in that language, the same code in both."""
     check_name(name)
     indent = "" if name == "script" else "    "
-    return string.Template(_TEMPLATES[name]).substitute(
+    text = string.Template(_TEMPLATES[name]).substitute(
         doc=_docstring(DOCS[lang][name].format(file=FILES[name])),
         data="\n".join(indent + line if line else line for line in _data(lang)),
         head_class=HEAD_CLASS,
     )
+    if lang != "zh":
+        return text
+    return _COMMENT.sub(lambda m: "# " + ZH_COMMENTS.get(m.group(1), m.group(1)), text)
 
 
 def _docstring(text: str) -> str:
