@@ -164,3 +164,25 @@ def test_chinese_tables_have_chinese_headers(channels: dict[str, str]) -> None:
         headers = [line for line in text.splitlines() if "各轴含义" in line or " 轴" in line]
         for line in headers:
             assert "Tensor" not in line and "Shape" not in line and "shape" not in line, line
+
+
+def test_chinese_calls_a_prompt_提示_in_prose_and_tables(channels: dict[str, str]) -> None:
+    """One name per thing: the zh prose said 提示 A while its tables said Prompt A. What the
+    listings' code prints (``Prompt A output: ...``) is the code's output and stays as printed."""
+    from typer.testing import CliRunner
+
+    from attnlab.cli.main import app
+
+    printed = re.compile(r"^\s+Prompt [AB] (weights|output):")
+    runner = CliRunner()
+    texts = {name: channels[name] for name in ("sections.zh", "lesson_script.zh", "grad_script.zh")}
+    for argv in (
+        ["trace"],
+        ["trace", "--format", "markdown"],
+        ["mistakes"],
+        ["mistakes", "no_scale"],
+    ):
+        texts[" ".join(argv)] = runner.invoke(app, argv).output
+    for name, text in texts.items():
+        named = [ln for ln in text.splitlines() if "Prompt" in ln and not printed.match(ln)]
+        assert not named, f"{name}: {named[:3]}"

@@ -192,7 +192,7 @@ def _adjust(a: Audit, n: int, v: Verdict, bad: tuple[int, str] | None) -> Verdic
 
 
 _SUM = {
-    "zh": "（权重行之和不是 1，每行都混入了别的位置和别的 Prompt：见第 6 项）",
+    "zh": "（权重行之和不是 1，每行都混入了别的位置和别的提示：见第 6 项）",
     "en": " (weight rows that do not sum to 1 mix in other positions and prompts: see item 6)",
 }
 

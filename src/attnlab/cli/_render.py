@@ -7,6 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from attnlab.content.stageview import MASKED_MARK, StageView
+from attnlab.content.trace import prompt_word
 from attnlab.text.fmt import ratio, shape_text
 from attnlab.text.i18n import pick
 
@@ -36,7 +37,7 @@ def print_views(views: list[StageView], lang: str, step: bool) -> None:
         console.rule(f"[bold]{escape(view.title)}[/bold]  {shape_text(view.shape)}", align="left")
         console.print(escape(view.explanation))
         for t in view.tables:
-            label = None if view.key == "causal_mask" else f"Prompt {t.prompt}"
+            label = None if view.key == "causal_mask" else f"{prompt_word(lang)} {t.prompt}"
             console.print(_table(label, t.headers, t.rows))
         if view.note:
             console.print(f"[dim]{escape(view.note)}[/dim]")

@@ -21,6 +21,7 @@ from attnlab.content import document
 from attnlab.content.explain import explain, title
 from attnlab.content.plain import heading, render_section, wrap
 from attnlab.content.stageview import masked_note, stage_rows
+from attnlab.content.trace import prompt_word
 from attnlab.content.walk_text import TEXT
 from attnlab.core import example
 from attnlab.core.pipeline import AttentionStages
@@ -79,7 +80,7 @@ def _stage_block(stages: AttentionStages, stage: str, lang: str, p: int) -> list
     ]
     for b, name in enumerate(example.prompt_names(stages.x.size(0))):
         headers, rows = stage_rows(stage, getattr(stages, stage)[b], tokens[b], p, lang)
-        lines += ["", f"Prompt {name}", text_table(headers, rows)]
+        lines += ["", f"{prompt_word(lang)} {name}", text_table(headers, rows)]
     if stage in ("masked_scores", "weights"):
         lines += ["", masked_note(lang)]
     return [*lines, ""]
@@ -101,7 +102,7 @@ def render_lesson(lang: str = "zh", precision: int = DEFAULT_PRECISION) -> str:
             out += ["", heading(t["stages"].format(p=precision)), "", body]
     out += ["", "== " + t["conclusion"].format(last=last)]
     for name, row in zip(example.prompt_names(2), st.weights[:, -1], strict=True):
-        out.append(f"  Prompt {name}: {vec(row.tolist(), precision)}")
+        out.append(f"  {prompt_word(lang)} {name}: {vec(row.tolist(), precision)}")
     return "\n".join([*out, t["conclusion_end"]])
 
 

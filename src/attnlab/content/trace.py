@@ -86,13 +86,13 @@ def _multi_head_views(
     return views
 
 
-def render_markdown(views: list[StageView]) -> str:
-    """The views as Markdown, ready to paste into notes."""
+def render_markdown(views: list[StageView], lang: str) -> str:
+    """The views as Markdown in ``lang``, ready to paste into notes."""
     parts = []
     for v in views:
         parts.append(f"### {v.title} `{shape_text(v.shape)}`\n\n{v.explanation}\n")
         for t in v.tables:
-            label = "" if v.key == "causal_mask" else f"**Prompt {t.prompt}**\n\n"
+            label = "" if v.key == "causal_mask" else f"**{prompt_word(lang)} {t.prompt}**\n\n"
             parts.append(f"{label}{markdown_table(t.headers, t.rows)}\n")
         if v.note:
             parts.append(f"_{v.note}_\n")
@@ -135,3 +135,8 @@ def filter_stages(stages: dict[str, Any], rows: list[int], stage: str | None) ->
         else:
             out[name] = {stage: per[stage]}
     return out
+
+
+def prompt_word(lang: str) -> str:
+    """What a prompt is called above its table: 提示 / Prompt."""
+    return pick(lang, "提示", "Prompt")

@@ -222,7 +222,7 @@ CATALOGUE: tuple[Mistake, ...] = (
        recipe=Recipe(out_proj=steps.out_proj_none)),
     _m("batch_mixed", 9, 14, "raw_scores",
        title={"zh": "批次行互相读取", "en": "batch rows mixed"},
-       explain={"zh": "这是把 B 和 T 展平后再算分数的结果：一条 Prompt 读到了另一条",
+       explain={"zh": "这是把 B 和 T 展平后再算分数的结果：一条提示读到了另一条",
                 "en": "these come from flattening B and T before the scores: one prompt read "
                       "another"},
        code="raw_scores = q.reshape(B * T, d_head) @ k.reshape(B * T, d_head).T",

@@ -36,7 +36,7 @@ def show_stage(stage: str, lang: str = "zh", precision: int = 4) -> Markdown:
     views = build_views(
         LabInput.lesson(lang), lang, stage=stage, precision=precision, computed=numbers.stages()
     )
-    return Markdown(render_markdown(views))
+    return Markdown(render_markdown(views, lang))
 
 
 def _answer_text(answer: object) -> str:

@@ -184,7 +184,7 @@ TEXT: dict[str, dict[str, str]] = {
         "not_utf8": "{what}：应为 UTF-8 文本，但 {path} 在偏移 {offset} 处有字节 0x{byte:02x}",
         "one_of": "{option}：应为 {names}{extra} 之一，收到的是 {got!r}",
         "budget": "{what}约需 {need:.2f} GiB，超过一条命令可用的 {limit:g} GiB；{hint}",
-        "grows": "它们随 B·n_head·T² 增长；请用更短的序列或更少的 Prompt",
+        "grows": "它们随 B·n_head·T² 增长；请用更短的序列或更少的提示",
         "head": "{option}：应为 1..{n}，收到的是 {got!r}",
         "one_head": "{option}：应为 1（输入只有一个头），收到的是 {got!r}",
         "stage": "stage：应为 {names} 之一，收到的是 {got!r}",

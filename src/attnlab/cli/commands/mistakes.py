@@ -62,8 +62,8 @@ def render_one(m: Mistake, lang: str) -> str:
         pick(lang, f"  错误写法：{m.code}", f"  wrong: {m.code}"),
         pick(lang, f"  正确写法：{m.fix}", f"  right: {m.fix}"),
         f"  {m.explain[lang]}",
-        pick(lang, "  课程例子（每个 Prompt：正确 → 这个错误）：" if not m.multihead_only
-             else "  两个 Head 的例子（每个 Prompt：正确 → 这个错误）：",
+        pick(lang, "  课程例子（每个提示：正确 → 这个错误）：" if not m.multihead_only
+             else "  两个 Head 的例子（每个提示：正确 → 这个错误）：",
              "  lesson example (each prompt: right → with this mistake):" if not m.multihead_only
              else "  two-head example (each prompt: right → with this mistake):"),
     ]  # fmt: skip

@@ -123,7 +123,7 @@ def _trace(
     lesson = None if input_file else numbers.stages()  # the lesson's numbers are computed once
     views = build_views(inp, lang, prompt, stage, precision, lesson)
     if fmt is Format.markdown:
-        print(render_markdown(views))
+        print(render_markdown(views, lang))
         return
     from attnlab.cli._render import print_views
 
@@ -150,7 +150,7 @@ def check_document_fits(inp: LabInput) -> None:
         inp.stage_bytes() + numbers * memory_guard.DOCUMENT_BYTES_PER_NUMBER,
         {"zh": f"trace --format json：各阶段和含 {numbers:,} 个数的文档",
          "en": f"trace --format json: the stages and a document of {numbers:,} numbers"},
-        {"zh": "文档随 B·n_head·T² 增长；请用更短的序列或更少的 Prompt",
+        {"zh": "文档随 B·n_head·T² 增长；请用更短的序列或更少的提示",
          "en": "it grows with B·n_head·T²; use a shorter sequence or fewer prompts"},
     )  # fmt: skip
 
