@@ -9,11 +9,10 @@ option is reported (exit 2) in a fraction of a second.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
-from collections.abc import Iterator
 from typing import NoReturn
 
+from attnlab.core.threads import one_thread
 from attnlab.text.i18n import resolve_lang
 
 MAX_PRECISION = 12
@@ -65,7 +64,7 @@ def run(kind: str, argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
-    with _one_torch_thread():
+    with one_thread():
         text = _render(kind, lang, args.precision, args.json)
     try:
         print(text)
@@ -83,21 +82,6 @@ def _render(kind: str, lang: str, precision: int | None, as_json: bool) -> str:
     if kind == "lesson":
         return walk.render_lesson(lang, _or(precision, walk.DEFAULT_PRECISION))
     return walk_grad.render_experiment(lang, _or(precision, walk_grad.EXPERIMENT_PRECISION))
-
-
-@contextlib.contextmanager
-def _one_torch_thread() -> Iterator[None]:
-    """torch on one thread, then as before: the walk's tensors hold a few numbers each, and
-    waking a second thread for every operation costs more than the operation (tens of
-    milliseconds each on a busy machine)."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _or(value: int | None, default: int) -> int:

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import random
 import secrets
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -30,6 +28,7 @@ from typing import Any
 import torch
 
 from attnlab.core.steps import MistakeInput
+from attnlab.core.threads import one_thread
 from attnlab.grading.answer_parse import parse_numbers
 from attnlab.grading.grade import Verdict
 from attnlab.grading.handcheck import Answer, address, check_answer, expected_slice
@@ -125,18 +124,6 @@ class Practice:
         stages = correct_stages(self.inp)
         upto = CHECK_STAGES[: CHECK_STAGES.index(self.stage) + 1]
         return [(s, stages[s][0]) for s in upto if s in stages]
-
-
-@contextmanager
-def one_thread() -> Iterator[None]:
-    """Torch on one thread for a while: a deal runs hundreds of ops on 3×3 tensors, where waking
-    a thread pool costs more than the work (10× slower on a busy 2-core machine)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def _draw(section: int, seed: int, rng: random.Random) -> Practice:
