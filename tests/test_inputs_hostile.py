@@ -8,6 +8,7 @@ import json
 import re
 from pathlib import Path
 
+import process_support
 import pytest
 import torch
 from fastapi.testclient import TestClient
@@ -344,13 +345,8 @@ NOT_UTF8_ARGV = [
 
 @pytest.mark.parametrize("argv", NOT_UTF8_ARGV, ids=lambda a: b" ".join(a).decode("latin-1"))
 def test_arguments_that_are_not_utf8(tmp_path, argv) -> None:
-    import os
-    import subprocess
-    import sys
-
-    env = {**os.environ, "ATTNLAB_DATA_DIR": str(tmp_path), "ATTNLAB_LANG": "en"}
-    done = subprocess.run([sys.executable, "-m", "attnlab", *argv], capture_output=True,
-                          env=env, timeout=120)  # fmt: skip
+    env = {"ATTNLAB_DATA_DIR": str(tmp_path), "ATTNLAB_LANG": "en"}
+    done = process_support.attnlab(*argv, env=env)  # argv decoded as the interpreter does
     lines = done.stderr.decode("utf-8", "backslashreplace").strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1, (done.returncode, lines[-5:])
     assert lines[0].startswith("attnlab: error: "), lines[0]

@@ -7,12 +7,11 @@ on the web), and nothing is stored."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
+import process_support
 import pytest
 from typer.testing import CliRunner
 
@@ -241,9 +240,10 @@ def test_web_forms_past_their_limit(web_client_factory, tmp_path: Path, url, fie
 
 
 def _subprocess(home: Path, *argv: bytes, stdin: bytes = b"") -> subprocess.CompletedProcess:
-    env = {**os.environ, "ATTNLAB_DATA_DIR": str(home), "ATTNLAB_LANG": "en"}
-    return subprocess.run([sys.executable, "-m", "attnlab", *argv], input=stdin,
-                          capture_output=True, env=env, timeout=120)  # fmt: skip
+    """``python -m attnlab ARGV`` with raw bytes in its arguments and stdin (in this process:
+    the arguments decoded and stdin read as the interpreter would, see process_support)."""
+    env = {"ATTNLAB_DATA_DIR": str(home), "ATTNLAB_LANG": "en"}
+    return process_support.attnlab(*argv, stdin=stdin, env=env)
 
 
 NOT_UTF8 = [
