@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import torch
 from hypothesis import HealthCheck, settings
+from web_support import ORIGIN
 
 pytest_plugins = ["pytester"]  # test_web_errors checks the no_web_crash guard in a run of its own
 
@@ -88,9 +89,6 @@ def no_web_crash(request: pytest.FixtureRequest) -> Iterator[None]:
         )
 
 
-WEB_ORIGIN = "http://127.0.0.1"
-
-
 @pytest.fixture(scope="session")
 def web_client_factory() -> Callable[..., Any]:
     """``factory(data_dir, **create_app_kwargs)``: a test client of the web lesson that re-raises
@@ -102,7 +100,7 @@ def web_client_factory() -> Callable[..., Any]:
     def factory(data_dir: Path, **kwargs: Any) -> TestClient:
         kwargs.setdefault("figures_on", False)
         app = create_app(data_dir, **kwargs)
-        client = TestClient(app, base_url=WEB_ORIGIN, raise_server_exceptions=True)
+        client = TestClient(app, base_url=ORIGIN, raise_server_exceptions=True)
         client.get("/healthz")  # sets the session cookie (the cheapest page that does)
         return client
 

@@ -20,12 +20,12 @@ from test_web_fuzz import (
     ENDPOINTS,
     FRAGMENTS,
     GETS,
-    ORIGIN,
     RAW_BYTES,
     READ_QUERY,
     assert_answered,
     declared_fields,
 )
+from web_support import ORIGIN, post_form
 
 from attnlab.inputs.explorer import STATE_FIELDS
 from attnlab.web.security import CSRF_FIELD
@@ -147,12 +147,8 @@ class Forms(HTMLParser):
 @pytest.fixture(scope="module")
 def forms(client: TestClient) -> list[Form]:
     """One form of each shape on :data:`PAGES`, in both languages' pages alike."""
-    headers = {"Origin": ORIGIN}
-    token = client.cookies["attnlab_csrf"]
-    client.post("/section/4/answer?lang=en", data={CSRF_FIELD: token, "answer": "0.5"},
-                headers=headers)  # fmt: skip
-    client.post("/section/4/note?lang=en", data={CSRF_FIELD: token, "note_id": "", "text": "n"},
-                headers=headers)  # fmt: skip
+    post_form(client, "/section/4/answer?lang=en", answer="0.5", follow_redirects=True)
+    post_form(client, "/section/4/note?lang=en", note_id="", text="n", follow_redirects=True)
     found: dict[Any, Form] = {}
     for page in PAGES:
         r = client.get(page + ("&" if "?" in page else "?") + "lang=en")
