@@ -1,11 +1,19 @@
-"""Shared test settings: hypothesis profile sized for a 2-core machine, one-thread fixture, the
-guard that fails a test when a web route raises, and the web test client."""
+"""Shared test settings: torch's idle threads sleep, hypothesis profile sized for a 2-core
+machine, one-thread fixture, the guard that fails a test when a web route raises, and the web
+test client."""
 
 import logging
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+# Before torch loads OpenMP (read once, at load; the processes the tests start inherit it): a
+# thread that finishes its share of an operation sleeps instead of spinning for the next one.
+# Two xdist workers with two torch threads each on two cores spent half their CPU time spinning,
+# taking it from each other and from the processes the tests start. The thread count, and so
+# every code path that depends on it, stays as it was.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import pytest
 import torch
