@@ -64,6 +64,16 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked ``slow`` or ``browser`` first, each in the order it was collected in
+    (every module marked in part has no module-scoped fixture, so nothing is set up twice).
+    xdist hands the first tests out to its workers in turn: the long ones are shared between
+    them from the start instead of ending the run on one worker while the other idles."""
+    first = [i for i in items if i.get_closest_marker("slow") or i.get_closest_marker("browser")]
+    chosen = set(first)
+    items[:] = [*first, *(i for i in items if i not in chosen)]
+
+
 class _Collect(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.ERROR)
