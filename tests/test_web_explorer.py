@@ -7,6 +7,7 @@ from __future__ import annotations
 import html as html_lib
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -30,11 +31,12 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory) -> TestClient:
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     app = create_app(tmp_path_factory.mktemp("progress"), figures_on=False)
-    client = TestClient(app, base_url=ORIGIN, raise_server_exceptions=True)
-    assert client.get("/lesson").status_code == 200  # sets the session cookie
-    return client
+    # One event loop serves all its requests (as uvicorn's does), not a new one per request.
+    with TestClient(app, base_url=ORIGIN, raise_server_exceptions=True) as client:
+        assert client.get("/lesson").status_code == 200  # sets the session cookie
+        yield client
 
 
 def api(client: TestClient, payload: object, lang: str = "en") -> Any:

@@ -253,8 +253,13 @@ ONCE_CRASHED: list[tuple[str, str, type[BaseException], Callable[[TestClient], A
 
 
 @pytest.fixture(scope="module")
-def fuzz_client(tmp_path_factory: pytest.TempPathFactory, web_client_factory) -> TestClient:
-    return web_client_factory(tmp_path_factory.mktemp("fuzz"))  # re-raises what escapes
+def fuzz_client(
+    tmp_path_factory: pytest.TempPathFactory, web_client_factory
+) -> Iterator[TestClient]:
+    # Re-raises what escapes; one event loop serves all its requests (as uvicorn's does), not a
+    # new one per request.
+    with web_client_factory(tmp_path_factory.mktemp("fuzz")) as client:
+        yield client
 
 
 def check(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any
@@ -38,8 +39,11 @@ PAGES = ("/lesson", "/section/4", "/explorer", "/explorer?n_head=2", "/notes", "
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory, web_client_factory) -> TestClient:
-    return web_client_factory(tmp_path_factory.mktemp("fuzz-text"))  # re-raises what escapes
+def client(tmp_path_factory: pytest.TempPathFactory, web_client_factory) -> Iterator[TestClient]:
+    # Re-raises what escapes; one event loop serves all its requests (as uvicorn's does), not a
+    # new one per request.
+    with web_client_factory(tmp_path_factory.mktemp("fuzz-text")) as client:
+        yield client
 
 
 def query_names(route: Any) -> list[str]:
