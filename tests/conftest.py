@@ -1,5 +1,6 @@
-"""Shared test settings: hypothesis profile sized for a 2-core machine, one-thread fixture, the
-guard that fails a test when a web route raises, and the web test client."""
+"""Shared test settings: torch's idle threads sleep, hypothesis profile sized for a 2-core
+machine, one-thread fixture, the guard that fails a test when a web route raises, and the web
+test client."""
 
 import logging
 import os
@@ -7,9 +8,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+# Before torch loads OpenMP (read once, at load; the processes the tests start inherit it): a
+# thread that finishes its share of an operation sleeps instead of spinning for the next one.
+# Two xdist workers with two torch threads each on two cores spent half their CPU time spinning,
+# taking it from each other and from the processes the tests start. The thread count, and so
+# every code path that depends on it, stays as it was.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import pytest
 import torch
 from hypothesis import HealthCheck, settings
+from web_support import ORIGIN
 
 pytest_plugins = ["pytester"]  # test_web_errors checks the no_web_crash guard in a run of its own
 
@@ -55,6 +64,16 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked ``slow`` or ``browser`` first, each in the order it was collected in
+    (every module marked in part has no module-scoped fixture, so nothing is set up twice).
+    xdist hands the first tests out to its workers in turn: the long ones are shared between
+    them from the start instead of ending the run on one worker while the other idles."""
+    first = [i for i in items if i.get_closest_marker("slow") or i.get_closest_marker("browser")]
+    chosen = set(first)
+    items[:] = [*first, *(i for i in items if i not in chosen)]
+
+
 class _Collect(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.ERROR)
@@ -88,9 +107,6 @@ def no_web_crash(request: pytest.FixtureRequest) -> Iterator[None]:
         )
 
 
-WEB_ORIGIN = "http://127.0.0.1"
-
-
 @pytest.fixture(scope="session")
 def web_client_factory() -> Callable[..., Any]:
     """``factory(data_dir, **create_app_kwargs)``: a test client of the web lesson that re-raises
@@ -102,7 +118,7 @@ def web_client_factory() -> Callable[..., Any]:
     def factory(data_dir: Path, **kwargs: Any) -> TestClient:
         kwargs.setdefault("figures_on", False)
         app = create_app(data_dir, **kwargs)
-        client = TestClient(app, base_url=WEB_ORIGIN, raise_server_exceptions=True)
+        client = TestClient(app, base_url=ORIGIN, raise_server_exceptions=True)
         client.get("/healthz")  # sets the session cookie (the cheapest page that does)
         return client
 

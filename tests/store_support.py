@@ -18,6 +18,7 @@ from typing import IO
 
 import httpx
 import pytest
+from web_support import post_form
 
 #: Seconds a server may take to start (it renders the lesson and its figures first) or to answer.
 DEADLINE_S = 120
@@ -88,9 +89,9 @@ def _client_of(proc: subprocess.Popen[str], err: IO[str]) -> Iterator[httpx.Clie
 
 
 def post(client: httpx.Client, url: str, **form: str) -> httpx.Response:
-    """A form POST from the lesson page (same origin, with the session token)."""
-    data = {"csrf_token": client.cookies["attnlab_csrf"], **form}
-    return client.post(url, data=data, follow_redirects=False)
+    """A form POST from the lesson page (same origin, with the session token); the client
+    already sends the server's own origin."""
+    return post_form(client, url, origin=None, **form)
 
 
 @contextmanager

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 from typer.testing import CliRunner
+from web_support import post_form
 
 from attnlab.cli.main import app
 from attnlab.content import knowledge
 from attnlab.grading import answers
 from attnlab.progress.store import ProgressStore
 
-ORIGIN = "http://127.0.0.1"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -31,9 +31,7 @@ def _verdicts(html: str) -> list[str]:
 
 
 def _post(client: Any, exercise: str, text: str, lang: str) -> None:
-    form = {"csrf_token": client.cookies["attnlab_csrf"], "answer": text}
-    r = client.post(f"/exercise/{exercise}?lang={lang}", data=form,
-                    headers={"Origin": ORIGIN}, follow_redirects=False)  # fmt: skip
+    r = post_form(client, f"/exercise/{exercise}?lang={lang}", answer=text)
     assert r.status_code == 303, r.text
 
 

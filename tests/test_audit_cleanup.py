@@ -196,8 +196,11 @@ def test_learner_output_is_capped_not_stored(
     pids_dir, tmp = sandbox
     monkeypatch.setenv("PYTHONIOENCODING", "ascii")
     flood = f"{ROGUE / 'floods_output.py'}"
+    # 56 MiB of prints take the learner's process seconds of CPU; on a 2-core machine busy with
+    # other tests that can pass the default 20 s limit, which is not what is tested here.
+    audit_flood = partial(run_audit, timeout=120)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        result, died = pool.map(run_audit, [f"{flood}:FloodHead", f"{flood}:FloodExit"])
+        result, died = pool.map(audit_flood, [f"{flood}:FloodHead", f"{flood}:FloodExit"])
     assert result["exit_code"] == 0, result
     used = int((pids_dir / "FloodHead" / "tempdir_bytes").read_text())
     assert used < 64 * 1024, f"the temp folder held {used} bytes while the learner printed"

@@ -6,6 +6,7 @@ import json
 import math
 from pathlib import Path
 
+import process_support
 import pytest
 import torch
 from hypothesis import given
@@ -318,15 +319,23 @@ def test_random_files_match_the_library(tmp_path_factory, data, kind) -> None:
     ],
 )
 def test_console_script_usage_errors_are_one_line(args, message) -> None:
+    proc = process_support.attnlab(*args, text=True)  # main(), not CliRunner: its error lines
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(message), proc.stderr
+
+
+def test_the_console_script_exits_2_with_one_line_in_its_own_process() -> None:
+    """Once for real: the interpreter's exit code and stderr of ``python -m attnlab``."""
     import subprocess
     import sys
 
     proc = subprocess.run(
-        [sys.executable, "-m", "attnlab", *args], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "attnlab", "nosuch"], capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 2
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(message), proc.stderr
+    assert proc.stdout == "" and proc.stderr.startswith("attnlab: error: No such command 'nosuch'.")
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
 
 
 @pytest.mark.parametrize("fmt", ["text", "markdown", "json"])

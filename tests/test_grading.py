@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from typer.testing import CliRunner
+from web_support import post_form
 
 from attnlab.cli.main import app
 from attnlab.content import knowledge
@@ -52,9 +53,7 @@ def _quiz_attempt(tmp_path: Path, text: str) -> dict[str, Any]:
 
 def _web_attempt(tmp_path: Path, web_client_factory: Any, text: str) -> dict[str, Any]:
     client = web_client_factory(tmp_path)
-    form = {"csrf_token": client.cookies["attnlab_csrf"], "answer": text}
-    r = client.post(f"/exercise/{EXERCISE}?lang=en", data=form,
-                    headers={"Origin": "http://127.0.0.1"}, follow_redirects=False)  # fmt: skip
+    r = post_form(client, f"/exercise/{EXERCISE}?lang=en", answer=text)
     assert r.status_code == 303, r.text
     with ProgressStore.open(tmp_path) as store:
         return store.attempts(EXERCISE)[0]

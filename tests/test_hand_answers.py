@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
+from web_support import ORIGIN, post_form
 
 from attnlab.cli.main import app
 from attnlab.cli.quiz_session import Quiz
@@ -27,7 +28,6 @@ from attnlab.text import fmt
 from attnlab.web.app import create_app
 
 runner = CliRunner()
-ORIGIN = "http://127.0.0.1"
 # The exercises that ask for a whole row check can address: (stage, prompt, row) → exercise.
 ROW_EXERCISES = {("weights", "B", 1): "5b", ("output", "B", 1): "6a",
                  ("scaled_scores", "A", 1): "8a"}  # fmt: skip
@@ -160,9 +160,7 @@ def test_quiz_and_web_give_the_check_verdict(
         assert why in as_text.output  # the same words in check as on the web
     client = TestClient(create_app(tmp_path, figures_on=False), base_url=ORIGIN)
     assert client.get("/lesson").status_code == 200  # sets the session cookie
-    form = {"csrf_token": client.cookies["attnlab_csrf"], "answer": text}
-    r = client.post(f"/exercise/{exercise}?lang=en", data=form, headers={"Origin": ORIGIN},
-                    follow_redirects=False)  # fmt: skip
+    r = post_form(client, f"/exercise/{exercise}?lang=en", answer=text)
     assert r.status_code == 303, r.text
     with ProgressStore.open(tmp_path) as store:
         (attempt,) = store.attempts(exercise)
@@ -179,14 +177,12 @@ def test_quiz_and_web_give_the_check_verdict(
 def test_web_shows_the_reason_in_the_pages_language(tmp_path: Path) -> None:
     client = TestClient(create_app(tmp_path, figures_on=False), base_url=ORIGIN)
     assert client.get("/lesson").status_code == 200
-    token = client.cookies["attnlab_csrf"]
     for text, zh in (
         ("0 1", "✗ 还不对 · 太粗略：请至少保留 3 位小数"),
         ("0.426", "✗ 还不对 · 需要 2 个数，你给了 1 个"),
         ("abc", "✗ 无法读取 · 需要像 0.599 这样的数，收到的是 'abc'"),
     ):
-        r = client.post("/exercise/5b?lang=zh", data={"csrf_token": token, "answer": text},
-                        headers={"Origin": ORIGIN}, follow_redirects=False)  # fmt: skip
+        r = post_form(client, "/exercise/5b?lang=zh", answer=text)
         form = html.unescape(client.get(r.headers["location"]).text).split('id="ex-5b"')[1]
         assert zh in form.split("</form>")[0] and 'class="verdict hint"' in form
     with ProgressStore.open(tmp_path) as store:

@@ -8,10 +8,12 @@ import json
 import re
 from pathlib import Path
 
+import process_support
 import pytest
 import torch
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
+from web_support import ORIGIN, fetch_headers, post_form
 
 from attnlab.cli.main import app
 from attnlab.core import example
@@ -22,7 +24,6 @@ from attnlab.text.errors import InputError
 from attnlab.web.app import create_app
 
 runner = CliRunner()
-ORIGIN = "http://127.0.0.1"
 EYE = [[1.0, 0.0], [0.0, 1.0]]
 
 
@@ -109,8 +110,7 @@ def _client(tmp_path: Path) -> TestClient:
 
 
 def _api(client: TestClient, body: bytes, lang: str = "en"):
-    headers = {"Origin": ORIGIN, "X-CSRF-Token": client.cookies["attnlab_csrf"],
-               "Content-Type": "application/json"}  # fmt: skip
+    headers = fetch_headers(client, {"Content-Type": "application/json"})
     return client.post(f"/api/explorer?lang={lang}", content=body, headers=headers)
 
 
@@ -138,10 +138,10 @@ def test_explorer_refuses_an_overflow_with_422_and_names_the_stage(tmp_path) -> 
     assert body["error"].startswith("raw_scores overflow float64: |q·k| > 1.8e308")
     r = _api(client, json.dumps(_lesson_payload(x=x)).encode(), lang="zh")
     assert r.json()["error"].startswith("raw_scores 超出 float64 范围")
-    form = {"csrf_token": client.cookies["attnlab_csrf"], "T": "3", "C": "4", "d": "2"}
+    form = {"T": "3", "C": "4", "d": "2"}
     for name, values in _lesson_payload(x=x).items():
         form |= _form_cells(name, values)
-    r = client.post("/explorer?lang=en", data=form, headers={"Origin": ORIGIN})
+    r = post_form(client, "/explorer?lang=en", form, follow_redirects=True)
     assert r.status_code == 422 and "raw_scores overflow float64" in r.text
     assert 'data-stage="weights"' not in r.text  # no stale numbers under the message
 
@@ -205,9 +205,7 @@ def test_an_answer_with_a_huge_exponent_of_zero_is_graded() -> None:
 @pytest.mark.parametrize(("text", "message"), BAD_ANSWERS[:4])
 def test_web_exercise_answers_are_kept_ungraded_with_the_reason(tmp_path, text, message) -> None:
     client = _client(tmp_path)
-    form = {"csrf_token": client.cookies["attnlab_csrf"], "answer": text[:200]}
-    r = client.post("/exercise/4a?lang=en", data=form, headers={"Origin": ORIGIN},
-                    follow_redirects=False)  # fmt: skip
+    r = post_form(client, "/exercise/4a?lang=en", answer=text[:200])
     assert r.status_code == 303, r.text
     page = html.unescape(client.get(r.headers["location"]).text)
     assert message in page and f'value="{text[:200]}"' in page
@@ -344,13 +342,8 @@ NOT_UTF8_ARGV = [
 
 @pytest.mark.parametrize("argv", NOT_UTF8_ARGV, ids=lambda a: b" ".join(a).decode("latin-1"))
 def test_arguments_that_are_not_utf8(tmp_path, argv) -> None:
-    import os
-    import subprocess
-    import sys
-
-    env = {**os.environ, "ATTNLAB_DATA_DIR": str(tmp_path), "ATTNLAB_LANG": "en"}
-    done = subprocess.run([sys.executable, "-m", "attnlab", *argv], capture_output=True,
-                          env=env, timeout=120)  # fmt: skip
+    env = {"ATTNLAB_DATA_DIR": str(tmp_path), "ATTNLAB_LANG": "en"}
+    done = process_support.attnlab(*argv, env=env)  # argv decoded as the interpreter does
     lines = done.stderr.decode("utf-8", "backslashreplace").strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1, (done.returncode, lines[-5:])
     assert lines[0].startswith("attnlab: error: "), lines[0]

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from typer.testing import CliRunner
+from web_support import post_form
 
 from attnlab.cli.main import app
 from attnlab.content import knowledge
@@ -172,7 +173,6 @@ def test_exercise_feedback_speaks_the_quiz_language(tmp_path: Path, lang: str) -
         assert bool(CJK.search(line)) == (lang == "zh"), line
 
 
-ORIGIN = "http://127.0.0.1"
 # name -> (url, form data, headers); every one is refused with a 4xx page.
 WEB_CASES: dict[str, tuple[str, dict[str, str], dict[str, str]]] = {
     "empty-answer": ("/section/3/answer", {"answer": " "}, {}),
@@ -203,8 +203,7 @@ def _reason(page: str) -> str:
 def test_refusals_speak_the_pages_language(web: Any, case: str, lang: str) -> None:
     if case in WEB_CASES:
         url, data, headers = WEB_CASES[case]
-        form = {"csrf_token": web.cookies["attnlab_csrf"], **data}
-        r = web.post(f"{url}?lang={lang}", data=form, headers={"Origin": ORIGIN, **headers})
+        r = post_form(web, f"{url}?lang={lang}", data, headers=headers, follow_redirects=True)
     else:
         url = {"no-page": "/nowhere", "no-section-page": "/section/x",
                "bad-check-page": "/section/3/check?page=x"}[case]  # fmt: skip

@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from fastapi.testclient import TestClient
 from published import row
 from typer.testing import CliRunner
+from web_support import ORIGIN
 
 from attnlab.cli.main import app
 from attnlab.cli.walk import WALK_SECTIONS, render_lesson
@@ -52,7 +53,7 @@ def _page_text(html: str) -> str:
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> TestClient:
     app_ = create_app(tmp_path_factory.mktemp("web"), figures_on=False)
-    return TestClient(app_, base_url="http://127.0.0.1", raise_server_exceptions=True)
+    return TestClient(app_, base_url=ORIGIN, raise_server_exceptions=True)
 
 
 # --- section 7: W_V[0,0], the content path -------------------------------------------------

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from web_support import post_form
 
 from attnlab.content import knowledge
 from attnlab.text.fmt import answer
 
-ORIGIN = "http://127.0.0.1"
 EX = knowledge.section(9).exercises[0]
 RIGHT = answer(EX.expected, EX.decimals)
 
@@ -25,8 +25,7 @@ def client(tmp_path: Path, web_client_factory: Any) -> Any:
 
 
 def post(client: Any, url: str, data: dict[str, str]) -> Any:
-    form = {"csrf_token": client.cookies["attnlab_csrf"], **data}
-    return client.post(url, data=form, headers={"Origin": ORIGIN}, follow_redirects=False)
+    return post_form(client, url, data)
 
 
 def check_html(page: str, section: int) -> str:

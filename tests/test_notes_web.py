@@ -8,15 +8,9 @@ import re
 from pathlib import Path
 
 import pytest
+from web_support import ORIGIN, fetch_headers, post_form
 
 from attnlab.progress.store import ProgressStore
-
-ORIGIN = {"Origin": "http://127.0.0.1"}
-
-
-def _form(client, url: str, **fields: str):  # type: ignore[no-untyped-def]
-    data = {"csrf_token": client.cookies["attnlab_csrf"], **fields}
-    return client.post(url, data=data, headers=ORIGIN, follow_redirects=False)
 
 
 def _box_id(html: str, section: int) -> str:
@@ -34,18 +28,19 @@ def test_note_box_without_javascript(web_client_factory, tmp_path: Path) -> None
     page = client.get("/section/5?lang=en").text
     assert 'id="note-5"' in page and "Your note on this section" in page
     note_id = _box_id(page, 5)
-    saved = _form(client, "/section/5/note?lang=en", note_id=note_id, text="rows sum to 1")
+    saved = post_form(client, "/section/5/note?lang=en", note_id=note_id, text="rows sum to 1")
     assert (saved.status_code, saved.headers["location"]) == (303, "/section/5?lang=en#notes-5")
     again = client.get("/section/5?lang=en").text
     assert _box_id(again, 5) == note_id  # the box keeps editing the same note
     assert ">rows sum to 1</textarea>" in again
-    _form(client, "/section/5/note?lang=en", note_id=note_id, text="rows sum to one")
+    post_form(client, "/section/5/note?lang=en", note_id=note_id, text="rows sum to one")
     assert _notes(tmp_path) == [(5, "rows sum to one")]
     box_7 = _box_id(client.get("/lesson?lang=en").text, 7)
-    lesson = _form(client, "/section/7/note?lang=en", note_id=box_7, text="from the lesson",
-                   back="lesson")  # fmt: skip
+    lesson = post_form(
+        client, "/section/7/note?lang=en", note_id=box_7, text="from the lesson", back="lesson"
+    )
     assert lesson.headers["location"] == "/lesson?lang=en#notes-7"
-    _form(client, "/section/5/note?lang=en", note_id=note_id, text="  ")  # emptied: deleted
+    post_form(client, "/section/5/note?lang=en", note_id=note_id, text="  ")  # emptied: deleted
     assert _notes(tmp_path) == [(7, "from the lesson")]
 
 
@@ -57,11 +52,10 @@ def test_autosave_answers_json_and_notes_show_everywhere(
         store.add_note(10, "written in the terminal")
     page = client.get("/lesson?lang=zh").text
     box = _box_id(page, 10)
-    token = client.cookies["attnlab_csrf"]
     answer = client.post(
         "/section/10/note?lang=zh",
         data={"note_id": box, "text": "掩码：未来的权重恰好是 0"},
-        headers={**ORIGIN, "X-CSRF-Token": token, "Accept": "application/json"},
+        headers=fetch_headers(client, {"Accept": "application/json"}),
     )
     assert answer.status_code == 200 and answer.json()["id"] == box
     assert _notes(tmp_path) == [(10, "掩码：未来的权重恰好是 0")]  # the same note, edited
@@ -73,12 +67,12 @@ def test_autosave_answers_json_and_notes_show_everywhere(
 def test_bookmark_toggle_and_my_notes(web_client_factory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     client = web_client_factory(tmp_path)
     assert "☆ Bookmark" in client.get("/section/8?lang=en").text
-    done = _form(client, "/section/8/bookmark?lang=en", back="lesson")
+    done = post_form(client, "/section/8/bookmark?lang=en", back="lesson")
     assert done.headers["location"] == "/lesson?lang=en#s-8"
     assert 'aria-pressed="true">★ Bookmarked' in client.get("/section/8?lang=en").text
     mine = client.get("/notes?lang=en").text
     assert '<a href="/section/8?lang=en">★ 8. ' in mine and "No notes yet" in mine
-    _form(client, "/section/8/bookmark?lang=en")
+    post_form(client, "/section/8/bookmark?lang=en")
     assert "No bookmarks yet" in client.get("/notes?lang=en").text
 
 
@@ -97,7 +91,7 @@ def test_bad_forms_are_refused_and_nothing_is_written(  # type: ignore[no-untype
     web_client_factory, tmp_path: Path, url: str, fields: dict, status: int, message: str
 ) -> None:
     client = web_client_factory(tmp_path)
-    refused = _form(client, url + "?lang=en", **fields)
+    refused = post_form(client, url + "?lang=en", **fields)
     assert refused.status_code == status
     assert message in re.search(r'id="error-message">([^<]*)<', refused.text).group(1)
     with ProgressStore.open(tmp_path) as store:
@@ -107,6 +101,8 @@ def test_bad_forms_are_refused_and_nothing_is_written(  # type: ignore[no-untype
 def test_a_note_needs_the_session_token(web_client_factory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     client = web_client_factory(tmp_path)
     box = _box_id(client.get("/section/5").text, 5)
-    forged = client.post("/section/5/note", data={"note_id": box, "text": "x"}, headers=ORIGIN)
+    forged = client.post(
+        "/section/5/note", data={"note_id": box, "text": "x"}, headers={"Origin": ORIGIN}
+    )
     assert forged.status_code == 403
     assert _notes(tmp_path) == []

@@ -50,8 +50,12 @@ def tick_labels(fig: Figure, heatmaps_only: bool = False) -> list:
 
 def assert_readable(fig: Figure, what: str) -> None:
     """No two tick labels overlap, and each label of a heatmap lies inside the figure (after a
-    full draw; the colour bar's end labels may stand half a line past its ends)."""
-    fig.canvas.draw()
+    full draw's layout; the colour bar's end labels may stand half a line past its ends).
+
+    ``draw_without_rendering`` runs the whole draw (layout, text measured with the Agg
+    renderer, every warning) and only skips the pixels: the label boxes are the very boxes of
+    ``canvas.draw()``, in half the time."""
+    fig.draw_without_rendering()
     renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
     boxes = [(label.get_text(), label.get_window_extent(renderer)) for label in tick_labels(fig)]
     overlaps = [
@@ -90,11 +94,11 @@ def test_the_longest_labels_never_overlap(T: int, heads: int | None, letter: str
 
 @pytest.mark.slow
 @pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("letter", sorted(WIDE.values()))
 @pytest.mark.parametrize(("B", "T"), [(2, 16), (1, 32)])
-def test_the_longest_labels_on_the_largest_figures(B: int, T: int) -> None:
-    for letter in WIDE.values():
-        for name, fig in figures(B, T, 2, letter).items():
-            assert_readable(fig, f"{name} T={T} {letter}")
+def test_the_longest_labels_on_the_largest_figures(B: int, T: int, letter: str) -> None:
+    for name, fig in figures(B, T, 2, letter).items():
+        assert_readable(fig, f"{name} T={T} {letter}")
 
 
 @pytest.mark.filterwarnings("error")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
+from web_support import ORIGIN
 
 from attnlab.cli.main import app
 from attnlab.cli.quiz_session import section_label
@@ -16,8 +17,6 @@ from attnlab.content import knowledge
 from attnlab.progress.store import ProgressStore
 from attnlab.text.fmt import answer
 from attnlab.web.app import create_app
-
-ORIGIN = "http://127.0.0.1"
 
 
 def quiz(data_dir: Path, *args: str, lines: list[str]):

@@ -1,12 +1,14 @@
-"""The two lesson scripts, run as a learner runs them, and their --json documents."""
+"""The two lesson scripts, run as a learner runs them (each file as ``__main__`` with its
+arguments, inside this process: see process_support), and their --json documents. That a real
+``python week07_attention.py`` starts, and what it imports, is tests/test_startup.py's."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
+import process_support
 import pytest
 from published import row, text
 
@@ -19,9 +21,7 @@ GRAD = ROOT / "course_examples" / "week07_attention.py"
 
 
 def _run(script: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(script), *args], capture_output=True, text=True, timeout=120
-    )
+    return process_support.script(script, *args)
 
 
 @pytest.fixture(scope="module")

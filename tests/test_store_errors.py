@@ -15,13 +15,13 @@ import pytest
 from fastapi.testclient import TestClient
 from store_support import lock_held, without_root_rights
 from typer.testing import CliRunner
+from web_support import ORIGIN, post_form
 
 from attnlab.cli.main import app
 from attnlab.progress.store import ProgressStore, StoreBusy
 from attnlab.web.app import create_app
 
 DB = "progress.sqlite3"
-ORIGIN = "http://127.0.0.1"
 GOOD_EXPORT = {
     "format": "attnlab-progress", "version": 1, "profile": "default",
     "exported_at": "2026-11-29T10:00:00+00:00",
@@ -49,11 +49,6 @@ def _error_line(html: str) -> str:
     assert found, html[:300]
     assert "\n" not in found.group(1) and "Traceback" not in html
     return html_lib.unescape(found.group(1))
-
-
-def _post(client: TestClient, url: str, **form: str):
-    data = {"csrf_token": client.cookies["attnlab_csrf"], **form}
-    return client.post(url, data=data, headers={"Origin": ORIGIN}, follow_redirects=False)
 
 
 def _cli(*args: str, stdin: str = ""):
@@ -87,14 +82,14 @@ def test_busy_store_refuses_writes_in_one_line_and_still_reads(tmp_path, monkeyp
         client = TestClient(create_app(tmp_path, figures_on=False), base_url=ORIGIN)
         assert client.get("/lesson").status_code == 200
         assert client.get("/section/4").status_code == 200  # the bookmark waits, the page not
-        r = _post(client, "/section/4/answer", answer="while busy")
+        r = post_form(client, "/section/4/answer", answer="while busy")
         assert r.status_code == 503 and "正被另一个程序占用" in _error_line(r.text)
-        r = _post(client, "/section/4/complete?lang=en", back="section")
+        r = post_form(client, "/section/4/complete?lang=en", back="section")
         assert r.status_code == 503 and re.search(busy, _error_line(r.text))
-        r = _post(client, "/exercise/9a?lang=en", answer="0.426")
+        r = post_form(client, "/exercise/9a?lang=en", answer="0.426")
         assert r.status_code == 503
     assert _saved(tmp_path) == before
-    r = _post(client, "/section/4/answer", answer="after the lock")
+    r = post_form(client, "/section/4/answer", answer="after the lock")
     assert r.status_code == 303, "the server recovers once the lock is gone"
 
 
@@ -117,7 +112,9 @@ from typer.testing import CliRunner
 from attnlab.cli.main import app
 from attnlab.web.app import create_app
 from attnlab.web.common import Settings
-data, good, unreadable, out_file = sys.argv[1:5]
+data, good, unreadable, out_file, tests = sys.argv[1:6]
+sys.path.insert(0, tests)
+from web_support import ORIGIN, post_form
 out = {}
 def run(name, *args, stdin=""):
     r = CliRunner().invoke(app, [*args, "--data-dir", data], input=stdin)
@@ -129,12 +126,10 @@ run("quiz_zh", "quiz", "--section", "0", stdin="x\nu\n")
 run("reset", "--lang", "en", "progress", "reset", "--yes")
 run("import", "--lang", "en", "progress", "import", good)
 run("unreadable", "--lang", "en", "progress", "import", unreadable)
-web = TestClient(create_app(data, figures_on=False), base_url="http://127.0.0.1")
+web = TestClient(create_app(data, figures_on=False), base_url=ORIGIN)
 out["page"] = [web.get("/section/3?lang=en").status_code, "", ""]
 for lang in ("en", "zh"):
-    r = web.post(f"/section/3/answer?lang={lang}", follow_redirects=False,
-                 data={"csrf_token": web.cookies["attnlab_csrf"], "answer": "x"},
-                 headers={"Origin": "http://127.0.0.1"})
+    r = post_form(web, f"/section/3/answer?lang={lang}", answer="x")
     out[f"web_{lang}"] = [r.status_code, r.text, ""]
 settings = Settings(Path(data), None, "en", False)  # a server thread that stays alive
 held, finish = threading.Event(), threading.Event()
@@ -155,9 +150,7 @@ except Exception as exc:
     out["fixed"] = [1, "", str(exc)]
 finish.set()
 thread.join()
-r = web.post("/section/3/answer", follow_redirects=False,
-             data={"csrf_token": web.cookies["attnlab_csrf"], "answer": "once fixed"},
-             headers={"Origin": "http://127.0.0.1"})
+r = post_form(web, "/section/3/answer", answer="once fixed")
 out["web_fixed"] = [r.status_code, r.text, ""]
 print(json.dumps(out))
 """
@@ -184,7 +177,8 @@ def test_read_only_store_is_read_and_every_write_is_refused(tmp_path: Path, make
     unreadable.write_text(json.dumps(GOOD_EXPORT), encoding="utf-8")
     unreadable.chmod(0o000)
     why_en, why_zh = make_read_only(data)
-    paths = [str(data), str(good), str(unreadable), str(tmp_path / "out.json")]
+    tests = Path(__file__).parent  # web_support, for the child's form POSTs
+    paths = [str(data), str(good), str(unreadable), str(tmp_path / "out.json"), str(tests)]
     try:
         done = subprocess.run(
             [*prefix, sys.executable, "-c", READ_ONLY, *paths],

@@ -7,14 +7,14 @@ on the web), and nothing is stored."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
+import process_support
 import pytest
 from typer.testing import CliRunner
+from web_support import post_form
 
 from attnlab.cli.main import app
 from attnlab.inputs.text_limits import KINDS, TextError, check_text
@@ -22,7 +22,6 @@ from attnlab.progress.store import ProgressStore
 
 NOTE_ID = "0b7e2a52-52e4-4a3e-9d2e-4a2b8f0c1d11"
 AT = "2026-11-29T10:00:00.000000+00:00"
-ORIGIN = {"Origin": "http://127.0.0.1"}
 LIMIT = {name: kind.most for name, kind in KINDS.items()}
 
 
@@ -213,11 +212,6 @@ def test_import_fields_past_their_limit_or_not_utf8(tmp_path: Path, changes, mes
     _nothing_stored(tmp_path / "home")
 
 
-def _form(client, url: str, **fields: str):  # type: ignore[no-untyped-def]
-    data = {"csrf_token": client.cookies["attnlab_csrf"], **fields}
-    return client.post(url, data=data, headers=ORIGIN, follow_redirects=False)
-
-
 WEB = [
     pytest.param("/section/5/note", {"note_id": NOTE_ID, "text": "x" * 2001},
                  "note: expected at most 2000 characters, found 2001", id="note"),
@@ -233,7 +227,7 @@ WEB = [
 @pytest.mark.parametrize(("url", "fields", "message"), WEB)
 def test_web_forms_past_their_limit(web_client_factory, tmp_path: Path, url, fields, message):  # type: ignore[no-untyped-def]
     client = web_client_factory(tmp_path)
-    refused = _form(client, url + "?lang=en", **fields)
+    refused = post_form(client, url + "?lang=en", **fields)
     assert refused.status_code == 422, refused.status_code
     shown = re.search(r'id="error-message">([^<]*)<', refused.text).group(1)
     assert message in shown.replace("&#39;", "'"), shown
@@ -241,9 +235,10 @@ def test_web_forms_past_their_limit(web_client_factory, tmp_path: Path, url, fie
 
 
 def _subprocess(home: Path, *argv: bytes, stdin: bytes = b"") -> subprocess.CompletedProcess:
-    env = {**os.environ, "ATTNLAB_DATA_DIR": str(home), "ATTNLAB_LANG": "en"}
-    return subprocess.run([sys.executable, "-m", "attnlab", *argv], input=stdin,
-                          capture_output=True, env=env, timeout=120)  # fmt: skip
+    """``python -m attnlab ARGV`` with raw bytes in its arguments and stdin (in this process:
+    the arguments decoded and stdin read as the interpreter would, see process_support)."""
+    env = {"ATTNLAB_DATA_DIR": str(home), "ATTNLAB_LANG": "en"}
+    return process_support.attnlab(*argv, stdin=stdin, env=env)
 
 
 NOT_UTF8 = [

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from web_support import ORIGIN, csrf_token, fetch_headers, post_form
 
 from attnlab.content import knowledge
 from attnlab.content.numbers import lesson_numbers
@@ -19,8 +20,6 @@ from attnlab.core.pipeline import lesson_stages
 from attnlab.progress.store import ProgressStore
 from attnlab.text.fmt import answer, num, vec
 from attnlab.web.app import create_app
-
-ORIGIN = "http://127.0.0.1"
 
 
 def make_client(data_dir: Path, **kwargs: object) -> TestClient:
@@ -37,10 +36,7 @@ def client(tmp_path: Path) -> TestClient:
 
 
 def post(client: TestClient, url: str, data: dict[str, str] | None = None, **headers: str):
-    form = {"csrf_token": client.cookies["attnlab_csrf"], **(data or {})}
-    return client.post(
-        url, data=form, headers={"Origin": ORIGIN, **headers}, follow_redirects=False
-    )
+    return post_form(client, url, data, headers=headers)
 
 
 def completed(tmp_path: Path) -> tuple[int, ...]:
@@ -97,7 +93,7 @@ def test_language_switch_keeps_the_section(client: TestClient) -> None:
 
 
 def test_mark_complete_needs_same_origin_and_token(client: TestClient, tmp_path: Path) -> None:
-    token = client.cookies["attnlab_csrf"]
+    token = csrf_token(client)
     url = "/section/4/complete"
     assert client.post(url, data={"csrf_token": token}).status_code == 403  # no Origin/Referer
     r = client.post(url, data={"csrf_token": token}, headers={"Origin": "http://evil.example"})
@@ -173,7 +169,7 @@ def test_glossary_page(client: TestClient) -> None:
 
 def test_body_size_is_capped(tmp_path: Path) -> None:
     client = make_client(tmp_path, max_body=1024)
-    token = client.cookies["attnlab_csrf"]
+    token = csrf_token(client)
     r = post(client, "/section/1/answer", {"answer": "x" * 5000})
     assert r.status_code == 413 and "too large" in r.text
 
@@ -199,8 +195,7 @@ def test_unknown_host_and_security_headers(client: TestClient) -> None:
 
 
 def api(client: TestClient, payload: object, **headers: str):
-    h = {"Origin": ORIGIN, "X-CSRF-Token": client.cookies["attnlab_csrf"], **headers}
-    return client.post("/api/explorer", json=payload, headers=h)
+    return client.post("/api/explorer", json=payload, headers=fetch_headers(client, headers))
 
 
 def lesson_payload() -> dict[str, object]:
@@ -234,9 +229,8 @@ def test_explorer_api_refusals(client: TestClient) -> None:
     big = {**lesson_payload(), "x": [[[0.0] * 4] * 9] * 2}
     r = api(client, big)
     assert r.status_code == 422 and "1 ≤ T ≤ 8" in r.json()["error"]
-    r = client.post("/api/explorer", content=b"{", headers={
-        "Origin": ORIGIN, "X-CSRF-Token": client.cookies["attnlab_csrf"],
-        "Content-Type": "application/json"})  # fmt: skip
+    json_type = {"Content-Type": "application/json"}
+    r = client.post("/api/explorer", content=b"{", headers=fetch_headers(client, json_type))
     assert r.status_code == 400 and "not valid JSON" in r.json()["error"]
     r = client.post("/api/explorer", content=b"x=1", headers={"Origin": ORIGIN})
     assert r.status_code == 403

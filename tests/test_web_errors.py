@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from web_support import ORIGIN, post_form
 
 from attnlab.web.app import create_app
 from attnlab.web.security import CSRF_FIELD
 
-ORIGIN = "http://127.0.0.1"
 SECRET = "s3cret-detail-/home/learner/db"
 
 
@@ -141,13 +141,10 @@ def test_404_405_400_and_missing_field_pages_speak_the_learners_language(
     tmp_path: Path, web_client_factory, lang: str, query: str, expected: tuple[str, ...]
 ) -> None:
     client = web_client_factory(tmp_path)
-    token = client.cookies["attnlab_csrf"]
     responses = (
         client.get(f"/nowhere{query}"),
         client.put(f"/lesson{query}"),
-        client.post(
-            f"/section/1/answer{query}", data={CSRF_FIELD: token}, headers={"Origin": ORIGIN}
-        ),
+        post_form(client, f"/section/1/answer{query}"),  # the token and no answer
         client.post(
             f"/section/1/answer{query}",
             content=b"x",
@@ -214,11 +211,7 @@ def test_a_refusal_is_a_page_of_the_sites_layout(tmp_path: Path, web_client_fact
 
     client = web_client_factory(tmp_path)
     missing = client.get("/nowhere?lang=en")
-    posted = client.post(
-        "/section/1/answer?lang=en",
-        data={CSRF_FIELD: client.cookies["attnlab_csrf"]},
-        headers={"Origin": ORIGIN},
-    )
+    posted = post_form(client, "/section/1/answer?lang=en")  # the token and no answer
     assert (missing.status_code, posted.status_code) == (404, 422)
     for r in (missing, posted):
         assert [part for part in LAYOUT if part not in r.text] == [], r.text[:300]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import html as html_lib
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -15,6 +16,7 @@ import torch
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from web_support import ORIGIN, fetch_headers, post_form
 
 from attnlab.content.stageview import masked_note
 from attnlab.core import example
@@ -25,21 +27,20 @@ from attnlab.text.fmt import num
 from attnlab.web.app import create_app
 from attnlab.web.explorer import preset_data, with_state
 
-ORIGIN = "http://127.0.0.1"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory) -> TestClient:
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     app = create_app(tmp_path_factory.mktemp("progress"), figures_on=False)
-    client = TestClient(app, base_url=ORIGIN, raise_server_exceptions=True)
-    assert client.get("/lesson").status_code == 200  # sets the session cookie
-    return client
+    # One event loop serves all its requests (as uvicorn's does), not a new one per request.
+    with TestClient(app, base_url=ORIGIN, raise_server_exceptions=True) as client:
+        assert client.get("/lesson").status_code == 200  # sets the session cookie
+        yield client
 
 
 def api(client: TestClient, payload: object, lang: str = "en") -> Any:
-    headers = {"Origin": ORIGIN, "X-CSRF-Token": client.cookies["attnlab_csrf"]}
-    headers["Content-Type"] = "application/json"
+    headers = fetch_headers(client, {"Content-Type": "application/json"})
     # json.dumps escapes a lone surrogate as \ud800; httpx's json= cannot encode one.
     return client.post(f"/api/explorer?lang={lang}", content=json.dumps(payload), headers=headers)
 
@@ -99,11 +100,10 @@ def test_multi_head_preset_and_form_fallback(client: TestClient) -> None:
     assert torch.equal(torch.tensor(data["w_o"]), torch.eye(4))
     page = client.get("/explorer?n_head=2&lang=en").text
     assert "W_O is the identity by default" in page and 'data-cell="w_o[3][3]"' in page
-    form = {"csrf_token": client.cookies["attnlab_csrf"], "T": "2", "C": "4", "d": "2",
-            "n_head": "2", "w_o[0][0]": "2"}  # fmt: skip
+    form = {"T": "2", "C": "4", "d": "2", "n_head": "2", "w_o[0][0]": "2"}
     for key in ("x", "w_q", "w_k", "w_v", "w_o"):
         form |= {k: v for k, v in cells(key, data[key]).items() if k not in form}
-    r = client.post("/explorer?lang=en", data=form, headers={"Origin": ORIGIN})
+    r = post_form(client, "/explorer?lang=en", form, follow_redirects=True)
     t = {k: torch.tensor(data[k], dtype=torch.float64) for k in ("x", "w_q", "w_k", "w_v", "w_o")}
     t["w_o"][0, 0] = 2.0
     ref = multi_head_stages(t["x"], t["w_q"], t["w_k"], t["w_v"], 2, t["w_o"])
@@ -135,11 +135,10 @@ def test_language_switch_keeps_preset_sizes_heads_labels_and_edits(client: TestC
     data = preset_data("uniform", 2, 4, 2, 2, "zh")
     data["w_o"][1][2] = 0.75
     data["tokens"][0][1] = "狗"
-    form = {"csrf_token": client.cookies["attnlab_csrf"], "preset": "uniform", "T": "2",
-            "C": "4", "d": "2", "n_head": "2", "tok[0][1]": "狗"}  # fmt: skip
+    form = {"preset": "uniform", "T": "2", "C": "4", "d": "2", "n_head": "2", "tok[0][1]": "狗"}
     for key in ("x", "w_q", "w_k", "w_v", "w_o"):
         form |= cells(key, data[key])
-    zh = client.post("/explorer?lang=zh", data=form, headers={"Origin": ORIGIN}).text
+    zh = post_form(client, "/explorer?lang=zh", form, follow_redirects=True).text
     href = switch_href(zh)
     query = parse_qs(urlsplit(href).query)
     assert {k: query[k][0] for k in ("lang", "preset", "T", "C", "d", "n_head")} == {

@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 from store_support import server
+from web_support import CSRF_HEADER, csrf_token
 
 from attnlab.core import example
 
@@ -32,12 +33,12 @@ def test_concurrent_first_requests_on_a_fresh_server_all_succeed(tmp_path: Path)
     }
     with server(tmp_path) as client:
         base = str(client.base_url)
-        token = client.cookies["attnlab_csrf"]
+        token = csrf_token(client)
 
         def send(what: str) -> int:
             with httpx.Client(base_url=base, timeout=120, cookies=client.cookies) as c:
                 if what == EXPLORER_UPDATE:
-                    headers = {"Origin": base, "X-CSRF-Token": token}
+                    headers = {"Origin": base, CSRF_HEADER: token}
                     return c.post("/api/explorer", json=update, headers=headers).status_code
                 return c.get(what).status_code
 

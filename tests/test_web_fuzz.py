@@ -15,14 +15,13 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from web_support import CSRF_HEADER, ORIGIN, csrf_token, fetch_headers
 
 from attnlab.content import knowledge
 from attnlab.inputs.explorer import STATE_FIELDS
 from attnlab.web.app import create_app
 from attnlab.web.explorer import LIMITS, MATRICES
 from attnlab.web.security import CSRF_FIELD
-
-ORIGIN = "http://127.0.0.1"
 
 
 def app_routes(app: FastAPI) -> Iterator[tuple[str, str, Any]]:
@@ -218,8 +217,7 @@ def send(method: str, url: str, **kwargs: Any) -> Callable[[TestClient], Any]:
     """A request of a known crash, with the session token and same-origin header."""
 
     def go(client: TestClient) -> Any:
-        headers = {"Origin": ORIGIN, "X-CSRF-Token": client.cookies["attnlab_csrf"]}
-        headers |= kwargs.get("headers", {})
+        headers = fetch_headers(client, kwargs.get("headers"))
         rest = {k: v for k, v in kwargs.items() if k != "headers"}
         return client.request(method, url, headers=headers, follow_redirects=False, **rest)
 
@@ -255,8 +253,13 @@ ONCE_CRASHED: list[tuple[str, str, type[BaseException], Callable[[TestClient], A
 
 
 @pytest.fixture(scope="module")
-def fuzz_client(tmp_path_factory: pytest.TempPathFactory, web_client_factory) -> TestClient:
-    return web_client_factory(tmp_path_factory.mktemp("fuzz"))  # re-raises what escapes
+def fuzz_client(
+    tmp_path_factory: pytest.TempPathFactory, web_client_factory
+) -> Iterator[TestClient]:
+    # Re-raises what escapes; one event loop serves all its requests (as uvicorn's does), not a
+    # new one per request.
+    with web_client_factory(tmp_path_factory.mktemp("fuzz")) as client:
+        yield client
 
 
 def check(
@@ -266,7 +269,7 @@ def check(
     false) and fail on a 5xx or a traceback; a known issue-11 crash is let through."""
     headers = {"Origin": ORIGIN} | kwargs.pop("headers", {})
     if token_header:
-        headers["X-CSRF-Token"] = client.cookies["attnlab_csrf"]
+        headers[CSRF_HEADER] = csrf_token(client)
     r = client.request(method, url, headers=headers, follow_redirects=False, **kwargs)
     assert_answered(r, f"{method} {url[:200]}", fragment=route in FRAGMENTS)
 
@@ -331,7 +334,7 @@ def test_no_post_body_makes_a_route_crash(fuzz_client: TestClient, route: str, d
     in_header = data.draw(st.booleans(), label="token in header")
     if kind == "form":
         if not in_header:
-            body = {CSRF_FIELD: fuzz_client.cookies["attnlab_csrf"]} | body
+            body = {CSRF_FIELD: csrf_token(fuzz_client)} | body
         check(fuzz_client, "POST", route, url, in_header, data=body)
     elif kind == "json":
         check(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any
@@ -20,12 +21,12 @@ from test_web_fuzz import (
     ENDPOINTS,
     FRAGMENTS,
     GETS,
-    ORIGIN,
     RAW_BYTES,
     READ_QUERY,
     assert_answered,
     declared_fields,
 )
+from web_support import ORIGIN, post_form
 
 from attnlab.inputs.explorer import STATE_FIELDS
 from attnlab.web.security import CSRF_FIELD
@@ -38,8 +39,11 @@ PAGES = ("/lesson", "/section/4", "/explorer", "/explorer?n_head=2", "/notes", "
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory, web_client_factory) -> TestClient:
-    return web_client_factory(tmp_path_factory.mktemp("fuzz-text"))  # re-raises what escapes
+def client(tmp_path_factory: pytest.TempPathFactory, web_client_factory) -> Iterator[TestClient]:
+    # Re-raises what escapes; one event loop serves all its requests (as uvicorn's does), not a
+    # new one per request.
+    with web_client_factory(tmp_path_factory.mktemp("fuzz-text")) as client:
+        yield client
 
 
 def query_names(route: Any) -> list[str]:
@@ -147,12 +151,8 @@ class Forms(HTMLParser):
 @pytest.fixture(scope="module")
 def forms(client: TestClient) -> list[Form]:
     """One form of each shape on :data:`PAGES`, in both languages' pages alike."""
-    headers = {"Origin": ORIGIN}
-    token = client.cookies["attnlab_csrf"]
-    client.post("/section/4/answer?lang=en", data={CSRF_FIELD: token, "answer": "0.5"},
-                headers=headers)  # fmt: skip
-    client.post("/section/4/note?lang=en", data={CSRF_FIELD: token, "note_id": "", "text": "n"},
-                headers=headers)  # fmt: skip
+    post_form(client, "/section/4/answer?lang=en", answer="0.5", follow_redirects=True)
+    post_form(client, "/section/4/note?lang=en", note_id="", text="n", follow_redirects=True)
     found: dict[Any, Form] = {}
     for page in PAGES:
         r = client.get(page + ("&" if "?" in page else "?") + "lang=en")

@@ -6,6 +6,7 @@ text and the same elements, with each ``<mark>`` holding the query's characters.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from html.parser import HTMLParser
 
 import pytest
@@ -64,8 +65,10 @@ class Parsed(HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory, web_client_factory) -> TestClient:
-    return web_client_factory(tmp_path_factory.mktemp("highlight"))
+def client(tmp_path_factory: pytest.TempPathFactory, web_client_factory) -> Iterator[TestClient]:
+    # One event loop serves all its requests (as uvicorn's does), not a new one per request.
+    with web_client_factory(tmp_path_factory.mktemp("highlight")) as client:
+        yield client
 
 
 def _marked(client: TestClient, url: str, query: str, lang: str) -> tuple[Parsed, Parsed]:

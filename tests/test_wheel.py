@@ -10,6 +10,7 @@ runs is the wheel's.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -96,22 +97,37 @@ def _build_wheel(dest: Path, scratch: Path) -> Path:
     return wheel
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
-    base = tmp_path_factory.mktemp("wheel")
+def _install(base: Path) -> None:
+    """Build the wheel into ``base/dist`` and install it in the fresh ``base/venv``."""
     wheel = _build_wheel(base / "dist", base)
     venv = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=600)
-    work = base / "elsewhere"
-    work.mkdir()
-    env = Installed(wheel, venv, work)
+    env = Installed(wheel, venv, base)
     site = env.run("python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])")
     here = sysconfig.get_paths()
     folders = dict.fromkeys([here["purelib"], here["platlib"]])  # this run's dependencies
     pth = Path(site.stdout.strip()) / "attnlab_test_dependencies.pth"
     pth.write_text("\n".join(folders) + "\n", encoding="utf-8")
     env.run("pip", "install", "--no-deps", str(wheel))
-    return env
+
+
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """One wheel and one fresh environment for the whole run: the first xdist worker to get
+    here builds them (under a lock in the folder the workers share), the other reuses them.
+    Each worker runs its commands from an empty folder of its own."""
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if "PYTEST_XDIST_WORKER" in os.environ else base) / "wheel"
+    with open(f"{shared}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not (shared / "installed").exists():
+            shutil.rmtree(shared, ignore_errors=True)  # a build that failed half-way
+            shared.mkdir()
+            _install(shared)
+            (shared / "installed").touch()
+    (wheel,) = (shared / "dist").glob("attnlab-*.whl")
+    work = tmp_path_factory.mktemp("elsewhere")
+    return Installed(wheel, shared / "venv", work)
 
 
 def test_the_installed_package_is_the_wheel(installed: Installed) -> None:
