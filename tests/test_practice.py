@@ -137,3 +137,19 @@ def test_bad_options_are_one_line_and_exit_2(argv: list[str], message: str) -> N
     done = CliRunner().invoke(app, ["--lang", "en", *argv])
     assert done.exit_code == 2
     assert message in done.output and "Traceback" not in done.output
+
+
+def test_the_notebook_deals_and_grades_practice(capsys: pytest.CaptureFixture[str]) -> None:
+    from attnlab.notebook.build import build_notebook
+    from attnlab.notebook.kernel import practice as notebook_practice
+
+    cells = [c.source for c in build_notebook("en").cells if c.cell_type == "code"]
+    dealt = [s for s in cells if "practice(" in s and "import" not in s]
+    assert [int(s.split("practice(")[1].split(",")[0]) for s in dealt] == SECTIONS
+    p = notebook_practice(8, seed=2, lang="en")
+    assert repr(p) == practice.exercise_text(practice.deal(8, 2), "en")
+    p.check(_typed(torch.tensor(p.dealt.expected())))
+    p.check("9 9 9")
+    p.solution()
+    out = capsys.readouterr().out
+    assert "✓ Right" in out and "✗ Not yet" in out and "Answer (row t=2)" in out

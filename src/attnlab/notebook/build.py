@@ -48,6 +48,9 @@ def _section_cells(view: SectionView, lang: str) -> list[NotebookNode]:
             out.append(new_code_cell(source))
     out.append(new_markdown_cell(_check(view, lang)))
     out += [new_code_cell(cells.exercise_cell(ex, lang)) for ex in view.check.exercises]
+    dealt = cells.practice_cell(view.id, lang)
+    if dealt:
+        out += [new_code_cell(dealt), new_code_cell("p.check(...)")]
     return out
 
 

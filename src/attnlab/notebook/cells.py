@@ -46,7 +46,7 @@ def setup(lang: str) -> str:
         "",
         "from attnlab import figures",
         "from attnlab.lesson import numbers",
-        "from attnlab.notebook.kernel import check, show_stage",
+        "from attnlab.notebook.kernel import check, practice, show_stage",
         "from attnlab.text.fmt import num, vec",
         "",
         f'LANG = "{lang}"  ' + pick(lang, "# 表格、图和判分的语言", "# language of tables, figures and verdicts"),
@@ -119,3 +119,19 @@ def exercise_cell(ex: Exercise, lang: str) -> str:
     hint = pick(lang, "  # 把 ... 换成你的答案，例如 0.5 或 [0.5, 0.5]",
                 "  # replace ... with your answer, e.g. 0.5 or [0.5, 0.5]")  # fmt: skip
     return f"{title}{' '.join(ex.prompt.split())}\ncheck({ex.id!r}, ..., LANG){hint}"
+
+
+def practice_cell(section_id: int, lang: str) -> str | None:
+    """After a computational section's exercises: the same skill on numbers nobody has shown."""
+    from attnlab.grading.practice import SECTIONS
+
+    if section_id not in SECTIONS:
+        return None
+    return "\n".join([
+        pick(lang, "# 换一组没见过的数再练一次：p 会显示题目；p.check(\"...\") 判分，"
+                   "p.solution() 给出解答，p = p.new() 换一组数",
+             "# Practise on numbers you have not seen: p shows the exercise; p.check(\"...\") "
+             "grades, p.solution() shows the working, p = p.new() deals new numbers"),
+        f"p = practice({section_id}, lang=LANG)",
+        "p",
+    ])  # fmt: skip

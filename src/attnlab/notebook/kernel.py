@@ -64,3 +64,46 @@ def check(exercise_id: str, answer: object = ..., lang: str = "zh") -> None:
         print(exc.localized(lang))
         return
     print(answers.present(exercise_id, done.text, done.data(), lang))
+
+
+class Practice:
+    """A dealt exercise in a notebook (:func:`practice`): it shows itself as its text, and
+    ``check("0.6 0.4")`` prints the verdict, ``solution()`` the worked stages, ``new()`` deals
+    fresh numbers."""
+
+    def __init__(self, section: int, seed: int | None, lang: str) -> None:
+        from attnlab.grading import practice as dealing
+
+        self._dealing, self.section, self.lang = dealing, section, lang
+        self.dealt = dealing.deal(section, seed)
+
+    def __repr__(self) -> str:
+        return self._dealing.exercise_text(self.dealt, self.lang)
+
+    def check(self, answer: object = ...) -> None:
+        """Print the grader's verdict on ``answer`` for these numbers."""
+        if answer is ...:
+            print("还没有作答：把 ... 换成你算出的数。" if self.lang == "zh"
+                  else "Not answered yet: replace ... with your numbers.")  # fmt: skip
+            return
+        text = _answer_text(answer)
+        try:
+            verdict = self.dealt.grade(text)
+        except InputError as exc:
+            print(exc.localized(self.lang))
+            return
+        print(self._dealing.verdict_line(verdict, text, self.lang))
+
+    def solution(self) -> None:
+        """Print every stage up to the asked one, for these numbers."""
+        print(self._dealing.solution_text(self.dealt, self.lang))
+
+    def new(self) -> Practice:
+        """The same section with fresh numbers."""
+        return Practice(self.section, None, self.lang)
+
+
+def practice(section: int, seed: int | None = None, lang: str = "zh") -> Practice:
+    """A fresh exercise of hand-sized numbers for ``section`` (4, 5, 6, 8 or 11), as
+    ``attnlab practice`` deals it; the same ``seed`` deals the same one."""
+    return Practice(section, seed, lang)
