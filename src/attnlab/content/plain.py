@@ -40,15 +40,17 @@ _NUMBER = re.compile(r"[-−+]?(\d[\d,]*(\.\d+)?(e[-+]?\d+)?|∞)×?")
 def wrap(text: str, cols: int = WIDTH, indent: str = "") -> list[str]:
     """``text`` as lines of at most ``cols`` terminal columns (a longer word keeps its line),
     every line after the first indented by ``indent``."""
-    lines, line = [], ""
+    lines, line, used = [], "", 0  # used: width(line), kept as the line grows
     for piece in _PIECE.findall(" ".join(text.split())):
         if piece.isspace():
-            line += " " if line.strip() else ""
-        elif line.strip() and width(line + piece) > cols:
+            if line.strip():
+                line, used = line + " ", used + 1
+        elif line.strip() and used + width(piece) > cols:
             lines.append(line.rstrip())
             line = indent + piece
+            used = width(line)
         else:
-            line += piece
+            line, used = line + piece, used + width(piece)
     return [*lines, line.rstrip()] if line.strip() else lines
 
 

@@ -203,6 +203,8 @@ def compact_shape(shape: Iterable[int]) -> str:
 def width(text: str) -> int:
     """Terminal columns taken by ``text``: two for a wide character, none for a combining mark
     (the hat of ``Ŝ``)."""
+    if text.isascii():
+        return len(text)
     return sum(
         0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
         for ch in text
