@@ -153,3 +153,9 @@ def test_the_notebook_deals_and_grades_practice(capsys: pytest.CaptureFixture[st
     p.solution()
     out = capsys.readouterr().out
     assert "✓ Right" in out and "✗ Not yet" in out and "Answer (row t=2)" in out
+
+
+def test_the_quiz_points_to_practice_after_a_computational_section(tmp_path: Path) -> None:
+    args = ["--lang", "en", "quiz", "--section", "5", "--data-dir", str(tmp_path)]
+    out = CliRunner().invoke(app, args, input="\n0.5\n0.5\n0.5 0.5\n0.5 0.5\nq\n").output
+    assert "attnlab practice --section 5" in out, out

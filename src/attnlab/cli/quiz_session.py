@@ -22,6 +22,7 @@ from typing import Any
 from attnlab.content import knowledge
 from attnlab.core.example import SECTION_COUNT
 from attnlab.grading import answers
+from attnlab.grading.practice import SECTIONS as PRACTICE_SECTIONS
 from attnlab.inputs.text_limits import check_text
 from attnlab.progress.store import ProgressStore
 from attnlab.progress.summary import Summary
@@ -112,6 +113,10 @@ class Quiz:
         self.check_answer(section_id, [a for a in saved if a["exercise"] == f"check-{section_id}"])
         for ex in s.exercises:
             self.exercise(ex, [a for a in saved if a["exercise"] == ex.id])
+        if section_id in PRACTICE_SECTIONS:
+            self.say(self.t(f"换一组没见过的数再练：attnlab practice --section {section_id}",
+                            f"Practise on numbers you have not seen: attnlab practice --section "
+                            f"{section_id}"))  # fmt: skip
         self.say(self.t("参考答案：", "Model answer: ") + s.answer)
         self.say(self.t("常见错误：", "Common mistake: ") + s.mistake)
         self.store.set_assessment(section_id, self.assess())
