@@ -134,8 +134,4 @@ def head_module(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block
             "trainable parameter. forward first checks that T does not exceed context_length, then "
             "takes only the mask's top-left [T,T] block, so one mask built for the longest context "
             "fits any shorter sequence.")),
-        note(pick(lang,
-            f"一个 Head 的输出宽度是 d_head={d}，不是 C={C}，所以还不能和输入 x 做残差相加。",
-            f"One head outputs width d_head={d}, not C={C}, so it cannot be added to the input x as a "
-            "residual yet.")),
     ]  # fmt: skip
