@@ -76,8 +76,20 @@ def _cell_output(source: str, namespace: dict[str, Any]) -> str:
     out = io.StringIO()
     namespace["display"] = lambda shown: print(repr(shown), file=out)
     with contextlib.redirect_stdout(out):
-        exec(source, namespace)  # noqa: S102 - the notebook's own cells, built by attnlab
+        exec(source, namespace)  # the notebook's own cells, built by attnlab
     return out.getvalue()
+
+
+def _computes(cell: Any) -> bool:
+    """A stage table or a computation cell (not the setup, a listing or a figure)."""
+    source = cell.source
+    shows = "show_stage" in source or "print(" in source
+    return (
+        cell.cell_type == "code"
+        and shows
+        and "import torch" not in source
+        and "figures." not in source
+    )
 
 
 def notebook_above() -> Iterator[tuple]:
@@ -85,42 +97,46 @@ def notebook_above() -> Iterator[tuple]:
         cells = build_notebook(lang).cells
         setup = "\n".join(line for line in cells[1].source.splitlines() if line[:1] != "%")
         namespace: dict[str, Any] = {}
-        exec(setup, namespace)  # noqa: S102
+        exec(setup, namespace)
         seen: list[str] = []
         for cell in cells:
             ids = re.findall(r"check\('(\w+)'", cell.source)
             if ids:
                 yield lang, ids[0], "\n".join(seen)
             seen.append(cell.source)
-            if cell.cell_type == "code" and not ids and ("show_stage" in cell.source or "print(" in cell.source):
-                if "import torch" not in cell.source and "figures." not in cell.source:
-                    seen.append(_cell_output(cell.source, namespace))
+            if _computes(cell) and not ids:
+                seen.append(_cell_output(cell.source, namespace))
+
+
+class _Learner:
+    """Skips each question, says "understood", and answers each exercise wrongly with the right
+    count of numbers, so the quiz also reveals every earlier exercise's answer."""
+
+    def __init__(self, lang: str) -> None:
+        self.lang, self.said, self.marks = lang, [], {}
+
+    def say(self, text: str) -> None:
+        self.said.append(text)
+        found = re.match(r"(?:练习|Exercise) (\w+)", text.lstrip())
+        if found:
+            self.marks[found[1]] = len(self.said) - 1
+
+    def ask(self, prompt: str) -> str:
+        assert len(self.said) < 2000, "the quiz keeps asking"
+        if prompt != "> ":
+            return "u" if "[u]" in prompt else ""
+        last = knowledge.exercise(max(self.marks, key=self.marks.__getitem__), self.lang)
+        return " ".join(["77.7777"] * len(last.expected_values))
 
 
 def quiz_above(tmp_path: Path) -> Iterator[tuple]:
-    """The whole quiz in one run; the learner skips each question and answers each exercise
-    wrongly twice, so the quiz also reveals every earlier exercise's answer."""
+    """The whole quiz in one run, answered by :class:`_Learner`."""
     for lang in LANGS:
-        said: list[str] = []
-        marks: dict[str, int] = {}
-
-        def say(text: str) -> None:
-            said.append(text)
-            found = re.match(r"(?:练习|Exercise) (\w+)", text.lstrip())
-            if found:
-                marks[found[1]] = len(said) - 1
-
-        def ask(prompt: str) -> str:
-            assert len(said) < 2000, "the quiz keeps asking"
-            if prompt != "> ":
-                return "u" if "[u]" in prompt else ""  # skip the question, then "understood"
-            last = knowledge.exercise(max(marks, key=marks.__getitem__), lang)
-            return " ".join(["77.7777"] * len(last.expected_values))  # right count, wrong value
-
+        learner = _Learner(lang)
         with ProgressStore(tmp_path / f"quiz-{lang}.sqlite3") as store:
-            Quiz(store, lang, ask, say).run(list(range(20)))
+            Quiz(store, lang, learner.ask, learner.say).run(list(range(20)))
         for ex_id in knowledge.exercise_ids():
-            yield lang, ex_id, "\n".join(said[: marks[ex_id]])
+            yield lang, ex_id, "\n".join(learner.said[: learner.marks[ex_id]])
 
 
 def plain_above() -> Iterator[tuple]:

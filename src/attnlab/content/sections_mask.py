@@ -122,7 +122,6 @@ def head_module(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block
         ("softmax(dim=-1)", pick(lang, "逐行 Softmax", "row softmax"), "[B,T,T] → [B,T,T]"),
         ("weights @ value", "O=PV", "[B,T,T] @ [B,T,d_head] → [B,T,d_head]"),
     ]
-    d, C = n.sizes["d"], n.sizes["C"]
     return [
         listing("head", lang, pick(lang, "可复用的因果 Head，附本课例子的运行", "A reusable causal head, with the lesson's example run through it")),
         listing_output("head", lang),
