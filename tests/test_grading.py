@@ -77,7 +77,6 @@ def _web_attempt(tmp_path: Path, web_client_factory: Any, text: str) -> dict[str
 def test_quiz_web_and_the_grader_agree(tmp_path: Path, web_client_factory, text, correct) -> None:
     """No exercise asks for a whole row any more (the page prints every row above them), so
     ``attnlab check`` is compared on a row below; the quiz and the web agree with the grader."""
-
     text = _no_scale_value() if text is None else text
     graded = answers.check_answer(EXERCISE, text)
     quizzed = _quiz_attempt(tmp_path / "quiz", text)
