@@ -206,7 +206,7 @@ def test_an_answer_with_a_huge_exponent_of_zero_is_graded() -> None:
 def test_web_exercise_answers_are_kept_ungraded_with_the_reason(tmp_path, text, message) -> None:
     client = _client(tmp_path)
     form = {"csrf_token": client.cookies["attnlab_csrf"], "answer": text[:200]}
-    r = client.post("/exercise/4a?lang=en", data=form, headers={"Origin": ORIGIN},
+    r = client.post("/exercise/4c?lang=en", data=form, headers={"Origin": ORIGIN},
                     follow_redirects=False)  # fmt: skip
     assert r.status_code == 303, r.text
     page = html.unescape(client.get(r.headers["location"]).text)

@@ -176,7 +176,7 @@ ORIGIN = "http://127.0.0.1"
 # name -> (url, form data, headers); every one is refused with a 4xx page.
 WEB_CASES: dict[str, tuple[str, dict[str, str], dict[str, str]]] = {
     "empty-answer": ("/section/3/answer", {"answer": " "}, {}),
-    "long-answer": ("/exercise/4a", {"answer": "1" * 300}, {}),
+    "long-answer": ("/exercise/4c", {"answer": "1" * 300}, {}),
     "unknown-exercise": ("/exercise/99z", {"answer": "1"}, {}),
     "unknown-section": ("/section/42/answer", {"answer": "x"}, {}),
     "bad-back": ("/section/3/complete", {"back": "elsewhere"}, {}),

@@ -225,7 +225,7 @@ WEB = [
                  "note id: expected a lowercase UUID", id="note-id-newline"),
     pytest.param("/section/5/answer", {"answer": "x" * 2001},
                  "answer: expected at most 2000 characters, found 2001", id="check-answer"),
-    pytest.param("/exercise/5a", {"answer": "1" * 201},
+    pytest.param("/exercise/5c", {"answer": "1" * 201},
                  "answer: expected at most 200 characters, found 201", id="exercise-answer"),
 ]  # fmt: skip
 
