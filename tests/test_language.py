@@ -167,7 +167,10 @@ def _quiz_line(lang: str, tmp_path: Path, typed: str, start: tuple[str, str]) ->
 def test_exercise_feedback_speaks_the_quiz_language(tmp_path: Path, lang: str) -> None:
     ex = knowledge.section(4).exercises[0]
     coarse = answer(ex.expected, 1)  # fewer decimals than asked
-    for typed, start in (("abc", ("无法读取", "Could not read")), (coarse, ("方向对", "Right as"))):
+    for typed, start in (
+        ("abc", ("无法读取", "Could not read")),
+        (coarse, ("方向对", "Right as", "太粗略", "Too coarse")),
+    ):
         line = _quiz_line(lang, tmp_path, typed, start)
         assert bool(CJK.search(line)) == (lang == "zh"), line
 
