@@ -174,7 +174,7 @@ def test_killing_the_process_mid_quiz_keeps_every_finished_step(tmp_path: Path) 
             _read_until(proc, marker, seen, times)
             proc.stdin.write(f"{line}\n".encode())
             proc.stdin.flush()
-        _read_until(proc, b"Exercise 1a", seen, 1)  # section 1 waits for its first exercise
+        _read_until(proc, b"Exercise 1b", seen, 1)  # section 1 waits for its first exercise
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
