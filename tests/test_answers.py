@@ -37,19 +37,19 @@ def _post(client: Any, exercise: str, text: str, lang: str) -> None:
 
 @pytest.mark.parametrize(
     ("text", "kind"),
-    [("0.123 0.877", "wrong"), ("0 1", "coarse"), ("abc", "unreadable"), ("0.426", "count")],
+    [("0.123", "wrong"), ("0", "coarse"), ("abc", "unreadable"), ("0.40 0.05", "count")],
 )
 def test_a_verdict_given_in_zh_reads_in_en(
     tmp_path: Path, web_client_factory: Any, text: str, kind: str
 ) -> None:
     client = web_client_factory(tmp_path)
-    _post(client, "5b", text, "zh")
+    _post(client, "4c", text, "zh")
     with ProgressStore.open(tmp_path) as store:
-        (attempt,) = store.attempts("5b")
+        (attempt,) = store.attempts("4c")
     data = json.loads(attempt["diagnosis"])
     assert data["kind"] == kind and not CJK.search(attempt["diagnosis"]), attempt
-    zh = _verdicts(client.get("/section/5?lang=zh").text)
-    en = _verdicts(client.get("/section/5?lang=en").text)
+    zh = _verdicts(client.get("/section/4?lang=zh").text)
+    en = _verdicts(client.get("/section/4?lang=en").text)
     assert zh and en, "no verdict shown"
     assert all(CJK.search(v) for v in zh), zh
     assert not any(CJK.search(v) for v in en), en
@@ -58,19 +58,19 @@ def test_a_verdict_given_in_zh_reads_in_en(
 
 def test_the_quiz_and_the_web_keep_the_same_data(tmp_path: Path, web_client_factory: Any) -> None:
     """One policy: every answer is kept; only right and wrong count as a try."""
-    first = knowledge.exercise("5a").expected
-    lines = ["", f"{first:.3f}", "0 1", "0.123 0.877", "0.426 0.574", "u"]
-    argv = ["--lang", "en", "quiz", "--section", "5", "--data-dir", str(tmp_path / "q")]
+    second = knowledge.exercise("4d").expected
+    lines = ["", "0", "0.123", "0.40", f"{second:.2f}", "u"]
+    argv = ["--lang", "en", "quiz", "--section", "4", "--data-dir", str(tmp_path / "q")]
     result = CliRunner().invoke(app, argv, input="".join(f"{line}\n" for line in lines))
     assert result.exit_code == 0, result.output
     assert "✗ Not yet · Too coarse" in result.output, result.output
     with ProgressStore.open(tmp_path / "q") as store:
-        quizzed = [(a["answer"], a["correct"], a["diagnosis"]) for a in store.attempts("5b")]
+        quizzed = [(a["answer"], a["correct"], a["diagnosis"]) for a in store.attempts("4c")]
     client = web_client_factory(tmp_path / "w")
-    for text in ("0 1", "0.123 0.877", "0.426 0.574"):
-        _post(client, "5b", text, "zh")
+    for text in ("0", "0.123", "0.40"):
+        _post(client, "4c", text, "zh")
     with ProgressStore.open(tmp_path / "w") as store:
-        posted = [(a["answer"], a["correct"], a["diagnosis"]) for a in store.attempts("5b")]
+        posted = [(a["answer"], a["correct"], a["diagnosis"]) for a in store.attempts("4c")]
     assert quizzed == posted, (quizzed, posted)
     assert [c for _, c, _ in posted] == [None, False, True]
 
@@ -79,7 +79,7 @@ def test_a_sentence_kept_by_an_older_store_is_worded_again(
     tmp_path: Path, web_client_factory: Any
 ) -> None:
     with ProgressStore.open(tmp_path) as store:
-        store.record_attempt("5b", "0.123 0.877", False)
+        store.record_attempt("4c", "0.123", False)
     db = sqlite3.connect(tmp_path / "progress.sqlite3")
     with db:  # as version 3 left it, a sentence kept: the migration runs again on the next open
         db.execute("UPDATE attempts SET diagnosis = '这正是这个错误会算出的数'")
@@ -87,16 +87,16 @@ def test_a_sentence_kept_by_an_older_store_is_worded_again(
         db.execute("PRAGMA user_version = 3")
     db.close()
     with ProgressStore.open(tmp_path) as store:
-        (attempt,) = store.attempts("5b")
+        (attempt,) = store.attempts("4c")
     assert attempt["diagnosis"] is None, attempt
-    en = _verdicts(web_client_factory(tmp_path).get("/section/5?lang=en").text)
+    en = _verdicts(web_client_factory(tmp_path).get("/section/4?lang=en").text)
     assert en and not any(CJK.search(v) for v in en), en
 
 
 def test_present_words_every_kind_in_both_languages() -> None:
-    for text in ("0.426 0.574", "0.123 0.877", "0 1", "abc", "0.426", "0.43 0.57"):
-        data = answers.submit("5b", text).data()
-        zh, en = (answers.present("5b", text, data, lang) for lang in ("zh", "en"))
+    for text in ("0.40", "0.123", "0", "abc", "0.40 0.05", "0.4000001", "0.566"):
+        data = answers.submit("4c", text).data()
+        zh, en = (answers.present("4c", text, data, lang) for lang in ("zh", "en"))
         assert CJK.search(zh) and not CJK.search(en), (text, zh, en)
         assert zh[0] in "✓✗" and en[0] == zh[0], (zh, en)
         assert json.loads(json.dumps(data)) == data

@@ -26,11 +26,15 @@ from attnlab.text.errors import InputError
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 runner = CliRunner()
-EXERCISE = "5b"
+EXERCISE = "4c"  # scaled_scores[0,0,0]: a stage number, so the catalogue applies
 
 
 def _no_scale_row() -> str:
     return " ".join(f"{v:.3f}" for v in diagnosis.mistake_stages("no_scale")["weights"][1, 1])
+
+
+def _no_scale_value() -> str:
+    return f"{diagnosis.mistake_stages('no_scale')['scaled_scores'][0, 0, 0]:.3f}"
 
 
 def _check(text: str) -> dict[str, Any]:
@@ -42,9 +46,9 @@ def _check(text: str) -> dict[str, Any]:
 
 
 def _quiz_attempt(tmp_path: Path, text: str) -> dict[str, Any]:
-    first = knowledge.exercise("5a").expected
-    lines = ["", f"{first:.3f}", text, "0.426 0.574", "u"]
-    argv = ["--lang", "en", "quiz", "--section", "5", "--data-dir", str(tmp_path)]
+    second = knowledge.exercise("4d").expected
+    lines = ["", text, "0.40", f"{second:.2f}", "u", "u"]
+    argv = ["--lang", "en", "quiz", "--section", "4", "--data-dir", str(tmp_path)]
     result = runner.invoke(app, argv, input="".join(f"{line}\n" for line in lines))
     assert result.exit_code == 0, result.output
     with ProgressStore.open(tmp_path) as store:
@@ -62,24 +66,36 @@ def _web_attempt(tmp_path: Path, web_client_factory: Any, text: str) -> dict[str
 @pytest.mark.parametrize(
     ("text", "correct"),
     [
-        ("0.426 0.574", True),
-        ("[0.4256, 0.5744]", True),
-        ("0.4256 0.574", True),  # each number judged to its own decimals
-        ("0.426，0.574", True),  # a full-width comma
-        ("0.123 0.877", False),
-        (None, False),  # the no_scale mistake's row, to three decimals
+        ("0.40", True),
+        ("[0.400]", True),
+        ("0.4000", True),
+        ("0.123", False),
+        (None, False),  # the no_scale mistake's number, to three decimals
     ],
 )
-def test_check_quiz_and_web_agree(tmp_path: Path, web_client_factory, text, correct) -> None:
-    text = _no_scale_row() if text is None else text
-    checked = _check(text)
+def test_quiz_web_and_the_grader_agree(tmp_path: Path, web_client_factory, text, correct) -> None:
+    """No exercise asks for a whole row any more (the page prints every row above them), so
+    ``attnlab check`` is compared on a row below; the quiz and the web agree with the grader."""
+    text = _no_scale_value() if text is None else text
+    graded = answers.check_answer(EXERCISE, text)
     quizzed = _quiz_attempt(tmp_path / "quiz", text)
     posted = _web_attempt(tmp_path / "web", web_client_factory, text)
-    assert checked["correct"] is quizzed["correct"] is posted["correct"] is correct
+    assert graded.correct is quizzed["correct"] is posted["correct"] is correct
     assert quizzed["diagnosis"] == posted["diagnosis"]
     kept = json.loads(posted["diagnosis"])
-    assert kept["mistakes"] == [m["name"] for m in checked["mistakes"]], (checked, posted)
-    assert kept["kind"] == checked["kind"]
+    assert kept["mistakes"] == [m.name for m in graded.mistakes], (graded, posted)
+    assert kept["kind"] == graded.kind
+    assert ("no_scale" in kept["mistakes"]) is (text == _no_scale_value())
+
+
+@pytest.mark.parametrize(
+    ("text", "correct"),
+    [("0.426 0.574", True), ("0.4256 0.574", True), ("0.426，0.574", True), (None, False)],
+)
+def test_check_grades_a_row_as_the_grader_does(text, correct) -> None:
+    text = _no_scale_row() if text is None else text
+    checked = _check(text)
+    assert checked["correct"] is correct
     assert ("no_scale" in [m["name"] for m in checked["mistakes"]]) is (text == _no_scale_row())
 
 
@@ -94,7 +110,7 @@ def test_tolerance_follows_each_numbers_rounding() -> None:
 
 
 def test_an_exercise_asks_for_decimals_check_does_not() -> None:
-    assert answers.check_answer(EXERCISE, "0.43 0.57").kind == "imprecise"
+    assert answers.check_answer("8c", "0.64 0.36").kind == "imprecise"
     assert _check("0.43 0.57")["kind"] == "right"
     assert grading.grade(parse_numbers("0.8"), [0.8], decimals=3).kind == "right"
 
@@ -118,8 +134,7 @@ def test_infinity_only_where_a_masked_score_is_the_answer() -> None:
     assert result.exit_code == 2
     assert "expected a finite number, got '-inf' (only masked_scores holds -inf)" in result.output
     with pytest.raises(InputError, match="expected a finite number, got '-inf'"):
-        answers.check_answer(EXERCISE, "0.426 −∞")
-    assert not answers.check_answer("11a", "-inf").correct  # masked_scores[1,0,0]: graded
+        answers.check_answer("8c", "0.638 −∞")
 
 
 def test_verdict_json_numbers_heads_from_1(tmp_path: Path) -> None:

@@ -168,7 +168,10 @@ def _quiz_line(lang: str, tmp_path: Path, typed: str, start: tuple[str, str]) ->
 def test_exercise_feedback_speaks_the_quiz_language(tmp_path: Path, lang: str) -> None:
     ex = knowledge.section(4).exercises[0]
     coarse = answer(ex.expected, 1)  # fewer decimals than asked
-    for typed, start in (("abc", ("无法读取", "Could not read")), (coarse, ("方向对", "Right as"))):
+    for typed, start in (
+        ("abc", ("无法读取", "Could not read")),
+        (coarse, ("方向对", "Right as", "太粗略", "Too coarse")),
+    ):
         line = _quiz_line(lang, tmp_path, typed, start)
         assert bool(CJK.search(line)) == (lang == "zh"), line
 
@@ -176,7 +179,7 @@ def test_exercise_feedback_speaks_the_quiz_language(tmp_path: Path, lang: str) -
 # name -> (url, form data, headers); every one is refused with a 4xx page.
 WEB_CASES: dict[str, tuple[str, dict[str, str], dict[str, str]]] = {
     "empty-answer": ("/section/3/answer", {"answer": " "}, {}),
-    "long-answer": ("/exercise/4a", {"answer": "1" * 300}, {}),
+    "long-answer": ("/exercise/4c", {"answer": "1" * 300}, {}),
     "unknown-exercise": ("/exercise/99z", {"answer": "1"}, {}),
     "unknown-section": ("/section/42/answer", {"answer": "x"}, {}),
     "bad-back": ("/section/3/complete", {"back": "elsewhere"}, {}),

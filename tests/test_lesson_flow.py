@@ -53,12 +53,12 @@ def test_a_form_on_the_lesson_returns_to_the_lesson(client, url, data, section, 
 def test_the_lesson_shows_saved_answers_and_verdicts(client) -> None:
     post(client, "/section/3/answer", {"answer": "the mean of the rows", "back": "lesson"})
     post(client, f"/exercise/{EX.id}", {"answer": RIGHT, "back": "lesson"})
-    post(client, "/exercise/4a", {"answer": "0.5", "back": "lesson"})
+    post(client, "/exercise/4c", {"answer": "0.50", "back": "lesson"})
     page = client.get("/lesson?lang=en").text
     three, nine, four = (check_html(page, s) for s in (3, EX.section, 4))
     assert "You wrote" in three and "the mean of the rows" in three
     assert f'value="{RIGHT}"' in nine and "✓ Right" in nine
-    assert 'value="0.5"' in four and "✗ Not yet" in four
+    assert 'value="0.50"' in four and "✗ Not yet" in four
     assert 'name="back" value="lesson"' in three  # its forms come back here
     textarea = re.search(r'<textarea id="answer-3"[^>]*>(.*?)</textarea>', three, re.S)
     assert textarea and textarea.group(1) == "the mean of the rows"  # prefilled to edit

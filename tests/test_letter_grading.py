@@ -60,38 +60,39 @@ def test_only_the_mistakes_that_give_the_numbers_are_named() -> None:
 
 
 @pytest.mark.parametrize(
-    ("exercise", "likely", "others"),
+    ("exercise", "text", "likely", "others"),
     [
-        ("4a", "raw_scores[0,1,1]", {"raw_scores[0,0,0]", "raw_scores[1,1,1]"}),
-        ("4b", "raw_scores[1,1,1]", {"raw_scores[0,1,1]", "raw_scores[0,0,0]"}),
+        ("4c", "0.20", "scaled_scores[0,0,1]", set()),
+        ("4c", "0.80", "scaled_scores[0,1,0]", set()),
+        ("4d", "0.00", "scaled_scores[1,0,1]", set()),
     ],
 )
 def test_a_misread_index_names_the_likeliest_place_first(
-    exercise: str, likely: str, others: set[str]
+    exercise: str, text: str, likely: str, others: set[str]
 ) -> None:
-    """0.566 is in three places of the raw scores; the one a learner on this exercise slips to
-    is in the same prompt and row (the final 喜欢's self-score), and the rest are named too."""
+    """A number from another place of the scaled scores is named by its index; when it sits in
+    several places, the one in the same prompt and row comes first and the rest are named too."""
     from attnlab.grading import reasons
     from attnlab.grading.answers import check_answer, present, submit
 
-    verdict = check_answer(exercise, "0.566")
+    verdict = check_answer(exercise, text)
     assert verdict.misread is not None and verdict.misread.label() == likely
     assert {a.label() for a in verdict.also} == others
     line = reasons.explain(verdict, "en") or ""
-    assert line.index(likely) < min(line.index(o) for o in others)
-    stored = present(exercise, "0.566", submit(exercise, "0.566").data(), "zh")
+    assert all(line.index(likely) < line.index(o) for o in others)
+    stored = present(exercise, text, submit(exercise, text).data(), "zh")
     assert likely in stored and all(o in stored for o in others)
 
 
-def test_the_other_prompts_loss_is_named_as_a_slip() -> None:
-    """16b asks for B's loss; A's loss typed there is the prompts swapped, not only "wrong"."""
+def test_the_other_prompts_number_is_named_as_a_slip() -> None:
+    """16e asks for B's p(study); A's typed there is the prompts swapped, not only "wrong"."""
     from attnlab.grading.answers import check_answer, present, submit
 
-    a_loss = numbers.get("experiment.losses[0]")
-    text = f"{a_loss:.3f}"
-    assert "prompt_swapped" in check_answer("16b", text).slips
-    assert "swapped" in present("16b", text, submit("16b", text).data(), "en")
-    assert check_answer("16b", "0.123").slips == ()
+    a_value = numbers.get("experiment.probs[0,3]")
+    text = f"{a_value:.3f}"
+    assert "prompt_swapped" in check_answer("16e", text).slips
+    assert "swapped" in present("16e", text, submit("16e", text).data(), "en")
+    assert check_answer("16e", "0.123").slips == ()
 
 
 def test_one_decimal_is_singular() -> None:

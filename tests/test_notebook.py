@@ -97,9 +97,9 @@ def test_notebook_runs_in_a_fresh_kernel_and_shows_the_lesson(tmp_path: Path) ->
 @pytest.mark.parametrize(
     ("lang", "answer", "verdict"),
     [
-        ("en", 1.131, "✓ Right: 1.131"),
-        ("zh", "1.131", "✓ 正确：1.131"),
-        ("en", [1.131], "✓ Right: 1.131"),
+        ("en", "0.40", "✓ Right: 0.40"),
+        ("zh", "0.40", "✓ 正确：0.40"),
+        ("en", ["0.40"], "✓ Right: 0.40"),
         ("en", 0.5, "✗ Not yet"),
         ("zh", "abc", "✗ 无法读取 · "),
     ],
@@ -107,7 +107,7 @@ def test_notebook_runs_in_a_fresh_kernel_and_shows_the_lesson(tmp_path: Path) ->
 def test_exercise_cell_prints_the_graders_verdict(
     capsys: pytest.CaptureFixture[str], lang: str, answer: object, verdict: str
 ) -> None:
-    check("4a", answer, lang)
+    check("4c", answer, lang)
     printed = capsys.readouterr().out
     assert verdict in printed and printed.count("\n") == 1, printed
 

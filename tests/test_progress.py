@@ -43,8 +43,8 @@ def test_round_trip_of_every_kind_of_entry(db: Path) -> None:
         store.mark_complete(0)
         store.set_assessment(4, "review")
         store.set_assessment(0, "understood")
-        store.record_attempt("4a", "1.131", True)
-        store.record_attempt("4b", "0.566", False, VERDICT)
+        store.record_attempt("4c", "1.131", True)
+        store.record_attempt("4d", "0.566", False, VERDICT)
         store.record_attempt("check-4", "free text", None)
         store.set_last_section(5)
     with ProgressStore(db) as again:  # a fresh connection reads what the first one wrote
@@ -56,7 +56,7 @@ def test_round_trip_of_every_kind_of_entry(db: Path) -> None:
     assert s.to_review == (4,) and s.percent == 10
     assert s.next_section() == 1 and s.unfinished()[:4] == (1, 2, 3, 4)  # 4: "review"
     assert [(a["exercise"], a["correct"], a["diagnosis"]) for a in attempts] == [
-        ("4a", True, None), ("4b", False, VERDICT), ("check-4", None, None)
+        ("4c", True, None), ("4d", False, VERDICT), ("check-4", None, None)
     ]  # fmt: skip
 
 
@@ -111,8 +111,8 @@ def test_an_old_schema_is_migrated_and_keeps_its_data(db: Path) -> None:
     with ProgressStore(db) as store:
         assert store.migrations() == [(m[0], m[1]) for m in MIGRATIONS]
         assert store.attempts()[0]["answer"] == "0.426"
-        store.record_attempt("9a", "0.5", False, VERDICT)
-        assert store.attempts("9a")[-1]["diagnosis"] == VERDICT
+        store.record_attempt("9c", "0.5", False, VERDICT)
+        assert store.attempts("9c")[-1]["diagnosis"] == VERDICT
 
 
 def test_a_newer_schema_is_refused(db: Path) -> None:
@@ -166,7 +166,7 @@ def _filled(path: Path, profile: str = "default", start: int = 0) -> ProgressSto
     store = ProgressStore(path, profile, clock=fake_clock(start))
     store.mark_complete(3)
     store.set_assessment(3, "review")
-    store.record_attempt("4a", "1.131", True)
+    store.record_attempt("4c", "1.131", True)
     store.set_last_section(4)
     return store
 
@@ -182,7 +182,7 @@ def test_export_then_import_into_an_empty_profile_reproduces_it(db: Path) -> Non
 
 def test_import_keeps_the_newer_entry_and_loses_nothing(db: Path, tmp_path: Path) -> None:
     with _filled(tmp_path / "other.sqlite3", start=0) as old:
-        old.record_attempt("5a", "0.599", True)
+        old.record_attempt("5c", "0.599", True)
         old.set_assessment(7, "understood")
         stale = old.export_dict()  # older times: 10:00..
     with _filled(db, start=500) as store:  # newer times: 10:04..
@@ -192,7 +192,7 @@ def test_import_keeps_the_newer_entry_and_loses_nothing(db: Path, tmp_path: Path
         exercises = sorted(a["exercise"] for a in store.attempts())
     assert s.assessments[3] == "understood", "an older import overwrote a newer assessment"
     assert s.assessments[7] == "understood", "an entry only in the file was lost"
-    assert exercises == ["4a", "4a", "5a"]  # the same answer at two different times is kept twice
+    assert exercises == ["4c", "4c", "5c"]  # the same answer at two different times is kept twice
     assert s.last_section == 4
 
 
@@ -231,7 +231,7 @@ REFUSED = [
     (_export(attempts=[{"exercise": "zz", "answer": "1", "correct": True, "diagnosis": None,
                         "at": "2026-11-29T10:00:00Z"}]),
      r"attempts\[0\]\.exercise: expected a known exercise id"),
-    (_export(attempts=[{"exercise": "4a", "answer": "1", "correct": "yes", "diagnosis": None,
+    (_export(attempts=[{"exercise": "4c", "answer": "1", "correct": "yes", "diagnosis": None,
                         "at": "2026-11-29T10:00:00Z"}]),
      r"attempts\[0\]\.correct: expected true, false or null"),
     (_export(last_section={"section": 1}),

@@ -16,7 +16,7 @@ def _writer(path: str, worker: int, start: object) -> None:
     start.wait()  # type: ignore[attr-defined]  # every process opens the (new) file at once
     with ProgressStore(Path(path)) as store:
         for i in range(ATTEMPTS_EACH):
-            store.record_attempt("9a", f"w{worker}-{i}", i % 2 == 0)
+            store.record_attempt("9c", f"w{worker}-{i}", i % 2 == 0)
             store.set_assessment(i % 20, "review" if (worker + i) % 2 else "understood")
             store.set_last_section(worker)
         store.mark_complete(worker)
@@ -30,7 +30,7 @@ def _importer(path: str, start: object) -> None:
         "exported_at": "2026-11-29T10:00:00+00:00",
         "completed": [{"section": 10, "at": "2026-11-29T10:00:00+00:00"}],
         "assessments": [],
-        "attempts": [{"exercise": "4a", "answer": f"imported-{i}", "correct": True,
+        "attempts": [{"exercise": "4c", "answer": f"imported-{i}", "correct": True,
                       "diagnosis": None, "at": "2026-11-29T10:00:00+00:00"} for i in range(10)],
         "last_section": None,
     }  # fmt: skip
@@ -72,7 +72,7 @@ def test_threads_sharing_one_store(tmp_path: Path) -> None:
     with ProgressStore(tmp_path / "progress.sqlite3") as store:
 
         def work(i: int) -> None:
-            store.record_attempt("5a", f"t{i}", True)
+            store.record_attempt("5c", f"t{i}", True)
             store.set_assessment(i % 20, "review")
             assert store.summary().attempts >= 1
 

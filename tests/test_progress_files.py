@@ -29,7 +29,7 @@ def _export(**changes: object) -> dict:
     base = {
         "format": "attnlab-progress", "version": 1, "profile": "default", "exported_at": AT,
         "completed": [{"section": 1, "at": AT}], "assessments": [], "last_section": None,
-        "attempts": [{"exercise": "4a", "answer": "1.131", "correct": True, "diagnosis": None,
+        "attempts": [{"exercise": "4c", "answer": "1.131", "correct": True, "diagnosis": None,
                       "at": AT}],
     }  # fmt: skip
     base.update(changes)
@@ -76,7 +76,7 @@ WRONG_TYPES = [
     (_export(attempts=[_attempt(correct=1)]), r"attempts\[0\]\.correct: expected true, false"),
     (_export(attempts=[_attempt(correct=0)]), r"attempts\[0\]\.correct: expected true, false"),
     (_export(attempts=[_attempt(correct=1.0)]), r"attempts\[0\]\.correct: expected true, false"),
-    (_export(attempts=[_attempt(exercise=["4a"])]), r"attempts\[0\]\.exercise: expected a known"),
+    (_export(attempts=[_attempt(exercise=["4c"])]), r"attempts\[0\]\.exercise: expected a known"),
     (_export(attempts=[_attempt(exercise={"a": 1})]), r"attempts\[0\]\.exercise: expected a kno"),
     (_export(completed=[{"section": 1, "at": "0001-01-01T00:00:00+01:00"}]),
      r"completed\[0\]\.at: expected an ISO 8601 time"),

@@ -32,12 +32,12 @@ def store(tmp_path: Path) -> ProgressStore:
 
 def test_one_section_question_reveal_assessment_and_exercises(tmp_path: Path) -> None:
     r = quiz(
-        tmp_path, "--section", "9", lines=["batch B, last query, key 0", "0.426", "1 2 3 3", "u"]
+        tmp_path, "--section", "9", lines=["batch B, last query, key 0", "1.599", "1 2 2 3", "u"]
     )
     assert r.exit_code == 0, r.output
     s9 = knowledge.section(9, "en")
-    order = [s9.title, s9.question, "Exercise 9a", "✓ Right: 0.426", "Exercise 9b",
-             "✓ Right: [1, 2, 3, 3]", s9.answer, s9.mistake, "Self-assessment", s9.summary,
+    order = [s9.title, s9.question, "Exercise 9c", "✓ Right: 1.599", "Exercise 9d",
+             "✓ Right: [1, 2, 2, 3]", s9.answer, s9.mistake, "Self-assessment", s9.summary,
              "Week progress: 1 of 20 sections (5%)"]  # fmt: skip
     positions = [r.output.find(text) for text in order]
     assert -1 not in positions, f"missing {order[positions.index(-1)]!r} in\n{r.output}"
@@ -48,42 +48,42 @@ def test_one_section_question_reveal_assessment_and_exercises(tmp_path: Path) ->
     assert s.completed == (9,) and s.assessments == {9: "understood"} and s.last_section == 9
     assert attempts == [
         ("check-9", "batch B, last query, key 0", None),
-        ("9a", "0.426", True),
-        ("9b", "1 2 3 3", True),
+        ("9c", "1.599", True),
+        ("9d", "1 2 2 3", True),
     ]
 
 
 def test_wrong_answer_gets_the_diagnosis_and_a_second_try(tmp_path: Path) -> None:
-    unscaled = f"{diagnosis.mistake_stages('no_scale')['weights'][0, 1, 0]:.3f}"  # no ÷√d_k
-    r = quiz(tmp_path, "--section", "5", lines=["", unscaled, "0.599", "0.426 0.574", "r"])
+    unscaled = f"{diagnosis.mistake_stages('no_scale')['scaled_scores'][0, 0, 0]:.3f}"  # no ÷√d_k
+    r = quiz(tmp_path, "--section", "4", lines=["", unscaled, "0.40", "0.05", "r"])
     assert r.exit_code == 0, r.output
     assert "✗ Not yet · That is the number this mistake gives: no scaling" in r.output
-    assert "Try once more." in r.output and "✓ Right: 0.599" in r.output
+    assert "Try once more." in r.output and "✓ Right: 0.40" in r.output
     with store(tmp_path) as st:
-        tries = st.attempts("5a")
-        assert st.summary().assessments == {5: "review"}
-        assert st.attempts("check-5") == [], "an empty (skipped) answer was saved"
-    assert [(a["answer"], a["correct"]) for a in tries] == [(unscaled, False), ("0.599", True)]
+        tries = st.attempts("4c")
+        assert st.summary().assessments == {4: "review"}
+        assert st.attempts("check-4") == [], "an empty (skipped) answer was saved"
+    assert [(a["answer"], a["correct"]) for a in tries] == [(unscaled, False), ("0.40", True)]
     assert json.loads(tries[0]["diagnosis"])["mistakes"] == ["no_scale"]
 
 
 def test_two_wrong_answers_reveal_the_computed_answer(tmp_path: Path) -> None:
-    r = quiz(tmp_path, "--section", "17", lines=["", "2", "3", "8", "4", "u"])
+    r = quiz(tmp_path, "--section", "17", lines=["", "2", "3", "8", "1000000", "u"])
     assert r.exit_code == 0, r.output
-    assert "The answer: 4,000,000" in r.output
-    assert "✓ Right: 4" in r.output
+    assert "The answer: 16,000,000" in r.output
+    assert "✓ Right: 1,000,000" in r.output
 
 
 def test_unreadable_or_too_coarse_answers_are_asked_again_and_kept_ungraded(
     tmp_path: Path,
 ) -> None:
-    r = quiz(tmp_path, "--section", "4", lines=["", "abc", "1.1", "1.131", "0.141", "u"])
+    r = quiz(tmp_path, "--section", "4", lines=["", "abc", "0.4", "0.40", "0.05", "u"])
     assert r.exit_code == 0, r.output
     assert "✗ Could not read it · expected a number like 0.599, got 'abc'" in r.output
-    assert "Right as far as it goes; give at least 3 decimals" in r.output
+    assert "Too coarse: give at least 2 decimals" in r.output
     with store(tmp_path) as st:
-        tries = [(a["answer"], a["correct"]) for a in st.attempts("4a")]
-    assert tries == [("abc", None), ("1.1", None), ("1.131", True)]
+        tries = [(a["answer"], a["correct"]) for a in st.attempts("4c")]
+    assert tries == [("abc", None), ("0.4", None), ("0.40", True)]
 
 
 def test_self_assessment_is_asked_until_understood_or_review(tmp_path: Path) -> None:
@@ -110,7 +110,7 @@ def test_resume_after_an_interruption(tmp_path: Path) -> None:
 
 def test_q_stops_and_later_runs_skip_completed_sections(tmp_path: Path) -> None:
     quiz(tmp_path, "--section", "0", lines=["", "u"])
-    quiz(tmp_path, "--section", "1", lines=["", "0 0.5 0.5 0", "u"])
+    quiz(tmp_path, "--section", "1", lines=["", "0.25 0.25 0.25 0.25", "u"])
     r = quiz(tmp_path, lines=["", "q"])
     assert knowledge.section(2, "en").title in r.output
     assert "Saved." in r.output and r.exit_code == 0
@@ -174,7 +174,7 @@ def test_killing_the_process_mid_quiz_keeps_every_finished_step(tmp_path: Path) 
             _read_until(proc, marker, seen, times)
             proc.stdin.write(f"{line}\n".encode())
             proc.stdin.flush()
-        _read_until(proc, b"Exercise 1a", seen, 1)  # section 1 waits for its first exercise
+        _read_until(proc, b"Exercise 1b", seen, 1)  # section 1 waits for its first exercise
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
@@ -193,9 +193,9 @@ def test_a_question_that_names_its_integers_gets_no_second_hint(lang: str, tmp_p
     from attnlab.cli.main import app
 
     args = ["--lang", lang, "quiz", "--section", "9", "--data-dir", str(tmp_path)]
-    done = CliRunner().invoke(app, args, input="\n\n0.5\n0.5\nq\n")  # an empty line re-asks 9a
+    done = CliRunner().invoke(app, args, input="\n\n0.5\n0.5\nq\n")  # an empty line re-asks 9c
     out = done.output
     assert done.exit_code == 0, out
-    asked = [line for line in out.splitlines() if "9b" in line]
+    asked = [line for line in out.splitlines() if "9d" in line]
     assert asked, out
     assert not any(("整数）（整数" in a) or ("integers) (whole" in a) for a in asked), asked

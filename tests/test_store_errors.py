@@ -86,7 +86,7 @@ def test_busy_store_refuses_writes_in_one_line_and_still_reads(tmp_path, monkeyp
         assert r.status_code == 503 and "正被另一个程序占用" in _error_line(r.text)
         r = post_form(client, "/section/4/complete?lang=en", back="section")
         assert r.status_code == 503 and re.search(busy, _error_line(r.text))
-        r = post_form(client, "/exercise/9a?lang=en", answer="0.426")
+        r = post_form(client, "/exercise/9c?lang=en", answer="1.599")
         assert r.status_code == 503
     assert _saved(tmp_path) == before
     r = post_form(client, "/section/4/answer", answer="after the lock")

@@ -143,7 +143,7 @@ def test_server_and_terminal_commands_lose_nothing(tmp_path: Path) -> None:
         want.web(web, "/section/1/answer", answer="web one: each token reads the past")
         want.web(web, "/section/1/complete", back="section")
         want.web(web, "/section/1/assess", status="understood")
-        want.web(web, "/exercise/9a", answer="0.426")
+        want.web(web, "/exercise/9c", answer="1.599")
         want.check_server(web)
         want.check_store()
 
@@ -152,7 +152,7 @@ def test_server_and_terminal_commands_lose_nothing(tmp_path: Path) -> None:
         want.wal_kept()
         want.web(web, "/section/4/answer", answer="web two: written after attnlab progress")
         want.web(web, "/section/4/complete", back="lesson")
-        want.web(web, "/exercise/9a", answer="0.5")
+        want.web(web, "/exercise/9c", answer="0.5")
         want.check_server(web)
         want.check_export(tmp_path / "first.json")
         want.wal_kept()

@@ -97,7 +97,7 @@ def _saved_evil(home: Path) -> None:
             store.mark_complete(section)
         store.record_attempt("check-4", text, None)
         for _ in range(2):  # both tries used: the quiz shows the answer instead of asking
-            store.record_attempt("4a", "0.5 " + " ".join(EVIL), False)
+            store.record_attempt("4c", "0.5 " + " ".join(EVIL), False)
 
 
 @pytest.mark.parametrize(

@@ -101,7 +101,7 @@ def _fill(home: Path, letter: str, profile: str) -> None:
     with ProgressStore.open(home, profile) as store:
         store.add_note(5, letter * LIMIT["note"])
         store.record_attempt("check-5", letter * LIMIT["check_answer"], None)
-        store.record_attempt("5a", letter * LIMIT["exercise_answer"], False,
+        store.record_attempt("5c", letter * LIMIT["exercise_answer"], False,
                              _verdict_at_limit(letter))  # fmt: skip
         store.toggle_bookmark(5)
 
@@ -124,9 +124,9 @@ def test_the_store_refuses_text_past_its_limit(tmp_path: Path) -> None:
         with pytest.raises(TextError, match=r"answer: expected at most 2000 characters"):
             store.record_attempt("check-5", "x" * 2001, None)
         with pytest.raises(TextError, match=r"answer: expected at most 200 characters"):
-            store.record_attempt("5a", "1" * 201, False)
+            store.record_attempt("5c", "1" * 201, False)
         with pytest.raises(TextError, match=r"diagnosis: expected at most 2000 characters"):
-            store.record_attempt("5a", "1", False, "d" * 2001)
+            store.record_attempt("5c", "1", False, "d" * 2001)
         with pytest.raises(TextError, match=r"byte 0xff"):
             store.record_attempt("check-5", "\udcff", None)
         with pytest.raises(TextError, match=r"note id: expected a lowercase UUID"):
@@ -172,7 +172,7 @@ def test_quiz_answers_past_their_limit(tmp_path: Path, lines: list[str], message
 def _export(**changes: object) -> dict:
     note = {"id": NOTE_ID, "section": 5, "text": "rows sum to 1", "created": AT, "at": AT,
             "deleted": False}  # fmt: skip
-    attempt = {"exercise": "5a", "answer": "0.599", "correct": True, "diagnosis": None, "at": AT}
+    attempt = {"exercise": "5c", "answer": "0.599", "correct": True, "diagnosis": None, "at": AT}
     data = {"format": "attnlab-progress", "version": 2, "profile": "default", "exported_at": AT,
             "completed": [], "assessments": [], "attempts": [attempt], "last_section": None,
             "notes": [note], "bookmarks": []}  # fmt: skip
@@ -219,7 +219,7 @@ WEB = [
                  "note id: expected a lowercase UUID", id="note-id-newline"),
     pytest.param("/section/5/answer", {"answer": "x" * 2001},
                  "answer: expected at most 2000 characters, found 2001", id="check-answer"),
-    pytest.param("/exercise/5a", {"answer": "1" * 201},
+    pytest.param("/exercise/5c", {"answer": "1" * 201},
                  "answer: expected at most 200 characters, found 201", id="exercise-answer"),
 ]  # fmt: skip
 

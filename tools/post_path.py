@@ -1,6 +1,6 @@
 """Which attnlab modules a graded exercise answer posted on the web runs through.
 
-Posts one answer (``POST /exercise/9a``) to a fresh web app and records every attnlab module
+Posts one answer (``POST /exercise/9c``) to a fresh web app and records every attnlab module
 whose code runs while the request is served, in first-call order, with the package changes
 along the way. The app, the store and the lesson's numbers are warmed up by a first identical
 request, so the count is the steady path of an answer, not the first import of each module::
@@ -25,9 +25,9 @@ ORIGIN = "http://127.0.0.1"
 
 
 def _post(client: TestClient, token: str) -> int:
-    form = {"answer": "0.43", "csrf_token": token, "back": "section"}
+    form = {"answer": "1.6", "csrf_token": token, "back": "section"}
     headers = {"origin": ORIGIN}
-    done = client.post("/exercise/9a", data=form, headers=headers, follow_redirects=False)
+    done = client.post("/exercise/9c", data=form, headers=headers, follow_redirects=False)
     return done.status_code
 
 
@@ -54,7 +54,7 @@ def main() -> None:
     packages = [m.split(".")[1] for m in seen]
     changes = [p for i, p in enumerate(packages) if i == 0 or p != packages[i - 1]]
     print(
-        f"POST /exercise/9a → {status}: {len(seen)} attnlab modules, {len(set(packages))} packages"
+        f"POST /exercise/9c → {status}: {len(seen)} attnlab modules, {len(set(packages))} packages"
     )
     for m in seen:
         print("  " + m)

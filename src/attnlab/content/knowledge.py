@@ -9,9 +9,9 @@ Example::
 
     >>> s = section(9, "en")
     >>> s.exercises[0].key
-    'weights[1,1,0]'
-    >>> exercise("9a", "en").key
-    'weights[1,1,0]'
+    'column_sums[0,0]'
+    >>> exercise("9c", "en").key
+    'column_sums[0,0]'
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ def section(section_id: int, lang: str = "zh") -> Section:
 
 
 def exercise(exercise_id: str, lang: str = "zh") -> Exercise:
-    """One graded exercise by id, e.g. ``"9a"``; ``KeyError`` for an unknown id."""
+    """One graded exercise by id, e.g. ``"9c"``; ``KeyError`` for an unknown id."""
     for raw in _load("sections.toml")["section"]:
         for ex in _exercises(raw, lang):
             if ex.id == exercise_id:

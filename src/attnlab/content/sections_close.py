@@ -85,10 +85,6 @@ def checklist(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     rows = [(f"{i}. {name}", what) for i, (name, what) in enumerate(steps, start=1)]
     return [
         table([pick(lang, "检查顺序", "Check, in order"), pick(lang, "看什么", "What to look for")], rows, key="debug"),
-        note(pick(lang,
-            "如果分数正确、未来位置却还有正权重：先查掩码是不是在 Softmax 之前，再查 Softmax 是不是沿 dim=-1。",
-            "If the scores are right but a future position still has positive weight, check first that "
-            "the mask comes before the softmax, then that the softmax runs over dim=-1.")),
         heading(pick(lang, f"必须掌握的 {len(_MUST_KNOW[lang])} 件事", f"{len(_MUST_KNOW[lang])} things to master")),
         flow(_MUST_KNOW[lang]),
         math(r"X\rightarrow Q,K,V\rightarrow QK^\top\rightarrow /\sqrt{d_k}\rightarrow\mathrm{Mask}\rightarrow\mathrm{Softmax}\rightarrow PV\rightarrow\mathrm{MultiHead}\rightarrow H\rightarrow\mathrm{Logits}"),

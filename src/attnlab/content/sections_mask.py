@@ -122,7 +122,6 @@ def head_module(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block
         ("softmax(dim=-1)", pick(lang, "逐行 Softmax", "row softmax"), "[B,T,T] → [B,T,T]"),
         ("weights @ value", "O=PV", "[B,T,T] @ [B,T,d_head] → [B,T,d_head]"),
     ]
-    d, C = n.sizes["d"], n.sizes["C"]
     return [
         listing("head", lang, pick(lang, "可复用的因果 Head，附本课例子的运行", "A reusable causal head, with the lesson's example run through it")),
         listing_output("head", lang),
@@ -134,8 +133,4 @@ def head_module(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block
             "trainable parameter. forward first checks that T does not exceed context_length, then "
             "takes only the mask's top-left [T,T] block, so one mask built for the longest context "
             "fits any shorter sequence.")),
-        note(pick(lang,
-            f"一个 Head 的输出宽度是 d_head={d}，不是 C={C}，所以还不能和输入 x 做残差相加。",
-            f"One head outputs width d_head={d}, not C={C}, so it cannot be added to the input x as a "
-            "residual yet.")),
     ]  # fmt: skip

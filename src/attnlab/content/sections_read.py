@@ -142,9 +142,6 @@ def query_key_value(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[B
             "only; there is no string matching, and nobody decides that some dimension means “subject”.")),
         math(r"Q=XW_Q,\qquad K=XW_K,\qquad V=XW_V"),
         math(rf"X:{compact_shape(st.x.shape)},\quad W_Q,W_K,W_V:{w}\;\Longrightarrow\;Q,K,V:{compact_shape(st.q.shape)}"),
-        note(pick(lang,
-            "权重算出来以后，被加权相加的是 V；Q 和 K 只用来打分。",
-            "Once the weights exist, it is V that gets summed with them; Q and K only produce scores.")),
     ]  # fmt: skip
 
 
@@ -161,10 +158,4 @@ def three_roles(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block
             "different matrices.")),
         math(rf"W_Q,W_K,W_V\in\mathbb{{R}}^{{{C}\times{d}}},\qquad q_t,k_t,v_t\in\mathbb{{R}}^{{{d}}}"),
         math(rf"x_t\in\mathbb{{R}}^{{1\times{C}}},\qquad x_tW\in\mathbb{{R}}^{{1\times{d}}}"),
-        p(pick(lang,
-            "分开的好处：Key 只需要带着“便于被匹配”的信息，可以很窄；真正要被带走的内容放在 Value 里，"
-            "两者可以学成完全不同的东西。",
-            "Keeping them apart pays off: a key only needs what makes it easy to match and can stay "
-            "narrow, while the content worth carrying lives in the value; the two can learn quite "
-            "different things.")),
     ]  # fmt: skip

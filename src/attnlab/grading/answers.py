@@ -13,11 +13,11 @@ the quiz and the notebook all submit here, with one policy: every answer is save
 
 Example::
 
-    >>> s = submit("5b", "0 1")
+    >>> s = submit("4c", "0")
     >>> s.data()["kind"], s.graded
     ('coarse', None)
-    >>> present("5b", "0 1", s.data(), "en")
-    '✗ Not yet · Too coarse: give at least 3 decimals (with fewer, a common mistake fits too)'
+    >>> present("4c", "0", s.data(), "en")
+    '✗ Not yet · Too coarse: give at least 2 decimals (with fewer, a common mistake fits too)'
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 Example::
 
     >>> from attnlab.grading.answers import check_answer
-    >>> explain(check_answer("5b", "0 1"), "en")
+    >>> explain(check_answer("4c", "0"), "en")
     'Too coarse: give at least 2 decimals (with fewer, a common mistake fits too)'
 """
 

@@ -25,7 +25,11 @@ def head_values(stages: AttentionStages) -> Values:
     Adds ``exp`` ``[B, T, T]`` (e^s of the masked scores, e^−∞ = 0), ``exp_sum`` ``[B, T]`` (each
     query row's softmax denominator, section 5's "sum = 3.718"), ``weights_sum`` ``[B, T]``
     (each row of weights sums to 1), ``sqrt_d_k``, ``logits`` ``[B, T, V_vocab]`` (section 16's
-    LM head on every position) and ``causal_mask_t4`` (section 10's mask for T=4).
+    LM head on every position) and ``causal_mask_t4`` (section 10's mask for T=4); for the
+    exercises, what the page leaves to the learner: ``unscaled_weights`` ``[B, T, T]`` (the softmax
+    without ÷√d_k), ``column_sums`` ``[B, T_key]`` (weights summed over the queries, dim=1),
+    ``swapped_output`` ``[B, T, d_head]`` (each prompt's values read with the other prompt's
+    weights) and ``zero_fill_weights`` ``[B, T, T]`` (the future filled with 0, not −∞).
     """
     values = dict(stages.items())
     exp = torch.exp(stages.masked_scores)  # [B, T, T]
@@ -35,6 +39,13 @@ def head_values(stages: AttentionStages) -> Values:
     values["sqrt_d_k"] = torch.tensor(float(stages.q.size(-1)), dtype=torch.float64).sqrt()
     values["logits"] = stages.output @ example.lesson_w_vocab(stages.x.dtype)  # [B, T, V_vocab]
     values["causal_mask_t4"] = causal_mask(example.MASK_CHECK_TOKENS)  # [T=4, T=4]
+    # (√d_k q)·k / √d_k = q·k: the same attention code, with the scaling undone
+    unscaled = attend(stages.q * values["sqrt_d_k"], stages.k, stages.v)
+    values["unscaled_weights"] = unscaled.weights  # [B, T, T]
+    values["column_sums"] = stages.weights.sum(dim=1)  # [B, T_key]
+    values["swapped_output"] = stages.weights.flip(0) @ stages.v  # [B, T, d_head]
+    zero = steps.ZERO_FILL
+    values["zero_fill_weights"] = zero.softmax(zero.mask(stages.scaled_scores))  # [B, T, T]
     return values
 
 
@@ -42,11 +53,17 @@ def uniform_mean(x: torch.Tensor) -> Values:
     """Section 1's baseline as attention with all-equal scores: zero queries and keys give every
     visible position the same weight 1/(t+1), so each position averages its visible prefix.
 
-    Returns ``mean`` ``[B, T, C]`` and its fixed reading ratios ``weights`` ``[B, T, T]``.
+    Returns ``mean`` ``[B, T, C]`` and its fixed reading ratios ``weights`` ``[B, T, T]``, and
+    ``weights_t4`` ``[T=4, T=4]``, the ratios of a sequence of 4 tokens.
     """
     zeros = torch.zeros_like(x[..., :1])  # [B, T, 1]
     s = attend(zeros, zeros, x)
-    return {"mean": s.output, "weights": s.weights}  # [B, T, C], [B, T, T]
+    t4 = torch.zeros(example.MASK_CHECK_TOKENS, 1, dtype=x.dtype)  # [T=4, 1]
+    return {
+        "mean": s.output,  # [B, T, C]
+        "weights": s.weights,  # [B, T, T]
+        "weights_t4": attend(t4, t4, t4).weights,  # [T=4, T=4]
+    }
 
 
 def mask_fill(row: tuple[float, float] = example.MASK_DEMO_ROW) -> Values:
@@ -55,7 +72,8 @@ def mask_fill(row: tuple[float, float] = example.MASK_DEMO_ROW) -> Values:
     ``neg_inf_fill`` is :func:`attnlab.core.pipeline.attend`'s answer (the future filled with −∞);
     ``zero_fill`` runs the same scaled scores through :data:`attnlab.core.steps.ZERO_FILL`,
     the catalogue's ``mask_zero_fill`` mistake. Also returns the ``row`` itself and ``future``
-    (True where the key lies in the query's future), each ``[T_key]``.
+    (True where the key lies in the query's future), each ``[T_key]``, and ``late_zero``: the
+    softmax taken first and the future zeroed after it (the catalogue's ``softmax_then_mask``).
     """
     score, future = row
     # q·k / √1 reproduces [score, future] exactly in row t=0.
@@ -70,6 +88,7 @@ def mask_fill(row: tuple[float, float] = example.MASK_DEMO_ROW) -> Values:
         "future": ~right.causal_mask[0],
         "neg_inf_fill": right.weights[0],
         "zero_fill": wrong[0],
+        "late_zero": steps.softmax_then_mask(right.scaled_scores)[0],
     }
 
 

@@ -24,23 +24,29 @@ Sources and their names (axis letters as in :mod:`attnlab.core.pipeline`):
 ``q``,
   ``k``, ``v``, ``raw_scores``, ``scaled_scores``, ``causal_mask``, ``masked_scores``,
   ``weights``, ``output``), plus ``exp``, ``exp_sum``, ``weights_sum``, ``sqrt_d_k``, ``logits``
-  and ``causal_mask_t4`` (:func:`attnlab.lesson.demos.head_values`).
-* ``uniform`` (section 1): ``mean`` ``[B, T, C]`` and its ``weights`` ``[B, T, T]``.
+  ``causal_mask_t4``, ``unscaled_weights``, ``column_sums``, ``swapped_output`` and
+  ``zero_fill_weights`` (:func:`attnlab.lesson.demos.head_values`).
+* ``uniform`` (section 1): ``mean`` ``[B, T, C]``, its ``weights`` ``[B, T, T]`` and
+  ``weights_t4`` (the ratios for T=4).
 * ``mask_demo`` (section 11): ``row``, ``future``, ``zero_fill``, ``neg_inf_fill`` (the softmax
-  with the future filled by 0 or by −∞), each ``[T_key]``.
+  with the future filled by 0 or by −∞), ``late_zero`` (softmax first, future zeroed after), each
+  ``[T_key]``.
 * ``shift`` (section 8): prompt A's final scaled row plus each constant: ``constants`` ``[n]``,
   ``rows`` and ``weights`` ``[n, T_key]``, ``base`` (the unshifted weights), ``max_diff`` ``[n]``.
 * ``shapes`` (section 9's extra check, ``B=1, T=3, C=4, n_head=2``): each stage's shape as a list
   of integers (``x``, ``q``, ``k``, ``v``, ``raw_scores``, ``weights``, ``head_outputs``,
-  ``concat``, ``output``); ``shapes.raw_scores`` is ``[1, 2, 3, 3]``.
+  ``concat``, ``output``, ``k_t`` the transposed keys, ``head_outputs_h4`` the head outputs when
+  C is split into 4 heads); ``shapes.raw_scores`` is ``[1, 2, 3, 3]``.
 * ``experiment`` (section 16): ``h``, ``logits``, ``probs``, ``probs_sum``, ``p_target``,
   ``losses``, ``mean_loss``, ``grad``, ``lr``, ``param_new``, ``p_target_after``,
-  ``mean_loss_after``, ``score_slopes``, ``score_intercepts``; ``grad_fd`` and ``grad_closed``
+  ``mean_loss_after``, ``losses_after``, ``score_slopes``, ``score_intercepts``; ``grad_fd`` and
+  ``grad_closed``
   (the same gradient by a central difference and in closed form); for section 7's content path
   the gradient of W_V[0, 0] three ways, ``grad_wv``, ``grad_wv_fd``, ``grad_wv_closed``, and its
   factors ``wv_reads`` ``[B]`` and ``dloss_dh`` ``[B, d_head]``.
 * ``cost`` (section 17): ``elements_short``, ``elements_long``, ``growth_short_to_long``,
-  ``growth_when_doubled``.
+  ``growth_when_doubled``, ``elements_doubled`` (T doubled from the long row),
+  ``elements_one_head_long`` (one prompt, one head).
 
 Tables read whole come as objects: :func:`stages`, :func:`experiment`, :func:`shape_rows`,
 :func:`cost_rows`, :func:`final_rows`.
@@ -146,7 +152,12 @@ def _shift() -> demos.Values:
 @cache
 def _shapes() -> demos.Values:
     check = _shape_check()
-    return {n: torch.tensor(list(getattr(check, n).shape)) for n in _SHAPE_NAMES}
+    four = shapes.run_shape_check(**{**example.SHAPE_CHECK, "heads": 4})
+    return {
+        **{n: torch.tensor(list(getattr(check, n).shape)) for n in _SHAPE_NAMES},
+        "k_t": torch.tensor(list(check.k.transpose(-2, -1).shape)),  # each head's Kᵀ
+        "head_outputs_h4": torch.tensor(list(four.head_outputs.shape)),  # C split into 4 heads
+    }
 
 
 @cache
@@ -159,6 +170,8 @@ def _cost() -> demos.Values:
         "elements_long": torch.tensor(long.elements),
         "growth_short_to_long": torch.tensor(long.ratio),
         "growth_when_doubled": torch.tensor(doubled.ratio),
+        "elements_doubled": torch.tensor(doubled.elements),
+        "elements_one_head_long": torch.tensor(cost_table((long.tokens,), 1, 1)[0].elements),
     }
 
 
@@ -179,6 +192,7 @@ def _experiment() -> demos.Values:
         "param_new": torch.tensor(r.q_new, dtype=f64),
         "p_target_after": r.after.target_probs,  # [B]
         "mean_loss_after": r.after.loss_mean,
+        "losses_after": r.after.losses,  # [B]
         "lr": torch.tensor(r.lr, dtype=f64),
         **demos.score_lines(r),
         **_value_values(value_gradient()),

@@ -2,7 +2,7 @@
 
 Sections come from :func:`attnlab.content.sections.section` (the blocks every front end shows):
 prose, formulas and tables as Markdown cells, listings and figures as code cells, then the
-section's computation, its knowledge check and its graded exercises.
+section's computation, its knowledge check, its graded exercises and the folded model answer.
 
 Example::
 
@@ -46,22 +46,20 @@ def _section_cells(view: SectionView, lang: str) -> list[NotebookNode]:
     for source in (cells.stage_cell(view.id, lang), cells.extra_cell(view.id, lang)):
         if source:
             out.append(new_code_cell(source))
-    out.append(new_markdown_cell(_check(view, lang)))
+    heading = pick(lang, "**知识检查**：", "**Knowledge check:** ")
+    out.append(new_markdown_cell(heading + escape(view.check.question)))
     out += [new_code_cell(cells.exercise_cell(ex, lang)) for ex in view.check.exercises]
+    out.append(new_markdown_cell(_reveal(view, lang)))
     dealt = cells.practice_cell(view.id, lang)
     if dealt:
         out += [new_code_cell(dealt), new_code_cell("p.check(...)")]
     return out
 
 
-def _check(view: SectionView, lang: str) -> str:
-    check = view.check
-    heading = pick(lang, "**知识检查**：", "**Knowledge check:** ")
+def _reveal(view: SectionView, lang: str) -> str:
+    """The model answer, folded, after the exercises (it may name numbers they ask for)."""
     reveal = pick(lang, "参考答案", "Model answer")
-    return (
-        f"{heading}{escape(check.question)}\n\n"
-        f"<details><summary>{reveal}</summary>\n\n{escape(check.answer)}\n\n</details>"
-    )
+    return f"<details><summary>{reveal}</summary>\n\n{escape(view.check.answer)}\n\n</details>"
 
 
 def _intro(lang: str) -> str:

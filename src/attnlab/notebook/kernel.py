@@ -3,7 +3,7 @@
 Example (in a notebook cell)::
 
     show_stage("weights", "en")   # the weights of both prompts, rows = queries, columns = keys
-    check("4a", 1.131, "en")      # ✓ Right: 1.131
+    check("4c", 0.40, "en")       # ✓ Right: 0.40
 """
 
 from __future__ import annotations

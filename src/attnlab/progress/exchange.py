@@ -6,7 +6,7 @@ An export holds one profile's progress::
      "exported_at": "2026-11-29T18:00:00.000000+00:00",
      "completed":   [{"section": 4, "at": "..."}],
      "assessments": [{"section": 4, "status": "review", "at": "..."}],
-     "attempts":    [{"exercise": "4a", "answer": "1.131", "correct": true,
+     "attempts":    [{"exercise": "4c", "answer": "0.40", "correct": true,
                       "diagnosis": null, "at": "..."}],
      "last_section": {"section": 5, "at": "..."},
      "notes":       [{"id": "<uuid4>", "section": 5, "text": "...", "created": "...",
