@@ -1,11 +1,12 @@
 """Which attnlab modules a graded exercise answer posted on the web runs through.
 
-Posts one answer (``POST /exercise/9c``) to a fresh web app and records every attnlab module
+Posts one answer (``POST /exercise/ID``, default 4c: a stage the mistakes catalogue checks) to a
+fresh web app and records every attnlab module
 whose code runs while the request is served, in first-call order, with the package changes
 along the way. The app, the store and the lesson's numbers are warmed up by a first identical
 request, so the count is the steady path of an answer, not the first import of each module::
 
-    python tools/post_path.py
+    python tools/post_path.py [ID ANSWER]
 """
 
 from __future__ import annotations
@@ -24,10 +25,13 @@ from attnlab.web.app import create_app
 ORIGIN = "http://127.0.0.1"
 
 
+EXERCISE, ANSWER = (sys.argv[1], sys.argv[2]) if len(sys.argv) > 2 else ("4c", "0.39")
+
+
 def _post(client: TestClient, token: str) -> int:
-    form = {"answer": "1.6", "csrf_token": token, "back": "section"}
+    form = {"answer": ANSWER, "csrf_token": token, "back": "section"}
     headers = {"origin": ORIGIN}
-    done = client.post("/exercise/9c", data=form, headers=headers, follow_redirects=False)
+    done = client.post(f"/exercise/{EXERCISE}", data=form, headers=headers, follow_redirects=False)
     return done.status_code
 
 
@@ -54,7 +58,8 @@ def main() -> None:
     packages = [m.split(".")[1] for m in seen]
     changes = [p for i, p in enumerate(packages) if i == 0 or p != packages[i - 1]]
     print(
-        f"POST /exercise/9c → {status}: {len(seen)} attnlab modules, {len(set(packages))} packages"
+        f"POST /exercise/{EXERCISE} ({ANSWER!r}) → {status}: {len(seen)} attnlab modules, "
+        f"{len(set(packages))} packages"
     )
     for m in seen:
         print("  " + m)
