@@ -159,3 +159,44 @@ def test_the_quiz_points_to_practice_after_a_computational_section(tmp_path: Pat
     args = ["--lang", "en", "quiz", "--section", "5", "--data-dir", str(tmp_path)]
     out = CliRunner().invoke(app, args, input="\n0.5\n0.5\n0.5 0.5\n0.5 0.5\nq\n").output
     assert "attnlab practice --section 5" in out, out
+
+
+def _right(section: int, seed: int) -> str:
+    return _typed(torch.tensor(practice.deal(section, seed).expected()))
+
+
+def test_three_right_in_a_row_master_a_section_and_progress_says_so(tmp_path: Path) -> None:
+    """Answers are saved per profile under practice-N; a wrong answer or a shown solution
+    starts the run again; attnlab progress shows the run, then ✓."""
+    runner = CliRunner()
+    store = ["--data-dir", str(tmp_path), "--lang", "en"]
+
+    def session(seed: int, lines: str) -> str:
+        args = ["practice", "--section", "8", "--seed", str(seed), *store]
+        done = runner.invoke(app, args, input=lines)
+        assert done.exit_code == 0, done.output
+        return done.output
+
+    assert "1 of 3 right in a row" in session(1, _right(8, 1) + "\nq\n")
+    assert "1 of 3" in session(2, "9 9 9\n" + _right(8, 2) + "\nq\n")  # a wrong try starts again
+    session(3, "s\nq\n")  # the solution shown: the run starts again
+    assert "Practice (mastered after 3" in runner.invoke(app, ["progress", *store]).output
+    assert "§8 0/3" in runner.invoke(app, ["progress", *store]).output
+    for seed in (4, 5, 6):
+        out = session(seed, _right(8, seed) + "\nq\n")
+    assert "3 of 3" in out
+    assert "§8 ✓" in runner.invoke(app, ["progress", *store]).output
+
+
+def test_the_streak_rule() -> None:
+    right = {"correct": True, "diagnosis": '{"kind": "right", "seed": 1}'}
+    again = {"correct": True, "diagnosis": '{"kind": "right", "seed": 1}'}  # the same exercise
+    other = {"correct": True, "diagnosis": '{"kind": "right", "seed": 2}'}
+    wrong = {"correct": False, "diagnosis": '{"kind": "wrong", "seed": 3}'}
+    shown = {"correct": None, "diagnosis": '{"kind": "solution", "seed": 3}'}
+    assert practice.streak([right, again, other]) == 2
+    assert practice.streak([right, other, wrong]) == 0
+    assert practice.streak([right, other, shown]) == 0
+    assert not practice.mastered([right, other, shown, right])
+    three = {"correct": True, "diagnosis": '{"kind": "right", "seed": 9}'}
+    assert practice.mastered([right, other, three, wrong])  # once mastered, it stays

@@ -276,3 +276,44 @@ def document(p: Practice, lang: str) -> dict[str, Any]:
     document), ``ask`` (as ``attnlab check`` takes it) and ``text`` (never the answer)."""
     return {"id": p.id, "section": p.section, "input": p.input_document(lang), "ask": p.ask(),
             "text": exercise_text(p, lang)}  # fmt: skip
+
+
+#: Dealt exercises right in a row, without the solution shown, that master a section.
+MASTERY = 3
+
+
+def attempt_id(section: int) -> str:
+    """The id a dealt exercise's attempts are stored under: ``practice-N``."""
+    return f"practice-{section}"
+
+
+def attempt_data(p: Practice, verdict: Verdict | None) -> dict[str, Any]:
+    """What is stored with an attempt: the verdict as data plus the exercise's seed; with no
+    verdict, the record that the worked solution was shown (``kind`` ``"solution"``)."""
+    from attnlab.grading.answers import verdict_data
+
+    data = {"kind": "solution"} if verdict is None else verdict_data(verdict)
+    return {**data, "seed": p.seed}
+
+
+def streak(attempts: list[dict[str, Any]]) -> int:
+    """Distinct dealt exercises answered right in a row at the end of ``attempts`` (a section's
+    ``practice-N`` attempts, oldest first): a wrong answer or a shown solution starts again."""
+    import json
+
+    right: list[object] = []
+    for a in attempts:
+        try:
+            data = json.loads(a.get("diagnosis") or "{}")
+        except ValueError:
+            data = {}
+        if data.get("kind") == "solution" or a.get("correct") is False:
+            right = []
+        elif a.get("correct") and data.get("seed") not in right:
+            right.append(data.get("seed"))
+    return len(right)
+
+
+def mastered(attempts: list[dict[str, Any]]) -> bool:
+    """Whether :data:`MASTERY` dealt exercises were ever right in a row without the solution."""
+    return any(streak(attempts[: i + 1]) >= MASTERY for i in range(len(attempts)))

@@ -82,18 +82,19 @@ def answer_kind(exercise: str) -> str:
 def check_exercise(exercise: object) -> str:
     """``exercise`` if it has the shape of an answer's id, else ``ValueError``.
 
-    The shape is ``check-N`` (the knowledge check of section N) or ``Nx`` (a graded exercise of
-    section N: the section's number and one letter). Whether such an exercise exists is the
-    answer service's question (:func:`attnlab.grading.answers.submit`); the store keeps what it is
-    given in this shape and knows nothing of the lesson's content.
+    The shape is ``check-N`` (the knowledge check of section N), ``Nx`` (a graded exercise of
+    section N: the section's number and one letter) or ``practice-N`` (an exercise dealt for
+    section N by ``attnlab practice``; the verdict data holds its seed). Whether such an
+    exercise exists is the answer service's question (:func:`attnlab.grading.answers.submit`);
+    the store keeps what it is given in this shape and knows nothing of the lesson's content.
     """
     match = _EXERCISE.fullmatch(exercise) if isinstance(exercise, str) else None
-    if match is None or int(match.group(1) or match.group(2)) >= SECTION_COUNT:
+    if match is None or int(next(g for g in match.groups() if g is not None)) >= SECTION_COUNT:
         raise ValueError(f"exercise must be an id such as '4a' or 'check-4', got {exercise!r}")
     return str(exercise)
 
 
-_EXERCISE = re.compile(r"check-(0|[1-9][0-9]?)|(0|[1-9][0-9]?)[a-z]")
+_EXERCISE = re.compile(r"check-(0|[1-9][0-9]?)|(0|[1-9][0-9]?)[a-z]|practice-(0|[1-9][0-9]?)")
 
 
 def attempt_dict(

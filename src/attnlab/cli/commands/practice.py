@@ -3,13 +3,19 @@ graded by the one grader with the mistake named; ``--json`` prints it for ``chec
 
 from __future__ import annotations
 
-from typing import Annotated
+import json
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from attnlab.cli._common import LangOption, fail, lang_of
+from attnlab.cli._common import fail
+from attnlab.cli._store import StoreOptions, with_store
 from attnlab.cli.commands.quiz import _ask
 from attnlab.text.jsonable import dumps
+
+if TYPE_CHECKING:
+    from attnlab.grading.practice import Practice
+    from attnlab.progress.store import ProgressStore
 
 ORDER = 82
 #: The keys the learner types at the prompt, besides an answer.
@@ -20,6 +26,7 @@ def register(app: typer.Typer) -> None:
     """Add ``practice`` to ``app``."""
 
     @app.command("practice")
+    @with_store
     def practice_command(
         ctx: typer.Context,
         section: Annotated[
@@ -46,15 +53,16 @@ def register(app: typer.Typer) -> None:
                 "--input document), ask (for attnlab check) and text.",
             ),
         ] = False,
-        lang: LangOption = None,
+        *,
+        opts: StoreOptions,
     ) -> None:
         """Practise a section's computation on fresh numbers: type your answer, s for the
-        worked solution, n for new numbers, q to stop."""
+        worked solution, n for new numbers, q to stop. Answers are saved: 3 dealt exercises
+        right in a row without the solution master the section (attnlab progress)."""
         from attnlab.grading import practice
-        from attnlab.text.errors import InputError
-        from attnlab.text.i18n import error_message, pick
+        from attnlab.text.i18n import pick
 
-        chosen = lang_of(ctx, lang)
+        chosen = opts.lang
         known = ", ".join(str(s) for s in practice.SECTIONS)
         if section not in practice.SECTIONS:
             fail(pick(chosen, f"--section 应为 {known} 之一，收到的是 {section}",
@@ -72,20 +80,43 @@ def register(app: typer.Typer) -> None:
             "(type your answer; s for the solution, n for new numbers, q to stop)",
         )
         typer.echo(practice.exercise_text(dealt, chosen) + "\n" + hint)
-        while (line := _ask("> ")) is not None:
-            word = line.strip().lower()
-            if word in QUIT:
-                return
-            if word in SOLUTION:
-                typer.echo(practice.solution_text(dealt, chosen))
-                continue
-            if word in NEW:
-                dealt = practice.deal(section)
-                typer.echo("\n" + practice.exercise_text(dealt, chosen) + "\n" + hint)
-                continue
-            try:
-                verdict = dealt.grade(line)
-            except InputError as exc:
-                typer.echo(error_message(exc, chosen))
-                continue
-            typer.echo(practice.verdict_line(verdict, line, chosen))
+        with opts.open() as store:
+            _session(store, dealt, section, chosen, hint)
+
+
+def _session(store: ProgressStore, dealt: Practice, section: int, lang: str, hint: str) -> None:
+    """Read answers until q or the end of input; every graded answer and every solution shown
+    is saved under ``practice-N``."""
+    from attnlab.grading import practice
+    from attnlab.text.errors import InputError
+    from attnlab.text.i18n import error_message, pick
+
+    key = practice.attempt_id(section)
+    while (line := _ask("> ")) is not None:
+        word = line.strip().lower()
+        if word in QUIT:
+            return
+        if word in SOLUTION:
+            typer.echo(practice.solution_text(dealt, lang))
+            store.record_attempt(
+                key, dealt.id, None, json.dumps(practice.attempt_data(dealt, None))
+            )
+            continue
+        if word in NEW:
+            dealt = practice.deal(section)
+            typer.echo("\n" + practice.exercise_text(dealt, lang) + "\n" + hint)
+            continue
+        try:
+            verdict = dealt.grade(line)
+        except InputError as exc:
+            typer.echo(error_message(exc, lang))
+            continue
+        typer.echo(practice.verdict_line(verdict, line, lang))
+        if verdict.kind in ("right", "wrong"):
+            data = json.dumps(practice.attempt_data(dealt, verdict))
+            store.record_attempt(key, line.strip(), verdict.correct, data)
+        done = practice.streak(store.attempts(key))
+        if verdict.correct:
+            row = pick(lang, f"连续答对 {done}/{practice.MASTERY} 组（n 换一组数）",
+                       f"{done} of {practice.MASTERY} right in a row (n: new numbers)")  # fmt: skip
+            typer.echo(row)

@@ -11,6 +11,7 @@ from attnlab.cli._store import StoreOptions, keep_for_subcommands, with_store
 from attnlab.text.i18n import error_message, pick
 
 if TYPE_CHECKING:
+    from attnlab.progress.store import ProgressStore
     from attnlab.progress.summary import Summary
 
 ORDER = 80
@@ -34,6 +35,9 @@ def register(app: typer.Typer) -> None:
             return
         with opts.open() as store:  # a read-only file is read too
             typer.echo(summary_text(store.summary(), opts.lang))
+            line = practice_line(store, opts.lang)
+            if line:
+                typer.echo(line)
 
     @group.command("export")
     @with_store
@@ -132,3 +136,24 @@ def summary_text(summary: Summary, lang: str) -> str:
             pick(lang, "运行 attnlab quiz 从这里继续", "Run attnlab quiz to continue there")
         )
     return "\n".join(lines)
+
+
+def practice_line(store: ProgressStore, lang: str) -> str | None:
+    """Each practised section's mastery (``attnlab practice``): ✓ once 3 dealt exercises were
+    right in a row without the solution, else the current run; None before any practice."""
+    from attnlab.grading import practice
+
+    parts = []
+    for section in practice.SECTIONS:
+        tries = store.attempts(practice.attempt_id(section))
+        if tries:
+            mark = (
+                "✓" if practice.mastered(tries) else f"{practice.streak(tries)}/{practice.MASTERY}"
+            )
+            parts.append(f"§{section} {mark}")
+    if not parts:
+        return None
+    n = practice.MASTERY
+    head = pick(lang, f"练习（连续答对 {n} 组新数即掌握）：",
+                f"Practice (mastered after {n} dealt exercises right in a row): ")  # fmt: skip
+    return head + pick(lang, "，", ", ").join(parts)
