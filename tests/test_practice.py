@@ -200,3 +200,16 @@ def test_the_streak_rule() -> None:
     assert not practice.mastered([right, other, shown, right])
     three = {"correct": True, "diagnosis": '{"kind": "right", "seed": 9}'}
     assert practice.mastered([right, other, three, wrong])  # once mastered, it stays
+
+
+def test_the_web_progress_shows_the_terminals_practice(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from attnlab.web.app import create_app
+
+    args = ["practice", "--section", "11", "--seed", "5", "--data-dir", str(tmp_path)]
+    assert CliRunner().invoke(app, args, input=_right(11, 5) + "\nq\n").exit_code == 0
+    client = TestClient(
+        create_app(data_dir=tmp_path, figures_on=False), base_url="http://127.0.0.1"
+    )
+    assert client.get("/api/progress").json()["practice"] == {"11": {"run": 1, "mastered": False}}

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import random
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -317,3 +318,14 @@ def streak(attempts: list[dict[str, Any]]) -> int:
 def mastered(attempts: list[dict[str, Any]]) -> bool:
     """Whether :data:`MASTERY` dealt exercises were ever right in a row without the solution."""
     return any(streak(attempts[: i + 1]) >= MASTERY for i in range(len(attempts)))
+
+
+def mastery(attempts_of: Callable[[str], list[dict[str, Any]]]) -> dict[int, tuple[int, bool]]:
+    """Each practised section's current run and whether it is mastered, from a store's
+    ``attempts(exercise_id)``; sections never practised are left out."""
+    found = {}
+    for section in SECTIONS:
+        tries = attempts_of(attempt_id(section))
+        if tries:
+            found[section] = (streak(tries), mastered(tries))
+    return found

@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 from attnlab.content import knowledge, sections
 from attnlab.core import example
 from attnlab.figures import registry
-from attnlab.grading import answers
+from attnlab.grading import answers, practice
 from attnlab.progress.store import StoreBusy
 from attnlab.text.i18n import LANGS
 from attnlab.web import figures
@@ -154,7 +154,8 @@ def glossary(request: Request) -> HTMLResponse:
 @router.get("/api/progress")
 def progress_json(request: Request) -> dict[str, object]:
     """This profile's progress as JSON (for scripts and the page's own checks)."""
-    s = settings(request).store().summary()
+    store = settings(request).store()
+    s = store.summary()
     return {
         "profile": s.profile,
         "completed": list(s.completed),
@@ -162,6 +163,10 @@ def progress_json(request: Request) -> dict[str, object]:
         "last_section": s.last_section,
         "attempts": s.attempts,
         "correct": s.correct,
+        "practice": {
+            str(section): {"run": run, "mastered": done}
+            for section, (run, done) in practice.mastery(store.attempts).items()
+        },
     }
 
 

@@ -143,14 +143,10 @@ def practice_line(store: ProgressStore, lang: str) -> str | None:
     right in a row without the solution, else the current run; None before any practice."""
     from attnlab.grading import practice
 
-    parts = []
-    for section in practice.SECTIONS:
-        tries = store.attempts(practice.attempt_id(section))
-        if tries:
-            mark = (
-                "✓" if practice.mastered(tries) else f"{practice.streak(tries)}/{practice.MASTERY}"
-            )
-            parts.append(f"§{section} {mark}")
+    parts = [
+        f"§{section} " + ("✓" if done else f"{run}/{practice.MASTERY}")
+        for section, (run, done) in practice.mastery(store.attempts).items()
+    ]
     if not parts:
         return None
     n = practice.MASTERY
