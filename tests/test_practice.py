@@ -213,3 +213,12 @@ def test_the_web_progress_shows_the_terminals_practice(tmp_path: Path) -> None:
         create_app(data_dir=tmp_path, figures_on=False), base_url="http://127.0.0.1"
     )
     assert client.get("/api/progress").json()["practice"] == {"11": {"run": 1, "mastered": False}}
+
+
+def test_review_takes_the_unmastered_computations_first() -> None:
+    from attnlab.cli.quiz_session import plan
+    from attnlab.progress.summary import Summary
+
+    marked = Summary("default", (), {2: "review", 5: "review", 8: "review"}, None, 0, 0)
+    assert plan(marked, None, True, unmastered={8}) == [8, 2, 5]
+    assert plan(marked, None, True) == [2, 5, 8]

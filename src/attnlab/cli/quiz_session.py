@@ -16,7 +16,7 @@ one over its limit, or holding a byte that is not UTF-8, raises ``TextError``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from attnlab.content import knowledge
@@ -58,14 +58,16 @@ def progress_line(summary: Summary, lang: str) -> str:
     )
 
 
-def plan(summary: Summary, section: int | None, review: bool) -> list[int]:
-    """Which sections to go through: one, the ones marked "review", or every unfinished one in
-    page order (so the quiz resumes at :meth:`Summary.next_section`, as the web and
-    ``attnlab progress`` do)."""
+def plan(
+    summary: Summary, section: int | None, review: bool, unmastered: Collection[int] = ()
+) -> list[int]:
+    """Which sections to go through: one, the ones marked "review" (those whose computation is
+    not yet mastered in ``attnlab practice`` first), or every unfinished one in page order (so
+    the quiz resumes at :meth:`Summary.next_section`, as the web and ``attnlab progress`` do)."""
     if section is not None:
         return [section]
     if review:
-        return list(summary.to_review)
+        return sorted(summary.to_review, key=lambda s: s not in unmastered)  # stable
     return list(summary.unfinished())
 
 

@@ -60,7 +60,10 @@ def register(app: typer.Typer) -> None:
         with opts.open() as store:
             store.check_writable()  # refuse a read-only file before asking anything
             quiz = Quiz(store, chosen, _ask, typer.echo)
-            todo = plan(store.summary(), section, review)
+            from attnlab.grading import practice
+
+            done = {s for s, (_, ok) in practice.mastery(store.attempts).items() if ok}
+            todo = plan(store.summary(), section, review, set(practice.SECTIONS) - done)
             if not todo:
                 typer.echo(
                     quiz.t("没有要复习的内容。", "Nothing to review.")
