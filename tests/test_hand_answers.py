@@ -28,10 +28,6 @@ from attnlab.text import fmt
 from attnlab.web.app import create_app
 
 runner = CliRunner()
-# The exercises that ask for a whole row check can address: (stage, prompt, row) → exercise.
-# None does now: every row of the head is printed above the exercises, which ask for what is not.
-ROW_EXERCISES: dict[tuple[str, str, int], str] = {}
-
 TABLE: list[tuple[str, str, int, str, str, str | int | None]] = [
     # right
     ("weights", "A", 1, "0.599 0.401", "right", None),
@@ -135,43 +131,6 @@ def test_check_refuses_malformed_answers(
     result, _ = _check(stage, prompt, row, text)
     assert result.exit_code == 2, result.output
     assert message in result.output
-
-
-SAME_AS_EXERCISE = [r for r in TABLE if r[:3] in ROW_EXERCISES]
-
-
-@pytest.mark.parametrize(("stage", "prompt", "row", "text", "kind", "named"), SAME_AS_EXERCISE)
-def test_quiz_and_web_give_the_check_verdict(
-    tmp_path: Path, stage: str, prompt: str, row: int, text: str, kind: str,
-    named: str | int | None,
-) -> None:  # fmt: skip
-    exercise = ROW_EXERCISES[(stage, prompt, row)]
-    as_json, as_text = _check(stage, prompt, row, text)
-    (entry,) = json.loads(as_json.output)
-    verdict = answers.check_answer(exercise, text, "en")
-    decimals = knowledge.exercise(exercise).decimals
-    assert verdict.kind == entry["kind"] == kind
-    words = {n for n in _named(entry) if isinstance(n, str)}
-    assert {n for n in _named(verdict.to_json()) if isinstance(n, str)} == words
-    if kind == "coarse":  # the exercise may ask for more decimals than tell the mistakes apart
-        assert isinstance(named, int) and verdict.needed == max(named, decimals)
-    why = reasons.explain(verdict, "en", decimals, text)
-    if why is not None and kind != "coarse":  # check asks for no decimals, an exercise may
-        assert why in as_text.output  # the same words in check as on the web
-    client = TestClient(create_app(tmp_path, figures_on=False), base_url=ORIGIN)
-    assert client.get("/lesson").status_code == 200  # sets the session cookie
-    r = post_form(client, f"/exercise/{exercise}?lang=en", answer=text)
-    assert r.status_code == 303, r.text
-    with ProgressStore.open(tmp_path) as store:
-        (attempt,) = store.attempts(exercise)
-    graded = kind in ("right", "wrong")
-    assert attempt["correct"] == (verdict.correct if graded else None)
-    kept = json.loads(attempt["diagnosis"])
-    assert kept["kind"] == kind and kept["mistakes"] == [m.name for m in verdict.mistakes]
-    page = html.unescape(client.get(r.headers["location"]).text)
-    assert f'value="{text}"' in page  # the form keeps the learner's text
-    if why is not None:
-        assert why in page
 
 
 def test_web_shows_the_reason_in_the_pages_language(tmp_path: Path) -> None:

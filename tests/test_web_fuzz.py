@@ -238,7 +238,7 @@ JSON_TYPE = {"Content-Type": "application/json"}
 # input that overflows or chokes the parser): (method, route, exception then, the request).
 ONCE_CRASHED: list[tuple[str, str, type[BaseException], Callable[[TestClient], Any]]] = [
     ("POST", "/exercise/{exercise_id}", OverflowError,
-     send("POST", "/exercise/4a", data={"answer": "1e999"})),
+     send("POST", "/exercise/4c", data={"answer": "1e999"})),
     ("POST", "/api/explorer", OverflowError,
      send("POST", "/api/explorer", json=HUGE | {"w_q": [[10**400] * 2] * 4})),
     ("POST", "/api/explorer", ValueError, send("POST", "/api/explorer", json=HUGE)),
