@@ -104,9 +104,9 @@ class Quiz:
         return finished
 
     def section(self, section_id: int, resume: bool = False) -> None:
-        """One section: question, graded exercises, reveal, self-assessment, recap; then
-        complete. The summary and model answer print the numbers the exercises ask for, so they
-        come after the exercises."""
+        """One section: question, graded exercises, a pointer to practice, reveal,
+        self-assessment, recap; then complete. The model answer and the recap come after the
+        exercises, so nothing they say can answer an exercise before it is tried."""
         s = knowledge.section(section_id, self.lang)
         saved = self.store.attempts() if resume else []
         self.store.set_last_section(section_id)
