@@ -222,3 +222,51 @@ def test_review_takes_the_unmastered_computations_first() -> None:
     marked = Summary("default", (), {2: "review", 5: "review", 8: "review"}, None, 0, 0)
     assert plan(marked, None, True, unmastered={8}) == [8, 2, 5]
     assert plan(marked, None, True) == [2, 5, 8]
+
+
+def test_the_web_deals_grades_in_place_shows_the_solution_and_deals_anew(tmp_path: Path) -> None:
+    """Without JavaScript: a GET deals, a form POST grades and comes back to the verdict, the
+    solution form shows every stage, "new numbers" deals another; progress counts the run."""
+    from fastapi.testclient import TestClient
+    from web_support import ORIGIN, post_form
+
+    from attnlab.web.app import create_app
+
+    client = TestClient(create_app(data_dir=tmp_path, figures_on=False), base_url=ORIGIN)
+    section = client.get("/section/5?lang=en").text
+    assert 'href="/practice/5?lang=en"' in section
+    first = client.get("/practice/5?lang=en", follow_redirects=False)
+    assert first.status_code == 303 and "seed=" in first.headers["location"]
+    page = client.get("/practice/5?lang=en&seed=3").text
+    assert practice.exercise_text(practice.deal(5, 3), "en").splitlines()[0] in page
+    right = _right(5, 3)
+    assert right not in page  # the page never shows the answer before it is asked for
+    done = post_form(client, "/practice/5/answer?lang=en", seed="3", answer="9 9 9")
+    assert done.status_code == 303 and done.headers["location"].endswith("seed=3#verdict")
+    assert "✗ Not yet" in client.get(done.headers["location"]).text
+    done = post_form(client, "/practice/5/answer?lang=en", seed="3", answer=right)
+    page = client.get(done.headers["location"]).text
+    assert "✓ Right" in page and "1 of 3" in page
+    done = post_form(client, "/practice/5/solution?lang=en", seed="3")
+    page = client.get(done.headers["location"]).text
+    assert f"Answer (row t=1): {right}" in page and "0 of 3" in page
+    assert client.get("/api/progress").json()["practice"] == {"5": {"run": 0, "mastered": False}}
+
+
+@pytest.mark.parametrize(
+    ("url", "status"),
+    [("/practice/7?lang=en", 404), ("/practice/x?lang=en", 404),
+     ("/practice/5?lang=en&seed=-1", 422), ("/practice/5?lang=en&seed=1e3", 422)],
+)  # fmt: skip
+def test_the_web_refuses_a_section_or_seed_it_cannot_deal(
+    tmp_path: Path, url: str, status: int
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from attnlab.web.app import create_app
+
+    client = TestClient(
+        create_app(data_dir=tmp_path, figures_on=False), base_url="http://127.0.0.1"
+    )
+    r = client.get(url)
+    assert r.status_code == status and "Traceback" not in r.text

@@ -25,6 +25,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from attnlab.content import intro, sections
 from attnlab.core.example import SECTION_COUNT
+from attnlab.grading import practice
 from attnlab.progress.exchange import check_profile
 from attnlab.text.i18n import LANGS, resolve_lang
 from attnlab.web import blocks, figures
@@ -56,6 +57,7 @@ def _environment(figures_on: bool) -> Environment:
         lstrip_blocks=True,
     )
     env.globals["figure_ref"] = figures.ref
+    env.globals["practice_sections"] = practice.SECTIONS
     env.globals["mathml"] = blocks.mathml
     env.globals["highlighted"] = blocks.highlighted
 
@@ -110,11 +112,13 @@ def create_app(
         routes_explorer,
         routes_notes,
         routes_pages,
+        routes_practice,
         routes_progress,
         routes_search,
     )
 
-    for module in (routes_pages, routes_progress, routes_explorer, routes_notes, routes_search):
+    routes = (routes_pages, routes_progress, routes_practice, routes_explorer, routes_notes)
+    for module in (*routes, routes_search):
         app.include_router(module.router)
     add_error_handlers(app)  # 4xx refusals and the 500 page: attnlab.web.errors
     # Inside the session middleware, which streams what it passes on: GZip sees whole answers
