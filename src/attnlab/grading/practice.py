@@ -297,17 +297,24 @@ def attempt_data(p: Practice, verdict: Verdict | None) -> dict[str, Any]:
     return {**data, "seed": p.seed}
 
 
+def stored_data(attempt: dict[str, Any]) -> dict[str, Any]:
+    """The verdict data kept with a stored ``practice-N`` attempt (with its ``seed``), or
+    ``{}`` for one whose data cannot be read."""
+    import json
+
+    try:
+        data = json.loads(attempt.get("diagnosis") or "{}")
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def streak(attempts: list[dict[str, Any]]) -> int:
     """Distinct dealt exercises answered right in a row at the end of ``attempts`` (a section's
     ``practice-N`` attempts, oldest first): a wrong answer or a shown solution starts again."""
-    import json
-
     right: list[object] = []
     for a in attempts:
-        try:
-            data = json.loads(a.get("diagnosis") or "{}")
-        except ValueError:
-            data = {}
+        data = stored_data(a)
         if data.get("kind") == "solution" or a.get("correct") is False:
             right = []
         elif a.get("correct") and data.get("seed") not in right:

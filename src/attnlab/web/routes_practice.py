@@ -38,15 +38,8 @@ def _seed(raw: str) -> int:
 
 def _mine(attempts: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
     """The attempts on the exercise dealt with ``seed``, oldest first."""
-    found = []
-    for a in attempts:
-        try:
-            data = json.loads(a.get("diagnosis") or "{}")
-        except ValueError:
-            continue
-        if isinstance(data, dict) and data.get("seed") == seed:
-            found.append({**a, "data": data})
-    return found
+    with_data = [{**a, "data": practice.stored_data(a)} for a in attempts]
+    return [a for a in with_data if a["data"].get("seed") == seed]
 
 
 @router.get("/practice/{section_id}", response_class=HTMLResponse)
