@@ -249,3 +249,35 @@ def test_a_failing_keeper_gives_one_line(
     assert message in result["error"]["en"], result["error"]
     assert "审计器内部错误" in result["error"]["zh"]
     assert not _alive(int((tmp_path / "pid").read_text()))
+
+
+def test_the_learners_clock_starts_after_its_imports() -> None:
+    """On a busy machine the learner's process may take seconds to import torch: that wait is
+    not the learner's code being slow, so it never counts against ``--timeout``."""
+    import threading
+
+    from attnlab.audit import wire
+    from attnlab.audit.remote import Learner, LearnerGone
+
+    requests_r, requests_w = os.pipe()
+    replies_r, replies_w = os.pipe()
+
+    def slow_start() -> None:
+        time.sleep(1.0)  # "importing torch", longer than the learner's whole budget
+        wire.send(replies_w, wire.HELLO)
+        wire.receive(requests_r)
+        wire.send(replies_w, {"ok": True})
+
+    helper = threading.Thread(target=slow_start)
+    helper.start()
+    learner = Learner(requests_w, replies_r, budget=0.5)
+    learner.wait_ready(30)
+    assert learner.ask("load")["ok"] is True
+    helper.join()
+    assert 0 < learner.budget <= 0.5  # only the answer's wait was counted
+    # A process that dies before its greeting is gone, not slow.
+    os.close(replies_w)
+    with pytest.raises(LearnerGone):
+        Learner(requests_w, replies_r, budget=0.5).wait_ready(30)
+    for fd in (requests_r, requests_w, replies_r):
+        os.close(fd)

@@ -172,7 +172,7 @@ def main(argv: list[str]) -> int:
     torch.set_num_threads(1)  # tiny tensors: thread wake-ups would cost more than the maths
     import attnlab.audit.context
     import attnlab.audit.judge  # noqa: F401
-    from attnlab.audit.keeper import READY
+    from attnlab.audit.keeper import READY, STARTUP_LIMIT
     from attnlab.audit.outcome import too_slow
     from attnlab.audit.remote import Learner, LearnerGone, LearnerTooSlow
 
@@ -180,6 +180,7 @@ def main(argv: list[str]) -> int:
     os.close(int(argv[4]))
     learner = Learner(*learner_fds, budget=float(request["timeout"]))
     try:
+        learner.wait_ready(STARTUP_LIMIT)  # the learner's seconds start once it has torch
         result = with_names(audit(Path(request["path"]), request["name"], request["kind"], learner))
     except LearnerGone as gone:  # the keeper knows how it died and says so
         result = {"status": "gone", "why": str(gone)}

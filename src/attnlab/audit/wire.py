@@ -31,6 +31,11 @@ class TooSlow(Exception):
     """The other side did not answer before the deadline."""
 
 
+#: The learner's process's first message on its replies pipe: its imports are done, and the
+#: judge starts the learner's clock.
+HELLO = {"op": "ready"}
+
+
 def send(fd: int, message: Any) -> None:
     """Write one message to ``fd``."""
     buf = io.BytesIO()
