@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -18,9 +19,11 @@ from typer.testing import CliRunner
 from attnlab.cli.main import app
 from attnlab.grading import handcheck, practice
 from attnlab.grading.answer_parse import parse_numbers
+from attnlab.text.errors import InputError
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # 3×3 tensors: no thread pool
-SECTIONS = sorted(practice.SECTIONS)
+#: The sections whose practice asks for numbers (section 9 asks for a shape: tested below).
+SECTIONS = sorted(s for s in practice.SECTIONS if s != 9)
 SEEDS = range(6)
 
 
@@ -33,8 +36,11 @@ def _stages(doc: dict, zero_fill: bool = False, scale: bool = True) -> dict[str,
     future = torch.triu(torch.ones_like(raw, dtype=torch.bool), diagonal=1)
     masked = scaled.masked_fill(future, 0.0 if zero_fill else float("-inf"))
     weights = torch.softmax(masked, dim=-1)
-    return {"raw_scores": raw, "scaled_scores": scaled, "masked_scores": masked,
-            "weights": weights, "output": weights @ v}  # fmt: skip
+    found = {"raw_scores": raw, "scaled_scores": scaled, "masked_scores": masked,
+             "weights": weights, "output": weights @ v}  # fmt: skip
+    if "w_vocab" in doc:  # section 16: the output scored by the fixed W_vocab
+        found["logits"] = found["output"] @ torch.tensor(doc["w_vocab"], dtype=torch.float64)
+    return found
 
 
 def _typed(values: torch.Tensor) -> str:
@@ -78,15 +84,25 @@ def test_the_numbers_are_hand_sized_and_the_text_never_shows_the_answer(section:
         inp = doc["input"]
         T, C = len(inp["x"][0]), len(inp["x"][0][0])
         assert T <= 3 and C <= 4 and len(inp["w_q"][0]) <= 2
-        for number in [v for m in ("w_q", "w_k", "w_v") for r in inp[m] for v in r] + [
-            v for r in inp["x"][0] for v in r
-        ]:
+        for number in [
+            v for m in ("w_q", "w_k", "w_v", "w_vocab") for r in inp.get(m, []) for v in r
+        ] + [v for r in inp["x"][0] for v in r]:
             assert number * 10 == round(number * 10), f"{number} has more than one decimal"
         right = _stages(inp)[doc["ask"]["stage"]][doc["ask"]["row"]]
         assert _typed(right) not in doc["text"]
         for v in right.tolist():
             if math.isfinite(v) and v * 2 != round(v * 2):  # not a value the inputs also show
                 assert f"{v:.2f}" not in doc["text"] and f"{v:.3f}" not in doc["text"]
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("section", SECTIONS)
+def test_the_question_reads_right(section: int, lang: str) -> None:
+    """The question line says each thing once ("这一行的这一行的", "of this row's" were read)."""
+    for seed in SEEDS[:3]:
+        ask = practice.document(practice.deal(section, seed), lang)["text"].splitlines()[-1]
+        assert not re.search(r"([\u4e00-\u9fff]{2,})\1", ask), ask
+        assert not re.search(r"\b(\w+ \w+) \1\b", ask) and "of this row" not in ask, ask
 
 
 @given(st.integers(0, 10**6), st.integers(0, 10**6))
@@ -129,7 +145,7 @@ def test_the_terminal_session_grades_shows_the_solution_and_stops() -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["practice", "--section", "7"], "--section must be one of 4, 5, 6, 8, 11, got 7"),
+        (["practice", "--section", "7"], "--section must be one of 4, 5, 6, 8, 9, 11, 16, got 7"),
         (["practice", "--seed", "-1"], "--seed must be 0 or more, got -1"),
     ],
 )
@@ -145,7 +161,7 @@ def test_the_notebook_deals_and_grades_practice(capsys: pytest.CaptureFixture[st
 
     cells = [c.source for c in build_notebook("en").cells if c.cell_type == "code"]
     dealt = [s for s in cells if "practice(" in s and "import" not in s]
-    assert [int(s.split("practice(")[1].split(",")[0]) for s in dealt] == SECTIONS
+    assert [int(s.split("practice(")[1].split(",")[0]) for s in dealt] == sorted(practice.SECTIONS)
     p = notebook_practice(8, seed=2, lang="en")
     assert repr(p) == practice.exercise_text(practice.deal(8, 2), "en")
     p.check(_typed(torch.tensor(p.dealt.expected())))
@@ -270,3 +286,46 @@ def test_the_web_refuses_a_section_or_seed_it_cannot_deal(
     )
     r = client.get(url)
     assert r.status_code == status and "Traceback" not in r.text
+
+
+def _shapes_by_torch(sizes: dict) -> dict[str, tuple[int, ...]]:
+    """Section 9's stages for the dealt sizes, from plain torch calls (not attnlab's module)."""
+    B, T, C, H = sizes["batch"], sizes["tokens"], sizes["embed"], sizes["heads"]
+    x = torch.randn(B, T, C)
+    q = x.view(B, T, H, C // H).transpose(1, 2)  # [B, H, T, d]
+    scores = q @ q.transpose(-2, -1)  # [B, H, T, T]
+    heads = torch.softmax(scores, dim=-1) @ q  # [B, H, T, d]
+    return {"qkv": tuple(q.shape), "scores": tuple(scores.shape),
+            "weights": tuple(scores.shape), "head_outputs": tuple(heads.shape),
+            "merged": tuple(heads.transpose(1, 2).reshape(B, T, C).shape)}  # fmt: skip
+
+
+@given(st.integers(0, 10**6))
+def test_a_dealt_shape_is_graded_as_a_learner_would_expect(seed: int) -> None:
+    p = practice.deal(9, seed)
+    doc = practice.document(p, "en")
+    sizes, stage = doc["input"], doc["ask"]["stage"]
+    assert len({sizes["batch"], sizes["tokens"], sizes["heads"], sizes["embed"],
+                sizes["embed"] // sizes["heads"]}) == 5  # fmt: skip
+    right = _shapes_by_torch(sizes)[stage]
+    typed = " ".join(str(n) for n in right)
+    assert p.grade(typed).correct and p.grade(str(list(right))).correct
+    assert typed not in doc["text"] and str(list(right)) not in doc["text"]
+    swapped = (right[0], right[2], right[1], *right[3:])  # two axes exchanged
+    verdict = p.grade(" ".join(str(n) for n in swapped))
+    assert not verdict.correct and "shape_order" in verdict.slips
+    line = practice.verdict_line(p, verdict, "", "en")
+    assert "the right sizes in the wrong order" in line
+    assert p.grade(" ".join(str(n) for n in right[:-1])).kind == "count"
+
+
+def test_a_shape_read_before_the_transpose_is_named() -> None:
+    p = next(d for s in range(50) if (d := practice.deal(9, s)).stage == "qkv")
+    B, H, T, d = p.shape
+    verdict = p.grade(f"{B} {T} {H} {d}")
+    assert set(verdict.slips) == {"shape_order", "shape_of:split_view"}
+    for lang, words in (("en", "Q after the view, before the transpose"),
+                        ("zh", "view 之后、transpose 之前的 Q")):  # fmt: skip
+        assert words in practice.verdict_line(p, verdict, "", lang)
+    with pytest.raises(InputError, match="whole sizes"):
+        p.grade(f"{B} {H} {T} {d}.5")

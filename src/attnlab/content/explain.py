@@ -20,6 +20,7 @@ STAGE_TITLES: dict[str, dict[str, str]] = {
         "output": "Head 输出 O = P·V",
         "concat": "拼接各 Head",
         "projected": "输出投影 ·W_O",
+        "logits": "评分 logits = O·W_vocab",
     },
     "en": {
         "x": "Input X",
@@ -34,6 +35,7 @@ STAGE_TITLES: dict[str, dict[str, str]] = {
         "output": "Head output O = P·V",
         "concat": "Heads concatenated",
         "projected": "Output projection ·W_O",
+        "logits": "Logits = O·W_vocab",
     },
 }
 

@@ -28,11 +28,14 @@ from typing import Any
 
 import torch
 
+from attnlab.core import example
 from attnlab.core.steps import MistakeInput
 from attnlab.core.threads import one_thread
+from attnlab.grading import practice_shapes
 from attnlab.grading.answer_parse import parse_numbers
 from attnlab.grading.grade import Verdict
 from attnlab.grading.handcheck import Answer, address, check_answer, expected_slice
+from attnlab.grading.practice_shapes import ShapePractice
 from attnlab.mistakes.catalogue import CHECK_STAGES, get
 from attnlab.mistakes.diagnosis import correct_stages, mistake_values
 
@@ -42,7 +45,9 @@ SECTIONS: dict[int, tuple[str, int | None]] = {
     5: ("weights", 1),  # a row with a future key, so the −∞ fill matters
     6: ("output", 1),
     8: ("scaled_scores", None),
+    9: ("shape", None),  # a shape, not numbers: dealt by attnlab.grading.practice_shapes
     11: ("masked_scores", 1),
+    16: ("logits", 1),  # the head's output row scored by section 16's fixed W_vocab
 }
 #: The mistakes a dealt exercise must tell apart from the right answer (where they apply).
 TELL_APART = ("mask_zero_fill", "no_scale", "softmax_query_axis", "swapped_qk")
@@ -64,6 +69,8 @@ _MAX_DEALS = 200
 @dataclass(frozen=True)
 class Practice:
     """One dealt exercise: its inputs (one prompt), the stage and row asked, and its seed."""
+
+    decimals = DECIMALS  #: the precision asked for
 
     section: int
     seed: int
@@ -101,13 +108,25 @@ class Practice:
             "w_q": [list(r) for r in self.w_q],
             "w_k": [list(r) for r in self.w_k],
             "w_v": [list(r) for r in self.w_v],
+            **({} if self.w_vocab is None else {"w_vocab": [list(r) for r in self.w_vocab]}),
         }
 
     @cached_property
     def inp(self) -> MistakeInput:
         """The exercise as the grader and the catalogue run it (float64)."""
         mat = lambda rows: torch.tensor(rows, dtype=torch.float64)  # noqa: E731
-        return MistakeInput(mat([self.x]), mat(self.w_q), mat(self.w_k), mat(self.w_v))
+        w_vocab = self.w_vocab
+        return MistakeInput(
+            mat([self.x]), mat(self.w_q), mat(self.w_k), mat(self.w_v),
+            w_vocab=None if w_vocab is None else mat(w_vocab),
+        )  # fmt: skip
+
+    @property
+    def w_vocab(self) -> tuple[tuple[float, ...], ...] | None:
+        """Section 16's fixed scoring layer ``[d_head, V_vocab]`` when the logits are asked."""
+        if self.stage != "logits":
+            return None
+        return tuple(tuple(row) for row in example.lesson_w_vocab(torch.float64).tolist())
 
     def expected(self) -> list[float]:
         """The right numbers of the asked row, unrounded."""
@@ -125,6 +144,10 @@ class Practice:
         stages = correct_stages(self.inp)
         upto = CHECK_STAGES[: CHECK_STAGES.index(self.stage) + 1]
         return [(s, stages[s][0]) for s in upto if s in stages]
+
+
+#: A dealt exercise: numbers to compute, or (section 9) a shape to name.
+Dealt = Practice | ShapePractice
 
 
 def _draw(section: int, seed: int, rng: random.Random) -> Practice:
@@ -172,7 +195,7 @@ def _fair(p: Practice) -> bool:
     return True
 
 
-def deal(section: int, seed: int | None = None) -> Practice:
+def deal(section: int, seed: int | None = None) -> Dealt:
     """A fresh exercise for ``section`` (one of :data:`SECTIONS`); the same ``seed`` deals the
     same exercise, no seed a new one.
 
@@ -186,6 +209,8 @@ def deal(section: int, seed: int | None = None) -> Practice:
         seed = secrets.randbelow(10**6)
     if seed < 0:
         raise ValueError(f"seed must be 0 or more, got {seed}")
+    if section == practice_shapes.SECTION:
+        return practice_shapes.deal_shape(seed)
     rng = random.Random(f"attnlab-practice-{section}-{seed}")
     with one_thread():
         for _ in range(_MAX_DEALS):
@@ -203,8 +228,10 @@ _ASK = {
                       "the masked scores (scaled first; write -inf where the future is hidden)"),
     "weights": ("注意力权重（缩放、掩码、按行 softmax；未来位置写 0）",
                 "the attention weights (scale, mask, softmax along the row; 0 for the future)"),
-    "output": ("这一行的输出 weights·V（d_head 个数）",
-               "this row's output weights·V (d_head numbers)"),
+    "output": ("输出 weights·V（d_head 个数）", "the output weights·V (d_head numbers)"),
+    "logits": ("logits：先算输出 h = weights·V，再乘 W_vocab（每个词表 ID 一个数）",
+               "the logits: first the output h = weights·V, then h·W_vocab (one number per "
+               "vocabulary ID)"),
 }  # fmt: skip
 
 
@@ -218,9 +245,19 @@ def _matrix(name: str, rows: tuple[tuple[float, ...], ...], labels: list[str]) -
     ]
 
 
-def exercise_text(p: Practice, lang: str) -> str:
+def _vocab(w_vocab: tuple[tuple[float, ...], ...] | None) -> list[str]:
+    if w_vocab is None:
+        return []
+    V = len(w_vocab[0])
+    return _matrix(f"W_vocab [d_head={D_HEAD}, V={V}]", w_vocab, [f"d={d}" for d in range(D_HEAD)])
+
+
+def exercise_text(p: Dealt, lang: str) -> str:
     """The exercise as the learner reads it: the tokens, X and the three weight matrices as small
-    tables, and what to compute. It never contains the answer."""
+    tables, and what to compute (for section 9: the sizes and the tensor). It never contains the
+    answer."""
+    if isinstance(p, ShapePractice):
+        return practice_shapes.exercise_text(p, lang)
     zh = lang == "zh"
     tokens = p.tokens(lang)
     rows = [f"t={t} {tok}" for t, tok in enumerate(tokens)]
@@ -237,6 +274,7 @@ def exercise_text(p: Practice, lang: str) -> str:
         *_matrix(f"W_Q [C={C}, d_head={D_HEAD}]", p.w_q, features),
         *_matrix(f"W_K [C={C}, d_head={D_HEAD}]", p.w_k, features),
         *_matrix(f"W_V [C={C}, d_head={D_HEAD}]", p.w_v, features),
+        *_vocab(p.w_vocab),
         "",
         (f"请算出 t={p.row}（{tokens[p.row]}）这一行的{ask}，保留 {DECIMALS} 位小数，用空格分开。"
          if zh else
@@ -246,8 +284,11 @@ def exercise_text(p: Practice, lang: str) -> str:
     return "\n".join(lines)
 
 
-def solution_text(p: Practice, lang: str) -> str:
-    """The worked solution: every stage up to the asked one for these numbers, then the row."""
+def solution_text(p: Dealt, lang: str) -> str:
+    """The worked solution: every stage up to the asked one for these numbers, then the row
+    (for section 9: every stage's shape, then the answer)."""
+    if isinstance(p, ShapePractice):
+        return practice_shapes.solution_text(p, lang)
     from attnlab.content.explain import title
 
     labels = [f"t={t} {tok}" for t, tok in enumerate(p.tokens(lang))]
@@ -263,16 +304,22 @@ def solution_text(p: Practice, lang: str) -> str:
     return "\n".join(out)
 
 
-def verdict_line(verdict: Verdict, text: str, lang: str) -> str:
+def shown(p: Dealt) -> str:
+    """The right answer as it is shown beside ✓ and in the solution."""
+    if isinstance(p, ShapePractice):
+        return " ".join(str(n) for n in p.shape)
+    return answer_text(p.expected())
+
+
+def verdict_line(p: Dealt, verdict: Verdict, text: str, lang: str) -> str:
     """One line for a dealt exercise's verdict, in the words every exercise uses
     (:func:`attnlab.grading.answers.say`)."""
     from attnlab.grading import answers
 
-    shown = answer_text([v for v in verdict.expected])
-    return answers.say(answers.verdict_data(verdict), lang, shown, DECIMALS, text)
+    return answers.say(answers.verdict_data(verdict), lang, shown(p), p.decimals, text)
 
 
-def document(p: Practice, lang: str) -> dict[str, Any]:
+def document(p: Dealt, lang: str) -> dict[str, Any]:
     """``attnlab practice --json``: ``id``, ``section``, ``input`` (a valid ``--input``
     document), ``ask`` (as ``attnlab check`` takes it) and ``text`` (never the answer)."""
     return {"id": p.id, "section": p.section, "input": p.input_document(lang), "ask": p.ask(),
@@ -288,7 +335,7 @@ def attempt_id(section: int) -> str:
     return f"practice-{section}"
 
 
-def attempt_data(p: Practice, verdict: Verdict | None) -> dict[str, Any]:
+def attempt_data(p: Dealt, verdict: Verdict | None) -> dict[str, Any]:
     """What is stored with an attempt: the verdict as data plus the exercise's seed; with no
     verdict, the record that the worked solution was shown (``kind`` ``"solution"``)."""
     from attnlab.grading.answers import verdict_data

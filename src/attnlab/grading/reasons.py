@@ -14,7 +14,7 @@ import re
 
 from attnlab.grading.grade import Verdict
 from attnlab.grading.rounding import CARRIED
-from attnlab.grading.slips import TEXTS as SLIP_TEXTS
+from attnlab.grading.slips import text as slip_text
 from attnlab.text.i18n import pick
 
 
@@ -76,7 +76,7 @@ def _wrong(verdict: Verdict, lang: str) -> str | None:
         parts.append(pick(lang, f"这正是这个错误会算出的数：{names}（重读第 {section} 节）",
                           f"That is the number this mistake gives: {names} (reread section "
                           f"{section})"))  # fmt: skip
-    parts += [SLIP_TEXTS[s][lang] for s in verdict.slips]
+    parts += [words for s in verdict.slips if (words := slip_text(s, lang))]
     if verdict.misread is not None:
         where = verdict.misread.label()
         also = ", ".join(a.label() for a in verdict.also)

@@ -8,7 +8,9 @@ A slip is named next to any catalogue match, since a coincidence can make both f
 * ``sign_flipped``: every number has the opposite sign (e.g. a gradient: descent subtracts it);
 * ``minus_dropped``: a negative number written without its minus sign;
 * ``raw_vs_scaled``: the raw score given for the scaled one, or the other way round;
-* ``prompt_swapped``: the numbers of the other prompt at the same place.
+* ``prompt_swapped``: the numbers of the other prompt at the same place;
+* ``shape_order`` (a shape): the right sizes in another order;
+* ``shape_of:STAGE`` (a shape): the shape of another tensor of the pipeline, named.
 
 Example::
 
@@ -52,6 +54,31 @@ TEXTS: dict[str, dict[str, str]] = {
     },
 }
 _SCORE_PAIR = {"raw_scores": "scaled_scores", "scaled_scores": "raw_scores"}
+TEXTS["shape_order"] = {
+    "zh": "各轴大小都对，但顺序不对：逐个写出每个轴的名字（B、n_head、T、d_head……），"
+    "再看 transpose 把它放到了哪里",
+    "en": "the right sizes in the wrong order: name each axis (B, n_head, T, d_head...) and "
+    "check where the transpose puts it",
+}
+TEXTS["shape_of"] = {
+    "zh": "这是「{stage}」的形状，不是所问的张量",
+    "en": "that is the shape of {stage}, not of the tensor asked for",
+}
+
+
+def text(slip: str, lang: str) -> str:
+    """A slip's words in ``lang``; ``shape_of:STAGE`` names the stage. A slip since renamed
+    has no words (an empty string)."""
+    name, _, stage = slip.partition(":")
+    if name not in TEXTS:
+        return ""
+    if not stage:
+        return TEXTS[name][lang]
+    from attnlab.grading.practice_shapes import ASKED, OTHERS
+
+    words = {**OTHERS, **ASKED}.get(stage)
+    what = words[0 if lang == "zh" else 1] if words else stage
+    return TEXTS[name][lang].format(stage=what)
 
 
 def close(given: list[float], want: list[float], tols: list[float]) -> bool:

@@ -7,6 +7,7 @@ Fields (the lesson's formula convention)::
     w_v        [C][d_v]   value projection
     num_heads  int        optional; then w_q, w_k, w_v are [C][C], split into heads in order
     w_o        [C][C]     optional output projection (only with num_heads)
+    w_vocab    [d_v][V]   optional scoring layer of section 16: logits = output @ w_vocab
     tokens     [B][T]     optional labels for the positions
 
 Other keys are ignored, so a document written by ``attnlab trace --format json`` is a valid input.
@@ -67,6 +68,7 @@ class LabInput:
     num_heads: int | None = None
     w_o: torch.Tensor | None = None  # [C, C]
     source: str = "lesson"
+    w_vocab: torch.Tensor | None = None  # [d_v, V_vocab]
 
     @classmethod
     def lesson(cls, lang: str = "zh") -> LabInput:
@@ -78,7 +80,9 @@ class LabInput:
     def mistake_input(self) -> MistakeInput:
         """These numbers as the mistakes catalogue runs on them (one head when no
         ``num_heads`` was given)."""
-        return MistakeInput(self.x, self.w_q, self.w_k, self.w_v, self.heads, self.w_o)
+        return MistakeInput(
+            self.x, self.w_q, self.w_k, self.w_v, self.heads, self.w_o, w_vocab=self.w_vocab
+        )
 
     @property
     def heads(self) -> int:
@@ -277,7 +281,16 @@ def parse_input(data: dict[str, Any], source: str = "input") -> LabInput:
             raise input_error("w_o_alone")
         w_o = _tensor(data, "w_o", 2, counter)
         _check_rows("w_o", w_o, C, C, {"zh": "（C）", "en": " (C)"})
-    return LabInput(x, w_q, w_k, w_v, _tokens(data, B, T), num_heads, w_o, source)
+    w_vocab = None
+    if "w_vocab" in data:
+        w_vocab = _tensor(data, "w_vocab", 2, counter)
+        width = C if num_heads else w_v.size(1)
+        if w_vocab.size(0) != width:
+            why = {"zh": "有 num_heads 时为 C", "en": "C, with num_heads"} if num_heads else {
+                "zh": "w_v 的列数", "en": "the columns of w_v"}  # fmt: skip
+            raise input_error("vocab_rows", d=width, why=why, n=w_vocab.size(0))
+    tokens = _tokens(data, B, T)
+    return LabInput(x, w_q, w_k, w_v, tokens, num_heads, w_o, source, w_vocab)
 
 
 def load_input(path: str | Path) -> LabInput:

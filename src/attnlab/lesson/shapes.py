@@ -28,6 +28,9 @@ _ROWS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("output", "output", ("B", "T", "C")),
 )
 
+#: Each stage's axis names, by stage key.
+AXES: dict[str, tuple[str, ...]] = {key: axes for key, _, axes in _ROWS}
+
 
 @dataclass(frozen=True)
 class ShapeRow:

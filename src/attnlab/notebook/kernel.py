@@ -92,7 +92,7 @@ class Practice:
         except InputError as exc:
             print(exc.localized(self.lang))
             return
-        print(self._dealing.verdict_line(verdict, text, self.lang))
+        print(self._dealing.verdict_line(self.dealt, verdict, text, self.lang))
 
     def solution(self) -> None:
         """Print every stage up to the asked one, for these numbers."""
@@ -104,6 +104,6 @@ class Practice:
 
 
 def practice(section: int, seed: int | None = None, lang: str = "zh") -> Practice:
-    """A fresh exercise of hand-sized numbers for ``section`` (4, 5, 6, 8 or 11), as
-    ``attnlab practice`` deals it; the same ``seed`` deals the same one."""
+    """A fresh exercise of hand-sized numbers for ``section`` (4, 5, 6, 8, 11 or 16; 9 asks for
+    a shape), as ``attnlab practice`` deals it; the same ``seed`` deals the same one."""
     return Practice(section, seed, lang)

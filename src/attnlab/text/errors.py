@@ -107,6 +107,7 @@ TEXT: dict[str, dict[str, str]] = {
         "token_row": "tokens[{b}]: expected {T} labels (T from x) but found {found}",
         "token_label": "tokens[{b}][{t}]: expected a string but found {found}",
         "w_o_alone": "w_o: given without num_heads; add num_heads (1 or more)",
+        "vocab_rows": "w_vocab: expected {d} rows (the output width: {why}) but found {n}",
         "display": "x: {axis}={size} exceeds the display limit {axis} <= {limit} for {what}; "
         "use --format json for large inputs",
         "items": "{what}: expected at most {limit:,} values, lists and tables but found about "
@@ -165,6 +166,7 @@ TEXT: dict[str, dict[str, str]] = {
         "token_row": "tokens[{b}]：应有 {T} 个标签（T 取自 x），实际是{found}",
         "token_label": "tokens[{b}][{t}]：应为字符串，实际是{found}",
         "w_o_alone": "w_o：给了 w_o 却没有 num_heads；请加上 num_heads（1 或更大）",
+        "vocab_rows": "w_vocab：应有 {d} 行（输出宽度：{why}），实际有 {n} 行",
         "display": "x：{axis}={size} 超过了{what}的显示上限 {axis} <= {limit}；"
         "大的输入请用 --format json",
         "items": "{what}：值、列表和表最多 {limit:,} 个，实际约有 {n:,} 个；"

@@ -55,9 +55,9 @@ def practice_page(request: Request, section_id: str, seed: str | None = None) ->
     mine = _mine(tries, dealt.seed)
     graded = [a for a in mine if a["data"].get("kind") != "solution"]
     last = graded[-1] if graded else None
-    shown = practice.answer_text(dealt.expected())
+    shown = practice.shown(dealt)
     verdict = (
-        answers.say(last["data"], lang, shown, practice.DECIMALS, last["answer"]) if last else None
+        answers.say(last["data"], lang, shown, dealt.decimals, last["answer"]) if last else None
     )
     run, done = practice.mastery(store.attempts).get(sid, (0, False))
     n = practice.MASTERY

@@ -14,7 +14,7 @@ from attnlab.cli.commands.quiz import _ask
 from attnlab.text.jsonable import dumps
 
 if TYPE_CHECKING:
-    from attnlab.grading.practice import Practice
+    from attnlab.grading.practice import Dealt
     from attnlab.progress.store import ProgressStore
 
 ORDER = 82
@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--section",
                 help="4 (scores), 5 (weights), 6 (output), 8 (scaled "
-                "scores) or 11 (masked scores).",
+                "scores), 9 (shapes), 11 (masked scores) or 16 (logits).",
             ),
         ] = 5,
         seed: Annotated[
@@ -84,7 +84,7 @@ def register(app: typer.Typer) -> None:
             _session(store, dealt, section, chosen, hint)
 
 
-def _session(store: ProgressStore, dealt: Practice, section: int, lang: str, hint: str) -> None:
+def _session(store: ProgressStore, dealt: Dealt, section: int, lang: str, hint: str) -> None:
     """Read answers until q or the end of input; every graded answer and every solution shown
     is saved under ``practice-N``."""
     from attnlab.grading import practice
@@ -111,7 +111,7 @@ def _session(store: ProgressStore, dealt: Practice, section: int, lang: str, hin
         except InputError as exc:
             typer.echo(error_message(exc, lang))
             continue
-        typer.echo(practice.verdict_line(verdict, line, lang))
+        typer.echo(practice.verdict_line(dealt, verdict, line, lang))
         if verdict.kind in ("right", "wrong"):
             data = json.dumps(practice.attempt_data(dealt, verdict))
             store.record_attempt(key, line.strip(), verdict.correct, data)
