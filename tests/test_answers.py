@@ -59,7 +59,7 @@ def test_a_verdict_given_in_zh_reads_in_en(
 def test_the_quiz_and_the_web_keep_the_same_data(tmp_path: Path, web_client_factory: Any) -> None:
     """One policy: every answer is kept; only right and wrong count as a try."""
     second = knowledge.exercise("4d").expected
-    lines = ["", "0", "0.123", "0.40", f"{second:.2f}", "u"]
+    lines = ["", "0", "0.123", "0.40", f"{second:.2f}", "", "u"]  # "": skip the practice
     argv = ["--lang", "en", "quiz", "--section", "4", "--data-dir", str(tmp_path / "q")]
     result = CliRunner().invoke(app, argv, input="".join(f"{line}\n" for line in lines))
     assert result.exit_code == 0, result.output

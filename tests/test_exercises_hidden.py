@@ -117,12 +117,14 @@ class _Learner:
 
     def say(self, text: str) -> None:
         self.said.append(text)
-        found = re.match(r"(?:练习|Exercise) (\w+)", text.lstrip())
+        found = re.match(r"(?:练习|Exercise) (\w+)：|Exercise (\w+):", text.lstrip())
         if found:
-            self.marks[found[1]] = len(self.said) - 1
+            self.marks[found[1] or found[2]] = len(self.said) - 1
 
     def ask(self, prompt: str) -> str:
         assert len(self.said) < 2000, "the quiz keeps asking"
+        if re.match(r"(?:练习|Practice) \d+-\d+", self.said[-1]):
+            return ""  # a dealt exercise: skipped (its numbers are dealt, not the lesson's)
         if prompt != "> ":
             return "u" if "[u]" in prompt else ""
         last = knowledge.exercise(max(self.marks, key=self.marks.__getitem__), self.lang)

@@ -47,7 +47,7 @@ def _check(text: str) -> dict[str, Any]:
 
 def _quiz_attempt(tmp_path: Path, text: str) -> dict[str, Any]:
     second = knowledge.exercise("4d").expected
-    lines = ["", text, "0.40", f"{second:.2f}", "u", "u"]
+    lines = ["", text, "0.40", f"{second:.2f}", "", "u", "u"]  # "": skip the practice
     argv = ["--lang", "en", "quiz", "--section", "4", "--data-dir", str(tmp_path)]
     result = runner.invoke(app, argv, input="".join(f"{line}\n" for line in lines))
     assert result.exit_code == 0, result.output

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from attnlab.cli.main import app
 from attnlab.grading import handcheck, practice
 from attnlab.grading.answer_parse import parse_numbers
+from attnlab.progress.store import ProgressStore
 from attnlab.text.errors import InputError
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # 3×3 tensors: no thread pool
@@ -171,10 +172,38 @@ def test_the_notebook_deals_and_grades_practice(capsys: pytest.CaptureFixture[st
     assert "✓ Right" in out and "✗ Not yet" in out and "Answer (row t=2)" in out
 
 
-def test_the_quiz_points_to_practice_after_a_computational_section(tmp_path: Path) -> None:
-    args = ["--lang", "en", "quiz", "--section", "5", "--data-dir", str(tmp_path)]
-    out = CliRunner().invoke(app, args, input="\n0.5\n0.5\n0.5 0.5\n0.5 0.5\nq\n").output
-    assert "attnlab practice --section 5" in out, out
+def test_the_quiz_deals_a_practice_exercise_after_the_fixed_ones(tmp_path: Path) -> None:
+    """After §5's exercises the quiz deals fresh numbers: a wrong and a right answer are graded
+    and saved under practice-5 (towards mastery); Enter skips it in another run."""
+    from attnlab.cli.quiz_session import Quiz
+
+    said: list[str] = []
+    script = iter(["", "0.5", "0.5", "0.5 0.5", "0.5 0.5"])  # question, 5c, 5d (2 tries each)
+
+    def ask(prompt: str) -> str | None:
+        dealt = next((m for t in said[-2:] if (m := re.match(r"Practice 5-(\d+)", t))), None)
+        if dealt is None:
+            return next(script, "u")
+        p = practice.deal(5, int(dealt[1]))
+        right = _typed(torch.tensor(p.expected()))
+        said.append("(answered)")
+        return "9 9 9" if not any("Not yet" in t for t in said[-3:]) else right
+
+    with ProgressStore(tmp_path / "quiz.sqlite3") as store:
+        Quiz(store, "en", ask, said.append).section(5)
+        stored = store.attempts("practice-5")
+    tries = [(a["correct"], practice.stored_data(a)["kind"]) for a in stored]
+    out = "\n".join(said)
+    assert "Practise on numbers you have not seen" in out and "✗ Not yet" in out, out
+    assert out.index("Practice 5-") < out.index("Model answer: "), "dealt after the reveal"
+    assert tries == [(False, "wrong"), (True, "right")], tries
+    skipped = CliRunner().invoke(
+        app, ["--lang", "en", "quiz", "--section", "5", "--data-dir", str(tmp_path / "cli")],
+        input="\n0.5\n0.5\n0.5 0.5\n0.5 0.5\n\nu\n",
+    )  # fmt: skip
+    assert skipped.exit_code == 0 and "Week progress: 1 of 20" in skipped.output, skipped.output
+    with ProgressStore.open(tmp_path / "cli") as store:
+        assert store.attempts("practice-5") == []
 
 
 def _right(section: int, seed: int) -> str:

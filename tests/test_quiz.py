@@ -31,9 +31,8 @@ def store(tmp_path: Path) -> ProgressStore:
 
 
 def test_one_section_question_reveal_assessment_and_exercises(tmp_path: Path) -> None:
-    r = quiz(
-        tmp_path, "--section", "9", lines=["batch B, last query, key 0", "1.599", "1 2 2 3", "u"]
-    )
+    lines = ["batch B, last query, key 0", "1.599", "1 2 2 3", "", "u"]  # "": skip the practice
+    r = quiz(tmp_path, "--section", "9", lines=lines)
     assert r.exit_code == 0, r.output
     s9 = knowledge.section(9, "en")
     order = [s9.title, s9.question, "Exercise 9c", "✓ Right: 1.599", "Exercise 9d",
@@ -55,7 +54,7 @@ def test_one_section_question_reveal_assessment_and_exercises(tmp_path: Path) ->
 
 def test_wrong_answer_gets_the_diagnosis_and_a_second_try(tmp_path: Path) -> None:
     unscaled = f"{diagnosis.mistake_stages('no_scale')['scaled_scores'][0, 0, 0]:.3f}"  # no ÷√d_k
-    r = quiz(tmp_path, "--section", "4", lines=["", unscaled, "0.40", "0.05", "r"])
+    r = quiz(tmp_path, "--section", "4", lines=["", unscaled, "0.40", "0.05", "", "r"])
     assert r.exit_code == 0, r.output
     assert "✗ Not yet · That is the number this mistake gives: no scaling" in r.output
     assert "Try once more." in r.output and "✓ Right: 0.40" in r.output
@@ -77,7 +76,7 @@ def test_two_wrong_answers_reveal_the_computed_answer(tmp_path: Path) -> None:
 def test_unreadable_or_too_coarse_answers_are_asked_again_and_kept_ungraded(
     tmp_path: Path,
 ) -> None:
-    r = quiz(tmp_path, "--section", "4", lines=["", "abc", "0.4", "0.40", "0.05", "u"])
+    r = quiz(tmp_path, "--section", "4", lines=["", "abc", "0.4", "0.40", "0.05", "", "u"])
     assert r.exit_code == 0, r.output
     assert "✗ Could not read it · expected a number like 0.599, got 'abc'" in r.output
     assert "Too coarse: give at least 2 decimals" in r.output

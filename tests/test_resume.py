@@ -70,7 +70,7 @@ def test_the_three_front_ends_resume_at_the_first_unfinished_section(started: Pa
 def test_section_and_review_do_not_move_the_resume_point(started: Path) -> None:
     ex = knowledge.section(5, "en").exercises
     right = [answer(e.expected, e.decimals) for e in ex]
-    r = quiz(started, "--section", "5", lines=["my answer", *right, "u"])
+    r = quiz(started, "--section", "5", lines=["my answer", *right, "", "u"])
     assert r.exit_code == 0, r.output
     expect(started, 1)
     r = quiz(started, "--review", lines=["q"])

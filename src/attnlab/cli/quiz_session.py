@@ -1,9 +1,11 @@
 """The terminal quiz: one section's knowledge check and graded exercises, saved step by step.
 
 For each section: show the title and question; take the learner's answer; ask the graded
-exercises, each right or wrong (with the grader's reason); then reveal the model answer and the
-mistake it guards against, ask for a self-assessment ("understood" or "review again") and recap
-the section's summary. The summary and model answer come last because they print the numbers
+exercises, each right or wrong (with the grader's reason); for a section with a computation,
+deal one exercise on fresh numbers (:mod:`attnlab.grading.practice`; Enter skips it); then
+reveal the model answer and the mistake it guards against, ask for a self-assessment
+("understood" or "review again") and recap the section's summary. The summary and model answer
+come last because they print the numbers
 the exercises ask for. Every step is written to the :class:`~attnlab.progress.store.ProgressStore`
 the moment it happens, so stopping the process loses at most the line being typed.
 
@@ -21,13 +23,14 @@ from typing import Any
 
 from attnlab.content import knowledge
 from attnlab.core.example import SECTION_COUNT
-from attnlab.grading import answers
-from attnlab.grading.practice import SECTIONS as PRACTICE_SECTIONS
+from attnlab.grading import answers, practice
+from attnlab.grading.grade import Verdict
 from attnlab.inputs.text_limits import check_text
 from attnlab.progress.store import ProgressStore
 from attnlab.progress.summary import Summary
 from attnlab.text import fmt
-from attnlab.text.i18n import pick
+from attnlab.text.errors import InputError
+from attnlab.text.i18n import error_message, pick
 
 Ask = Callable[[str], "str | None"]
 Say = Callable[[str], None]
@@ -35,6 +38,21 @@ MAX_TRIES = 2
 
 _UNDERSTOOD = {"u", "understood", "1", "y", "yes", "懂", "理解", "懂了"}
 _REVIEW = {"r", "review", "2", "n", "no", "复习", "再复习"}
+#: What asks for a dealt exercise's worked solution.
+SOLUTION = {"s", "solution", "?", "解答"}
+
+
+def save_practice(
+    store: ProgressStore, dealt: practice.Dealt, text: str, verdict: Verdict | None
+) -> None:
+    """Save a graded answer to a dealt exercise (``verdict``), or that its solution was shown
+    (None), under ``practice-N`` as every front end does."""
+    data = json.dumps(practice.attempt_data(dealt, verdict))
+    key = practice.attempt_id(dealt.section)
+    if verdict is None:
+        store.record_attempt(key, dealt.id, None, data)
+    else:
+        store.record_attempt(key, text.strip(), verdict.correct, data)
 
 
 class QuizStopped(Exception):
@@ -115,16 +133,49 @@ class Quiz:
         self.check_answer(section_id, [a for a in saved if a["exercise"] == f"check-{section_id}"])
         for ex in s.exercises:
             self.exercise(ex, [a for a in saved if a["exercise"] == ex.id])
-        if section_id in PRACTICE_SECTIONS:
-            self.say(self.t(f"换一组没见过的数再练：attnlab practice --section {section_id}",
-                            f"Practise on numbers you have not seen: attnlab practice --section "
-                            f"{section_id}"))  # fmt: skip
+        if section_id in practice.SECTIONS:
+            self.practice(section_id)
         self.say(self.t("参考答案：", "Model answer: ") + s.answer)
         self.say(self.t("常见错误：", "Common mistake: ") + s.mistake)
         self.store.set_assessment(section_id, self.assess())
         self.say(self.t("回顾：", "Recap: ") + s.summary)
         self.store.mark_complete(section_id)
         self.say(self.t("已保存。", "Saved. ") + progress_line(self.store.summary(), self.lang))
+
+    def practice(self, section_id: int) -> None:
+        """One exercise dealt on fresh numbers: Enter skips it, ``s`` shows the worked solution;
+        two tries, then the solution. Every graded answer and a shown solution are saved as
+        ``attnlab practice`` saves them (they count towards the section's mastery)."""
+        dealt = practice.deal(section_id)
+        self.say(self.t("换一组没见过的数再练（回车跳过，s 看解答）：",
+                        "Practise on numbers you have not seen (Enter skips, s shows the "
+                        "solution):"))  # fmt: skip
+        self.say(practice.exercise_text(dealt, self.lang))
+        tries = 0
+        while tries < MAX_TRIES:
+            text = self.ask("> ", "exercise_answer")
+            if not text:
+                return
+            if text.lower() in SOLUTION:
+                break
+            try:
+                verdict = dealt.grade(text)
+            except InputError as exc:  # not a list of numbers: ask again
+                self.say(error_message(exc, self.lang))
+                continue
+            self.say(practice.verdict_line(dealt, verdict, text, self.lang))
+            if verdict.kind not in answers.GRADED:  # too few numbers or decimals: ask again
+                continue
+            save_practice(self.store, dealt, text, verdict)
+            tries += 1
+            if verdict.correct:
+                self.say(self.t(f"更多练习：attnlab practice --section {section_id}",
+                                f"More: attnlab practice --section {section_id}"))  # fmt: skip
+                return
+            if tries < MAX_TRIES:
+                self.say(self.t("再试一次。", "Try once more."))
+        self.say(practice.solution_text(dealt, self.lang))
+        save_practice(self.store, dealt, "", None)
 
     def check_answer(self, section_id: int, saved: list[dict[str, Any]]) -> None:
         """Take the answer to the check question, or show the one saved before."""

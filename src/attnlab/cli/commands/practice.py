@@ -3,7 +3,6 @@ graded by the one grader with the mistake named; ``--json`` prints it for ``chec
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -11,6 +10,7 @@ import typer
 from attnlab.cli._common import fail
 from attnlab.cli._store import StoreOptions, with_store
 from attnlab.cli.commands.quiz import _ask
+from attnlab.cli.quiz_session import save_practice
 from attnlab.text.jsonable import dumps
 
 if TYPE_CHECKING:
@@ -98,9 +98,7 @@ def _session(store: ProgressStore, dealt: Dealt, section: int, lang: str, hint: 
             return
         if word in SOLUTION:
             typer.echo(practice.solution_text(dealt, lang))
-            store.record_attempt(
-                key, dealt.id, None, json.dumps(practice.attempt_data(dealt, None))
-            )
+            save_practice(store, dealt, "", None)
             continue
         if word in NEW:
             dealt = practice.deal(section)
@@ -113,8 +111,7 @@ def _session(store: ProgressStore, dealt: Dealt, section: int, lang: str, hint: 
             continue
         typer.echo(practice.verdict_line(dealt, verdict, line, lang))
         if verdict.kind in ("right", "wrong"):
-            data = json.dumps(practice.attempt_data(dealt, verdict))
-            store.record_attempt(key, line.strip(), verdict.correct, data)
+            save_practice(store, dealt, line, verdict)
         done = practice.streak(store.attempts(key))
         if verdict.correct:
             row = pick(lang, f"连续答对 {done}/{practice.MASTERY} 组（n 换一组数）",
