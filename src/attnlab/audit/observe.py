@@ -76,10 +76,26 @@ class Run:
         return self.rec.of("sdpa")
 
 
-def forward(module: nn.Module, x: torch.Tensor, path: Path) -> Run:
-    """Call ``module(x)`` under the recorder; the first tensor it returns is the output."""
+def forward(module: nn.Module, x: torch.Tensor, path: Path, call: dict | None = None) -> Run:
+    """Call ``module(x)`` under the recorder; the first tensor it returns is the output.
+
+    Args:
+        call: how the judge asks for the call (:mod:`~attnlab.audit.calling`): ``"qkv"``
+            passes ``x`` as query, key and value (``module(x, x, x)``); ``"mask"``, when not
+            None, is passed as the keyword ``"mask_name"`` (or positionally after the inputs
+            when ``"mask_at"`` is its position).
+    """
+    call = call or {}
+    args: list[object] = [x, x, x] if call.get("qkv") else [x]
+    kwargs: dict[str, object] = {}
+    mask = call.get("mask")
+    if mask is not None:
+        if call.get("mask_at") is not None:
+            args += [None] * (int(call["mask_at"]) - len(args)) + [mask]
+        else:
+            kwargs[str(call["mask_name"])] = mask
     with guarded("call", path), torch.no_grad(), Recorder() as rec:
-        result = module(x)
+        result = module(*args, **kwargs)
     out = result
     while isinstance(out, tuple | list) and out:
         out = out[0]
