@@ -254,8 +254,14 @@ def test_forward_call_plans() -> None:
     def needs(x, rope):  # type: ignore[no-untyped-def]
         pass
 
+    def keywords(*, query, key, value, mask=None):  # type: ignore[no-untyped-def]
+        pass
+
     assert plan(_params(qkv)) == Convention(qkv=True, mask_name="mask", optional=True)
     assert plan(_params(hf)) == Convention(left_out="attention_mask")
+    by_name = plan(_params(keywords))
+    assert by_name.inputs == ("query", "key", "value") and by_name.mask_name == "mask"
+    assert by_name.python() == "query=x, key=x, value=x"
     with pytest.raises(LearnerError, match="needs rope, which the auditor cannot give"):
         plan(_params(needs))
 

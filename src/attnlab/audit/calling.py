@@ -67,6 +67,8 @@ class Convention:
         rank: the mask's number of dimensions.
         causal: probing found the module causal under this convention.
         left_out: an optional padding mask (:data:`PADDING`) not passed.
+        inputs: the input parameters' names, when they are keyword-only (``x`` is passed by
+            name to each).
     """
 
     qkv: bool = False
@@ -77,6 +79,7 @@ class Convention:
     rank: int = 2
     causal: bool = True
     left_out: str | None = None
+    inputs: tuple[str, ...] | None = None
 
     @property
     def probed(self) -> bool:
@@ -100,15 +103,18 @@ class Convention:
 
     def request(self, x: torch.Tensor) -> dict[str, Any] | None:
         """The ``call`` field of a forward request for input ``x`` ``[B, T, C]``."""
-        if not self.qkv and self.style is None:
+        if not self.qkv and self.style is None and self.inputs is None:
             return None
         mask = self.mask(x.size(0), x.size(1))
-        return {"qkv": self.qkv, "mask_name": self.mask_name, "mask_at": self.mask_at,
-                "mask": mask}  # fmt: skip
+        return {"qkv": self.qkv, "inputs": self.inputs, "mask_name": self.mask_name,
+                "mask_at": self.mask_at, "mask": mask}  # fmt: skip
 
     def python(self) -> str:
         """The call's arguments as Python, with ``x`` and the mask ``M``."""
-        args = "x, x, x" if self.qkv else "x"
+        if self.inputs is not None:
+            args = ", ".join(f"{name}=x" for name in self.inputs)
+        else:
+            args = "x, x, x" if self.qkv else "x"
         if self.style is None:
             return args
         return f"{args}, M" if self.mask_at is not None else f"{args}, {self.mask_name}=M"
@@ -116,7 +122,7 @@ class Convention:
     def reproduce(self, shape: tuple[int, ...]) -> str:
         """Python that calls ``m`` as the audit did on an input of ``shape`` = (B, T, C)."""
         x = f"torch.randn{tuple(shape)}"
-        if not self.qkv and self.style is None:
+        if self.python() == "x":
             return f"m({x})"
         B, T = shape[0], shape[1]
         keep = f"torch.tril(torch.ones({T}, {T}, dtype=torch.bool))"
@@ -201,13 +207,14 @@ def plan(params: list[list[Any]] | None) -> Convention:
     """
     if not params:
         return Convention()
-    plain = [p for p in params if p[1] in ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")]
-    names = [str(p[0]).lower() for p in plain]
+    named = [p for p in params if p[1] not in ("VAR_POSITIONAL", "VAR_KEYWORD")]
+    names = [str(p[0]).lower() for p in named]
     qkv = len(names) >= 3 and names[0] in QUERY and names[1] in KEY and names[2] in VALUE
-    inputs = 3 if qkv else 1
-    conv = Convention(qkv=qkv)
+    inputs = named[: 3 if qkv else 1]
+    by_name = any(p[1] == "KEYWORD_ONLY" for p in inputs)  # forward(self, *, query, key, value)
+    conv = Convention(qkv=qkv, inputs=tuple(str(p[0]) for p in inputs) if by_name else None)
     for i, (name, kind, has_default) in enumerate(params):
-        if kind in ("VAR_POSITIONAL", "VAR_KEYWORD") or (i < inputs and kind != "KEYWORD_ONLY"):
+        if kind in ("VAR_POSITIONAL", "VAR_KEYWORD") or [name, kind, has_default] in inputs:
             continue
         if has_default and str(name).lower() in PADDING:
             conv = replace(conv, left_out=conv.left_out or str(name))

@@ -81,13 +81,16 @@ def forward(module: nn.Module, x: torch.Tensor, path: Path, call: dict | None = 
 
     Args:
         call: how the judge asks for the call (:mod:`~attnlab.audit.calling`): ``"qkv"``
-            passes ``x`` as query, key and value (``module(x, x, x)``); ``"mask"``, when not
+            passes ``x`` as query, key and value (``module(x, x, x)``), ``"inputs"`` names
+            keyword-only inputs to pass ``x`` to; ``"mask"``, when not
             None, is passed as the keyword ``"mask_name"`` (or positionally after the inputs
             when ``"mask_at"`` is its position).
     """
     call = call or {}
     args: list[object] = [x, x, x] if call.get("qkv") else [x]
     kwargs: dict[str, object] = {}
+    if call.get("inputs"):  # keyword-only inputs: forward(*, query, key, value)
+        args, kwargs = [], {str(name): x for name in call["inputs"]}
     mask = call.get("mask")
     if mask is not None:
         if call.get("mask_at") is not None:

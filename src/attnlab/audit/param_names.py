@@ -29,7 +29,7 @@ HEAD_COUNTS = {
 #: Names of one head's size.
 HEAD_SIZE = {
     "head_size", "head_dim", "d_head", "dim_head", "d_k", "dk", "d_kv", "head_dims",
-    "headsize", "size_per_head", "kv_channels",
+    "headsize", "size_per_head", "kv_channels", "d_v", "dv", "d_q", "d_values", "d_keys",
 }  # fmt: skip
 #: Names of the context length (the longest T the module must take).
 CONTEXT = {
