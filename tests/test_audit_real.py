@@ -191,6 +191,14 @@ def test_config_parameter_gets_an_object_with_every_common_name() -> None:
         config.nope  # noqa: B018
 
 
+def test_init_sets_config_attributes_the_auditor_does_not_know() -> None:
+    config = arguments(Hf, "head", (12, 3, 8), parse_init("rotary_dim=D, theta=1e4")).configs
+    assert (config[-1][0].rotary_dim, config[-1][0].theta) == (4, 1e4)
+    assert config[-1][1].endswith("rotary_dim=4, theta=10000.0)")
+    with pytest.raises(AttributeError, match=re.escape('--init "rotary_dim=..."')):
+        arguments(Hf, "head", (12, 3, 8)).configs[-1][0].rotary_dim  # noqa: B018
+
+
 def test_unknown_names_are_never_called_positionally() -> None:
     with pytest.raises(BuildError, match="cannot tell what parameter a of Unknown"):
         arguments(Unknown, "multihead", (12, 3, 8))

@@ -157,6 +157,9 @@ class Convention:
             shape = _shape(self.style, self.rank)
             zh = f"{call}，M {shape}：{zh_style}"
             en = f"{call} with M {shape}: {en_style}"
+            if self.style == "blocked_bool" and self.causal:
+                zh += "（若你的掩码本意是 True = 可以关注，那它是反的）"
+                en += " (if your mask means True = may attend, it is inverted)"
         if self.probed and not self.causal:
             zh += "；试过的掩码约定都没有让模块成为因果的（见第 5 项）"
             en += "; no mask convention tried made the module causal (see item 5)"

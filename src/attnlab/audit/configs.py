@@ -61,7 +61,7 @@ class LessonConfig:
         known = ", ".join(sorted(k for k in self.__dict__ if not k.startswith("_"))[:12])
         raise AttributeError(
             f"the auditor's config has no attribute {name!r} (it has {known}, ...); "
-            f"say its value with --init or audit a factory function"
+            f'say its value with --init "{name}=..." or audit a factory function'
         )
 
     def __getitem__(self, name: str) -> Any:  # dict-style configs: cfg["emb_dim"]
@@ -140,9 +140,21 @@ def _sized(name: str, sizes: dict[str, int]) -> int | float | None:
     return 0.0 if what == "dropout" else None
 
 
-def configs(target: Callable[..., Any], sizes: dict[str, int]) -> list[tuple[Any, str]]:
+def configs(
+    target: Callable[..., Any], sizes: dict[str, int], settings: dict[str, Any] | None = None
+) -> list[tuple[Any, str]]:
     """The config objects to try, in order, each with its text: the learner's own config
-    classes, then :class:`LessonConfig`."""
+    classes, then :class:`LessonConfig`; ``settings`` (from ``--init``) are set on each."""
     own = [c for cls in _file_configs(target) if (c := _file_config(cls, sizes)) is not None]
     generic = LessonConfig(sizes)
-    return [*own, (generic, generic.describe())]
+    found = [*own, (generic, generic.describe())]
+    kept = []
+    for config, text in found:
+        try:
+            for name, value in (settings or {}).items():
+                setattr(config, name, value)
+        except (AttributeError, TypeError, dataclasses.FrozenInstanceError):
+            continue
+        told = ", ".join(f"{k}={v!r}" for k, v in (settings or {}).items())
+        kept.append((config, f"{text[:-1]}, {told})" if told else text))
+    return kept

@@ -130,7 +130,9 @@ def arguments(
         target: the learner's class or factory.
         kind: ``"head"`` or ``"multihead"``, for names that do not tell (``d_out``).
         sizes: (C, head count or head size, T).
-        init: ``--init`` values (:func:`parse_init`); they win over the names.
+        init: ``--init`` values (:func:`parse_init`); they win over the names. When the
+            constructor takes a config object, names that are not its parameters are set on
+            the config.
 
     Returns:
         The :class:`Plan`; a config parameter, if any, is left out of its ``kwargs``.
@@ -153,8 +155,9 @@ def arguments(
     init = dict(init or {})
     names = [p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     takes_any = any(p.kind == p.VAR_KEYWORD for p in params)
+    has_config = any(meaning(n) == "config" for n in names)
     extra = [n for n in init if n not in names and not takes_any]
-    if extra:
+    if extra and not has_config:
         raise BuildError(
             f"--init 给了 {extra[0]}，但 {name} 的参数是 ({', '.join(names)})",
             f"--init names {extra[0]}, expected one of {name}'s parameters, "
@@ -190,7 +193,11 @@ def arguments(
             plan.args.append(value)
         else:
             plan.kwargs[p.name] = value
-    plan.kwargs.update(init)  # what a **kwargs parameter takes
+    if plan.config_slot is not None:  # the other names are the config's attributes
+        settings = {k: sized[v] if isinstance(v, Symbol) else v for k, v in init.items()}
+        plan.configs = configs(target, sized, settings)
+    else:
+        plan.kwargs.update(init)  # what a **kwargs parameter takes
     if not told and not ({"C"} & covered and {"H", "D", "OUT"} & covered):
         listed = ", ".join(names)
         lacks = ("嵌入维度", "embedding size") if "C" not in covered else ("头数或每头维度",
@@ -201,6 +208,4 @@ def arguments(
             f"wrong signature: expected (embed_dim, head_size|num_heads, context_length) or "
             f"parameters with such meanings, found ({listed}): none gives the {lacks[1]}",
         )
-    if plan.config_slot is not None:
-        plan.configs = configs(target, sized)
     return plan

@@ -16,7 +16,7 @@ from typing import Any
 EMBED = {
     "embed_dim", "embedding_dim", "embed_size", "embd_dim", "emb_dim", "d_model", "n_embd",
     "n_embed", "n_emb", "hidden_size", "hidden_dim", "dim", "model_dim", "d_in", "in_dim",
-    "dim_in", "input_dim", "in_features", "d_emb", "c", "n_state", "width", "embed",
+    "dim_in", "input_dim", "in_features", "d_emb", "c", "n_state", "embed",
     "num_hiddens", "key_size", "query_size", "value_size",
 }  # fmt: skip
 #: Names of the output width: C for a multi-head module, the head size for one head.

@@ -200,6 +200,18 @@ def mirror(skeleton: list[dict[str, Any]]) -> nn.Module:
     return nodes[""].float().eval()
 
 
+def _forward_params(found: Any) -> list[list[Any]] | None:
+    """The learner's account of its forward's parameters, if it has the expected form."""
+    if not isinstance(found, list):
+        return None
+    ok = all(
+        isinstance(p, list) and len(p) == 3 and isinstance(p[0], str) and isinstance(p[1], str)
+        and isinstance(p[2], bool)
+        for p in found
+    )  # fmt: skip
+    return found if ok else None
+
+
 def build(
     target: RemoteTarget,
     kind: str,
@@ -213,7 +225,7 @@ def build(
     try:
         module = mirror(reply["skeleton"])
         target.built[tuple(sizes)] = str(reply.get("call") or "")
-        forward_params = reply.get("forward")
+        forward_params = _forward_params(reply.get("forward"))
     except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as exc:
         raise LearnerGone(f"a malformed skeleton: {exc}") from None
     module._attnlab_remote = (target.learner, int(reply["handle"]))  # type: ignore[assignment]
