@@ -204,8 +204,9 @@ def arguments(
                  "head count or head size")  # fmt: skip
         raise BuildError(
             f"签名不对：应能以 (embed_dim, head_size|num_heads, context_length) 这类参数构造，"
-            f"实际参数是 ({listed})：没有参数给出{lacks[0]}",
+            f"实际参数是 ({listed})：没有参数给出{lacks[0]}（可用 --init 或工厂函数说明）",
             f"wrong signature: expected (embed_dim, head_size|num_heads, context_length) or "
-            f"parameters with such meanings, found ({listed}): none gives the {lacks[1]}",
+            f"parameters with such meanings, found ({listed}): none gives the {lacks[1]} "
+            f"(name it with --init or audit a factory function)",
         )
     return plan
