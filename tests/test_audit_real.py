@@ -110,6 +110,18 @@ def test_mask_no_convention_makes_causal_is_said_and_item_5_fails() -> None:
     assert 5 in _fails(result)
 
 
+def test_time_first_module_is_found_and_a_batch_first_one_never_taken_for_it() -> None:
+    """A batch-first attention fed [T, B, C] attends across the batch: probing must not take a
+    buggy batch-first module for a time-first one (its bug would show as batch mixing)."""
+    good = _audit(REAL / "good" / "labml_time_first.py")
+    assert "x passed time first, [T, B, C]" in good["call"]["forward"]["en"]
+    assert "M [T, T, 1]" in good["call"]["forward"]["en"]
+    for stem in ("annotated_mask_ignored", "additive_mask_after_softmax", "blocked_zero_fill"):
+        bad = _audit(REAL / "bad" / f"{stem}.py")
+        assert "time first" not in bad["call"]["forward"]["en"], bad["call"]
+        assert 9 not in _fails(bad), stem
+
+
 def test_hf_attention_mask_is_left_to_the_module() -> None:
     """An optional ``attention_mask`` is HF's padding mask: a module without its own causal
     mask is not made causal by the auditor's mask."""
@@ -275,9 +287,9 @@ def test_forward_call_plans() -> None:
 
 
 def test_masks_in_each_convention() -> None:
-    keep = Convention(mask_name="m", style="keep_bool", rank=3).mask(2, 3)
+    keep = Convention(mask_name="m", style="keep_bool", dims="1TT").mask(2, 3)
     assert keep is not None and keep.shape == (1, 3, 3) and bool(keep[0, 2, 0])
-    add = Convention(mask_name="m", style="additive_inf", rank=4).mask(2, 3)
+    add = Convention(mask_name="m", style="additive_inf", dims="11TT").mask(2, 3)
     assert add is not None and add.shape == (1, 1, 3, 3) and float(add[0, 0, 0, 1]) == -float("inf")
     lengths = Convention(mask_name="valid_lens", style="lengths").mask(2, 3)
     assert lengths is not None and lengths.tolist() == [[1, 2, 3], [1, 2, 3]]

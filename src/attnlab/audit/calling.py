@@ -8,28 +8,31 @@ each build) and picks the call:
 * a mask parameter (a name with ``mask`` in it, not a padding or head mask, nor an optional
   ``attention_mask``, which in Hugging Face code is the padding mask and is left out; or d2l's
   ``valid_lens``): the causal mask in the module's own convention, found by probing. The
-  candidates (:data:`STYLES` × :data:`RANKS`) are tried in order on a random ``[2, 5, C]``
-  input; the first under which the module runs, returns finite ``[B, T, ·]`` values and is
-  causal (changing positions ≥ t never changes an output before t, for every t) is used for
-  every call of the audit. When the mask has a default, calling without one is tried first.
+  candidates (:data:`STYLES` × :data:`SHAPES`) are tried in order on a random ``[2, 5, C]``
+  input; the first under which the module runs, returns finite ``[B, T, ·]`` values, is causal
+  (changing positions ≥ t never changes an output before t, for every t) and keeps batch rows
+  apart is used for every call of the audit. When the mask has a default, calling without one
+  is tried first.
 
-If no convention makes the module causal, the audit goes on with the most plausible one (no
-mask when the mask is optional, else the first that ran) and checklist item 5 judges the
-module as it is: it cannot pass. Any other required ``forward`` parameter stops the audit with
-one line naming it (exit code 2).
+A module with a mask parameter may also take its input time first (``[T, B, C]``, labml):
+when no batch-first call qualifies, the same candidates are tried on the transposed input (and
+a ``[T, T, 1]`` mask); its output is turned back to ``[B, T, ·]``, and its intermediates, laid
+out differently, are not read (:func:`attnlab.audit.remote.forward`).
+
+If no convention makes the module causal, the audit goes on with the one nearest to causal
+(:func:`~attnlab.audit.call_probe.settle`) and checklist item 5 judges the module as it is:
+it cannot pass. Any other required ``forward`` parameter stops the audit with one line naming
+it (exit code 2). A ``forward(x)`` module is called as it is, with no probing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import torch
-from torch import nn
 
 from attnlab.audit.loader import LearnerError
-from attnlab.audit.observe import close
 
 QUERY = {"query", "q", "queries", "x_q", "xq", "q_input", "query_input"}
 KEY = {"key", "k", "keys", "x_k", "xk", "k_input", "key_input"}
@@ -48,8 +51,9 @@ STYLES = (
     ("blocked_bool", "布尔，True = 屏蔽（nn.MultiheadAttention 的 attn_mask）",
      "bool, True = blocked (nn.MultiheadAttention's attn_mask)"),
 )  # fmt: skip
-#: Mask shapes tried, by rank: [T, T], [1, T, T], [1, 1, T, T].
-RANKS = (2, 3, 4)
+#: Mask shapes tried: [T, T], [1, T, T], [1, 1, T, T]; a time-first module also [T, T, 1].
+SHAPES = ("TT", "1TT", "11TT")
+TIME_FIRST_SHAPES = ("TT1", "TT", "1TT", "11TT")
 #: (B, T) of the probing input.
 PROBE_BT = (2, 5)
 
@@ -64,7 +68,8 @@ class Convention:
         mask_at: its position, when it can only be passed positionally.
         optional: the mask parameter has a default.
         style: the mask passed (a :data:`STYLES` name, or ``"lengths"``); None: no mask.
-        rank: the mask's number of dimensions.
+        dims: the mask's shape: ``T`` for the positions, ``1`` for a broadcast axis.
+        time_first: the module takes ``[T, B, C]`` and returns ``[T, B, ·]``.
         causal: probing found the module causal under this convention.
         left_out: an optional padding mask (:data:`PADDING`) not passed.
         inputs: the input parameters' names, when they are keyword-only (``x`` is passed by
@@ -76,7 +81,8 @@ class Convention:
     mask_at: int | None = None
     optional: bool = True
     style: str | None = None
-    rank: int = 2
+    dims: str = "TT"
+    time_first: bool = False
     causal: bool = True
     left_out: str | None = None
     inputs: tuple[str, ...] | None = None
@@ -99,15 +105,15 @@ class Convention:
             "additive_inf": lambda: torch.zeros(T, T).masked_fill(~keep, float("-inf")),
             "additive_big": lambda: torch.zeros(T, T).masked_fill(~keep, -1e9),
         }[self.style]()
-        return made.reshape((1,) * (self.rank - 2) + (T, T))
+        return made.reshape(tuple(T if d == "T" else 1 for d in self.dims))
 
     def request(self, x: torch.Tensor) -> dict[str, Any] | None:
         """The ``call`` field of a forward request for input ``x`` ``[B, T, C]``."""
-        if not self.qkv and self.style is None and self.inputs is None:
+        if not self.qkv and self.style is None and self.inputs is None and not self.time_first:
             return None
         mask = self.mask(x.size(0), x.size(1))
         return {"qkv": self.qkv, "inputs": self.inputs, "mask_name": self.mask_name,
-                "mask_at": self.mask_at, "mask": mask}  # fmt: skip
+                "mask_at": self.mask_at, "mask": mask, "time_first": self.time_first}  # fmt: skip
 
     def python(self) -> str:
         """The call's arguments as Python, with ``x`` and the mask ``M``."""
@@ -122,6 +128,8 @@ class Convention:
     def reproduce(self, shape: tuple[int, ...]) -> str:
         """Python that calls ``m`` as the audit did on an input of ``shape`` = (B, T, C)."""
         x = f"torch.randn{tuple(shape)}"
+        if self.time_first:
+            x += ".transpose(0, 1)"
         if self.python() == "x":
             return f"m({x})"
         B, T = shape[0], shape[1]
@@ -135,8 +143,8 @@ class Convention:
             "lengths": f"torch.arange(1, {T + 1}).repeat({B}, 1)",
             None: "",
         }[self.style]
-        if self.style not in (None, "lengths") and self.rank > 2:
-            made += f".reshape({', '.join(['1'] * (self.rank - 2) + [str(T), str(T)])})"
+        if self.style not in (None, "lengths") and self.dims != "TT":
+            made += f".reshape({', '.join(str(T) if d == 'T' else '1' for d in self.dims)})"
         mask = f"; M = {made}" if made else ""
         return f"x = {x}{mask}; m({self.python()})"
 
@@ -154,12 +162,15 @@ class Convention:
                 en += f" (no {self.mask_name}: the module masks the future itself)"
         else:
             zh_style, en_style = _style_words(self.style)
-            shape = _shape(self.style, self.rank)
+            shape = _shape(self.style, self.dims)
             zh = f"{call}，M {shape}：{zh_style}"
             en = f"{call} with M {shape}: {en_style}"
             if self.style == "blocked_bool" and self.causal:
                 zh += "（若你的掩码本意是 True = 可以关注，那它是反的）"
                 en += " (if your mask means True = may attend, it is inverted)"
+        if self.time_first:
+            zh += "；x 以时间在前的 [T, B, C] 传入，输出 [T, B, ·]"
+            en += "; x passed time first, [T, B, C], output [T, B, ·]"
         if self.probed and not self.causal:
             zh += "；试过的掩码约定都没有让模块成为因果的（见第 5 项）"
             en += "; no mask convention tried made the module causal (see item 5)"
@@ -173,10 +184,10 @@ def _style_words(style: str) -> tuple[str, str]:
     return zh, en
 
 
-def _shape(style: str, rank: int) -> str:
+def _shape(style: str, dims: str) -> str:
     if style == "lengths":
         return "[B, T]"
-    return "[" + ", ".join(["1"] * (rank - 2) + ["T", "T"]) + "]"
+    return "[" + ", ".join(dims) + "]"
 
 
 def _unsupported(params: list[list[Any]], name: str) -> LearnerError:
@@ -235,65 +246,11 @@ def candidates(base: Convention) -> list[Convention]:
     tried = [replace(base, style=None)] if base.optional else []
     if base.mask_name is not None and base.mask_name.lower() in LENGTHS:
         return [*tried, replace(base, style="lengths")]
-    return tried + [replace(base, style=s[0], rank=r) for r in RANKS for s in STYLES]
-
-
-def _run(module: nn.Module, x: torch.Tensor, path: Path, conv: Convention) -> torch.Tensor:
-    from attnlab.audit.remote import forward
-
-    return forward(module, x, path, conv).out
-
-
-def _causal(module: nn.Module, x: torch.Tensor, path: Path, conv: Convention) -> bool | None:
-    """True: finite ``[B, T, ·]`` output that no later position changes; False: it runs but
-    is not; None: it raised or gave another shape."""
-    B, T = x.shape[:2]
-    try:
-        out = _run(module, x, path, conv)
-    except LearnerError:
-        return None
-    if out.dim() != 3 or tuple(out.shape[:2]) != (B, T):
-        return None
-    if not bool(out.isfinite().all()):
-        return False
-    gen = torch.Generator().manual_seed(17)
-    for t0 in range(1, T):
-        x2 = x.clone()
-        x2[:, t0:] = torch.randn(x2[:, t0:].shape, generator=gen)
-        try:
-            out2 = _run(module, x2, path, conv)
-        except LearnerError:
-            return None
-        if out2.shape != out.shape or not close(out[:, :t0], out2[:, :t0], 1e-5):
-            return False
-    return True
-
-
-def settle(module: nn.Module, params: list[list[Any]] | None, path: Path, width: int) -> Convention:
-    """The convention to call ``module`` with: :func:`plan`, then, for a mask parameter, the
-    first candidate under which the module is causal (see the module docstring).
-
-    Args:
-        module: a mirror built by :func:`attnlab.audit.remote.build`.
-        params: its forward's parameters.
-        width: the width C of its input.
-
-    Raises:
-        LearnerError: the forward needs a parameter the auditor cannot give, or it raised
-            under every candidate (the first candidate's failure).
-    """
-    base = plan(params)
-    if base.mask_name is None:
-        return base
-    x = torch.randn(*PROBE_BT, width, generator=torch.Generator().manual_seed(13))  # [B, T, C]
-    ran: list[Convention] = []
-    for conv in candidates(base):
-        found = _causal(module, x, path, conv)
-        if found:
-            return conv
-        if found is not None:
-            ran.append(conv)
-    fallback = ran[0] if ran else candidates(base)[0]
-    if not ran:
-        _run(module, x, path, fallback)  # raises the learner's failure, with its line
-    return replace(fallback, causal=False)
+    batch_first = tried + [replace(base, style=s[0], dims=d) for d in SHAPES for s in STYLES]
+    flipped = [replace(base, style=None, time_first=True)] if base.optional else []
+    flipped += [
+        replace(base, style=s[0], dims=d, time_first=True)
+        for d in TIME_FIRST_SHAPES
+        for s in STYLES
+    ]
+    return batch_first + flipped

@@ -20,7 +20,8 @@ import torch
 from torch import nn
 
 from attnlab.audit import wire
-from attnlab.audit.calling import Convention, settle
+from attnlab.audit.call_probe import settle
+from attnlab.audit.calling import Convention
 from attnlab.audit.construct import kind_of
 from attnlab.audit.loader import LearnerError
 from attnlab.audit.observe import Run
@@ -261,5 +262,7 @@ def forward(module: nn.Module, x: torch.Tensor, path: Path, call: Convention | N
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
         raise LearnerGone(f"a malformed forward reply: {exc}") from None
     rec = Recorder()
-    rec.calls = calls
+    # A time-first module's intermediates are laid out [T, T, B, H], [T, B, H, d]...: read as
+    # [B, H, T, T] they would say false things, so only its output is judged.
+    rec.calls = [] if call.time_first else calls
     return Run(x, out.double(), rec)
