@@ -238,7 +238,7 @@ def forward(module: nn.Module, x: torch.Tensor, path: Path, call: Convention | N
     """Run the learner's module on ``x`` with the mirror's parameters: its output and calls.
 
     ``call`` (by default the target's, settled on the first forward:
-    :func:`~attnlab.audit.calling.settle`) says how: inputs and the causal mask."""
+    :func:`~attnlab.audit.call_probe.settle`) says how: inputs and the causal mask."""
     learner, handle = module._attnlab_remote  # type: ignore[misc]
     if call is None:
         target, forward_params = module._attnlab_target  # type: ignore[misc]
