@@ -20,6 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from attnlab.audit import run_audit
+from attnlab.audit.call_probe import settle
 from attnlab.audit.calling import Convention, plan
 from attnlab.audit.configs import LessonConfig
 from attnlab.audit.construct import BuildError, arguments
@@ -32,6 +33,10 @@ from attnlab.cli.main import app
 REAL = Path(__file__).parent / "zoo" / "real"
 GOOD = sorted((REAL / "good").glob("*.py"))
 BAD = sorted((REAL / "bad").glob("*.py"))
+#: One-bug variants not yet failed on their item, each waiting for another part of the auditor:
+#: roles read from the full dotted names (``query.linear``: the i/j swap now exits 0), and
+#: time-first intermediates read in their own layout (the heads-axis softmax fails item 5).
+PENDING = sorted((REAL / "pending").glob("*.py"))
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -100,6 +105,12 @@ def test_real_one_bug_variant_fails_its_item(path: Path) -> None:
     assert result["overall"]["status"] == "FAIL"
     text = render({**result, "target": path.name}, "en")
     assert "no item explains" not in text
+
+
+@pytest.mark.xfail(strict=True, reason="needs another part of the auditor: move it to bad/")
+@pytest.mark.parametrize("path", PENDING, ids=lambda p: p.stem)
+def test_pending_variant_fails_its_item(path: Path) -> None:
+    test_real_one_bug_variant_fails_its_item(path)
 
 
 def test_mask_no_convention_makes_causal_is_said_and_item_5_fails() -> None:
@@ -284,6 +295,17 @@ def test_forward_call_plans() -> None:
     assert by_name.python() == "query=x, key=x, value=x"
     with pytest.raises(LearnerError, match="needs rope, which the auditor cannot give"):
         plan(_params(needs))
+
+
+def test_a_forward_x_module_is_never_probed() -> None:
+    class Untouchable:
+        def __getattr__(self, name: str) -> Any:
+            raise AssertionError(f"probed: {name}")
+
+    def plain(x, return_weights=False):  # type: ignore[no-untyped-def]
+        pass
+
+    assert settle(Untouchable(), _params(plain), Path("x.py"), 12) == Convention()  # type: ignore[arg-type]
 
 
 def test_masks_in_each_convention() -> None:
