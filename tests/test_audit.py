@@ -127,7 +127,8 @@ IN_PROCESS = {
     "exits.py:X": ("import", "sys.exit(3)"),
     "wrong_signature.py:AttentionHead": (
         "build",
-        "expected (embed_dim, head_size, context_length), found (embed_dim)",
+        "expected (embed_dim, head_size|num_heads, context_length) or parameters with such "
+        "meanings, found (embed_dim)",
     ),
     "not_a_module.py:make_head": ("build", "must give an nn.Module, got function"),
     "k_dot_T.py:AttentionHead": (

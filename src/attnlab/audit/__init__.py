@@ -45,6 +45,7 @@ import time
 from pathlib import Path
 from typing import Any, cast
 
+from attnlab.audit.construct import parse_init
 from attnlab.audit.keeper import JUDGE_SLACK, STARTUP_LIMIT
 from attnlab.audit.outcome import crash, internal, result_of
 from attnlab.audit.processes import CAPTURE_BYTES, CLEANUP_LIMIT, kill_group, kill_tree
@@ -84,14 +85,18 @@ def run_audit(
     kind: str = "auto",
     timeout: float = DEFAULT_TIMEOUT,
     memory_mb: int = DEFAULT_MEMORY_MB,
+    init: str | None = None,
 ) -> dict[str, object]:
     """Audit ``FILE.py:NAME`` in sandboxed child processes; nothing they start outlives the call.
 
     Args:
-        spec: ``FILE.py:NAME``; NAME is a class or function called as the lesson's classes are.
+        spec: ``FILE.py:NAME``; NAME is a class or function, built with each constructor
+            parameter set by the meaning of its name (:mod:`~attnlab.audit.construct`).
         kind: ``"head"``, ``"multihead"`` or ``"auto"`` (from the constructor's argument names).
         timeout: wall-clock seconds before the child is killed.
         memory_mb: address-space cap of the child.
+        init: ``--init`` text, ``"d_model=C, h=H"``: values for constructor parameters
+            whose names the auditor does not know (C, H, D, T or literals).
 
     Returns:
         ``{"status": "ok", "items": [...], "exit_code": 0|1, ...}`` or
@@ -101,7 +106,7 @@ def run_audit(
         ``"notes"`` (bilingual lines about either, for the report).
 
     Raises:
-        InputError: ``spec``, ``kind`` or ``timeout`` is malformed (nothing was run).
+        InputError: ``spec``, ``kind``, ``timeout`` or ``init`` is malformed (nothing was run).
         BaseException: whatever interrupts the wait (``KeyboardInterrupt``, an exception raised
             by a signal handler) is re-raised once the child and everything it started are
             dead and the temp folder is removed.
@@ -111,8 +116,12 @@ def run_audit(
         raise InputError(f"--kind must be one of {', '.join(KINDS)}, got {kind!r}")
     if not (isinstance(timeout, int | float) and 0 < timeout <= 600):
         raise InputError(f"--timeout must be between 0 and 600 seconds, got {timeout}")
+    try:
+        parse_init(init)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
     start = time.perf_counter()
-    result = _spawn(path, name, kind, float(timeout), memory_mb)
+    result = _spawn(path, name, kind, float(timeout), memory_mb, init)
     result.update(target=f"{path.name}:{name}", seconds=round(time.perf_counter() - start, 3))
     if result["status"] != "ok":
         result["exit_code"] = 2
@@ -124,12 +133,15 @@ def run_audit(
     return result
 
 
-def _request(path: Path, name: str, kind: str, timeout: float, memory_mb: int, mark: str) -> str:
+def _request(
+    path: Path, name: str, kind: str, timeout: float, memory_mb: int, mark: str, init: str | None
+) -> str:
     return json.dumps(
         {
             "path": str(path),
             "name": name,
             "kind": kind,
+            "init": init,
             "timeout": timeout,
             "memory_mb": memory_mb,
             "cpu_seconds": math.ceil(timeout) + 30,  # a backstop; the wall clock decides
@@ -138,12 +150,15 @@ def _request(path: Path, name: str, kind: str, timeout: float, memory_mb: int, m
     )
 
 
-def _spawn(path: Path, name: str, kind: str, timeout: float, memory_mb: int) -> dict[str, Any]:
+def _spawn(
+    path: Path, name: str, kind: str, timeout: float, memory_mb: int, init: str | None = None
+) -> dict[str, Any]:
     # The keeper is a script, not ``-m attnlab...``: it must not pay for importing torch.
     # Its stdin is a pipe we never write to: when this process exits or dies, the keeper reads
     # end-of-file and cleans up; its own session keeps a terminal's Ctrl-C for us to handle.
     mark = secrets.token_hex(8)
-    return _run_keeper(_request(path, name, kind, timeout, memory_mb, mark), mark, timeout)
+    request = _request(path, name, kind, timeout, memory_mb, mark, init)
+    return _run_keeper(request, mark, timeout)
 
 
 def _run_keeper(request: str, mark: str, timeout: float) -> dict[str, Any]:

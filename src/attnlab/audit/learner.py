@@ -126,6 +126,18 @@ def skeleton(module: Any) -> list[dict[str, Any]]:
     return entries
 
 
+def forward_params(module: Any) -> list[list[Any]] | None:
+    """The parameters of ``module.forward`` as ``[name, kind, has_default]`` (kind: the
+    ``inspect.Parameter`` kind's name), or None when they cannot be read."""
+    import inspect
+
+    try:
+        params = inspect.signature(module.forward).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    return [[p.name, p.kind.name, p.default is not p.empty] for p in params]
+
+
 class Server:
     """Answers the judge's requests about one learner file."""
 
@@ -153,18 +165,28 @@ class Server:
             params = None
         return {"name": getattr(self.target, "__name__", name), "params": params}
 
-    def do_build(self, kind: str, sizes: tuple[int, int, int], seed: int | None) -> dict:
+    def do_build(
+        self, kind: str, sizes: tuple[int, int, int], seed: int | None, init: str | None = None
+    ) -> dict:
         import torch
 
+        from attnlab.audit.construct import parse_init
         from attnlab.audit.loader import build
 
         if seed is not None:
             torch.manual_seed(seed)
-        module = build(self.target, kind, tuple(sizes), self.path)  # type: ignore[arg-type]
+        module, text = build(self.target, kind, tuple(sizes), self.path, parse_init(init))  # type: ignore[arg-type]
         self.modules.append(module)
-        return {"handle": len(self.modules) - 1, "skeleton": skeleton(module)}
+        return {
+            "handle": len(self.modules) - 1,
+            "skeleton": skeleton(module),
+            "call": text,
+            "forward": forward_params(module),
+        }
 
-    def do_forward(self, handle: int, state: dict[str, Any], x: Any) -> dict[str, Any]:
+    def do_forward(
+        self, handle: int, state: dict[str, Any], x: Any, call: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         import torch
 
         from attnlab.audit.observe import forward
@@ -175,7 +197,7 @@ class Server:
         with torch.no_grad():
             for name, value in state.items():
                 params[name].copy_(value)
-        run = forward(module, x, self.path)
+        run = forward(module, x, self.path, call)
         after = {
             n: p.detach().clone()
             for n, p in params.items()

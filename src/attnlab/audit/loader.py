@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import inspect
 import io
 import sys
 import traceback
@@ -15,11 +14,7 @@ from typing import Any
 
 from torch import nn
 
-#: Constructor arguments the lesson uses, by kind (the third is always ``context_length``).
-SIGNATURES: dict[str, tuple[str, str, str]] = {
-    "head": ("embed_dim", "head_size", "context_length"),
-    "multihead": ("embed_dim", "num_heads", "context_length"),
-}
+from attnlab.audit import construct
 
 
 class LearnerError(Exception):
@@ -101,7 +96,10 @@ def feeding(target: Any, sizes: tuple[int, ...], shape: tuple[int, ...]) -> Iter
             raise
         name = getattr(target, "__name__", "Module")
         fed = "[" + ", ".join(map(str, shape)) + "]"
-        again = f"m = {name}{tuple(sizes)}.eval(); m(torch.randn{tuple(shape)})"
+        built = getattr(target, "built", {}).get(tuple(sizes)) or f"{name}{tuple(sizes)}"
+        call = getattr(target, "call", None)
+        run = call.reproduce(shape) if call is not None else f"m(torch.randn{tuple(shape)})"
+        again = f"m = {built}.eval(); {run}"
         raise LearnerError(
             f"{err.zh}（审计器输入的是形状为 {fed} 的 x；复现：{again}）",
             f"{err.en} (the auditor fed x of shape {fed}; to reproduce: {again})",
@@ -145,42 +143,55 @@ def load_target(path: Path, name: str) -> Callable[..., Any]:
     return target
 
 
-def _check_signature(target: Callable[..., Any], kind: str) -> None:
-    want = SIGNATURES[kind]
-    try:
-        sig = inspect.signature(target)
-        sig.bind(1, 1, 1)
-    except ValueError:
-        return  # no introspectable signature: let the call decide
-    except TypeError:
-        params = ", ".join(p for p in sig.parameters if p != "self")
-        raise LearnerError(
-            f"签名不对：应能以 ({', '.join(want)}) 调用，实际参数是 ({params})",
-            f"wrong signature: expected ({', '.join(want)}), found ({params})",
-            "build",
-        ) from None
-
-
 def build(
-    target: Callable[..., Any], kind: str, sizes: tuple[int, int, int], path: Path
-) -> nn.Module:
-    """Call ``target(*sizes)`` (positionally, as the lesson does) and check it gives a Module."""
-    _check_signature(target, kind)
-    with guarded("build", path):
-        module = target(*sizes)
-    if not isinstance(module, nn.Module):
-        raise LearnerError(
-            f"{getattr(target, '__name__', target)}{sizes} 应返回 nn.Module，实际是 "
-            f"{type(module).__name__}",
-            f"{getattr(target, '__name__', target)}{sizes} must give an nn.Module, got "
-            f"{type(module).__name__}",
-            "build",
-        )
-    return module.float().eval()
+    target: Callable[..., Any],
+    kind: str,
+    sizes: tuple[int, int, int],
+    path: Path,
+    init: dict[str, Any] | None = None,
+) -> tuple[nn.Module, str]:
+    """Call ``target`` with each parameter set by the meaning of its name
+    (:func:`~attnlab.audit.construct.arguments`) and check it gives a Module.
+
+    A constructor that takes a config object is tried with each candidate config in turn
+    (the file's own config class first); when all fail, the first failure is reported.
+
+    Returns:
+        The module (float32, eval mode) and the call that built it, as Python text.
+
+    Raises:
+        LearnerError: the parameters cannot be mapped, the constructor raised, or it did not
+            give an ``nn.Module``.
+    """
+    from attnlab.audit.construct import BuildError, arguments
+
+    try:
+        plan = arguments(target, kind, sizes, init)
+    except BuildError as err:
+        raise LearnerError(err.zh, err.en, "build") from None
+    name = getattr(target, "__name__", "target")
+    slot = plan.config_slot
+    tries = [(c, text) for c, text in plan.configs] if slot else [(None, None)]
+    first: LearnerError | None = None
+    for config, config_text in tries:
+        kwargs = {**plan.kwargs, **({slot: config} if slot else {})}
+        try:
+            with guarded("build", path):
+                module = target(*plan.args, **kwargs)
+        except LearnerError as err:
+            first = first or err
+            continue
+        text = plan.text(name, config_text)
+        if not isinstance(module, nn.Module):
+            raise LearnerError(
+                f"{text} 应返回 nn.Module，实际是 {type(module).__name__}",
+                f"{text} must give an nn.Module, got {type(module).__name__}",
+                "build",
+            )
+        return module.float().eval(), text
+    assert first is not None
+    raise first
 
 
-#: Second constructor arguments that name a head count (a multi-head module).
-HEAD_COUNTS = {
-    "num_heads", "num_head", "n_head", "n_heads", "heads", "nhead", "nheads", "h",
-    "head_num", "heads_num", "num_attention_heads", "n_heads_attn",
-}  # fmt: skip
+#: Constructor argument names that give a head count (a multi-head module).
+HEAD_COUNTS = construct.HEAD_COUNTS

@@ -76,10 +76,31 @@ class Run:
         return self.rec.of("sdpa")
 
 
-def forward(module: nn.Module, x: torch.Tensor, path: Path) -> Run:
-    """Call ``module(x)`` under the recorder; the first tensor it returns is the output."""
+def forward(module: nn.Module, x: torch.Tensor, path: Path, call: dict | None = None) -> Run:
+    """Call ``module(x)`` under the recorder; the first tensor it returns is the output.
+
+    Args:
+        call: how the judge asks for the call (:mod:`~attnlab.audit.calling`): ``"qkv"``
+            passes ``x`` as query, key and value (``module(x, x, x)``), ``"inputs"`` names
+            keyword-only inputs to pass ``x`` to, ``"time_first"`` feeds ``[T, B, C]`` and
+            turns the output back to ``[B, T, ·]``; ``"mask"``, when not
+            None, is passed as the keyword ``"mask_name"`` (or positionally after the inputs
+            when ``"mask_at"`` is its position).
+    """
+    call = call or {}
+    fed = x.transpose(0, 1).contiguous() if call.get("time_first") else x  # [T, B, C]
+    args: list[object] = [fed, fed, fed] if call.get("qkv") else [fed]
+    kwargs: dict[str, object] = {}
+    if call.get("inputs"):  # keyword-only inputs: forward(*, query, key, value)
+        args, kwargs = [], {str(name): fed for name in call["inputs"]}
+    mask = call.get("mask")
+    if mask is not None:
+        if call.get("mask_at") is not None:
+            args += [None] * (int(call["mask_at"]) - len(args)) + [mask]
+        else:
+            kwargs[str(call["mask_name"])] = mask
     with guarded("call", path), torch.no_grad(), Recorder() as rec:
-        result = module(x)
+        result = module(*args, **kwargs)
     out = result
     while isinstance(out, tuple | list) and out:
         out = out[0]
@@ -91,6 +112,8 @@ def forward(module: nn.Module, x: torch.Tensor, path: Path) -> Run:
             f"forward must return a tensor, got {type(result).__name__}",
             "call",
         )
+    if call.get("time_first") and out.dim() >= 2:
+        out = out.transpose(0, 1)  # [T, B, ·] → [B, T, ·]
     return Run(x, out.detach().double(), rec)
 
 

@@ -20,7 +20,10 @@ import torch
 from torch import nn
 
 from attnlab.audit import wire
-from attnlab.audit.loader import HEAD_COUNTS, LearnerError
+from attnlab.audit.call_probe import settle
+from attnlab.audit.calling import Convention
+from attnlab.audit.construct import kind_of
+from attnlab.audit.loader import LearnerError
 from attnlab.audit.observe import Run
 from attnlab.audit.record import Call, Recorder
 
@@ -128,18 +131,30 @@ class InProcess(Learner):
 
 
 class RemoteTarget:
-    """The learner's class or function, as the judge knows it: name and parameter names."""
+    """The learner's class or function, as the judge knows it: name and parameter names.
 
-    def __init__(self, learner: Learner, name: str, params: list[str] | None) -> None:
+    Attributes:
+        init: the ``--init`` text the constructor's parameters are read with.
+        built: per sizes, the constructor call that built the module, as Python text.
+        call: how its forward is called (:mod:`~attnlab.audit.calling`), once settled.
+    """
+
+    def __init__(
+        self, learner: Learner, name: str, params: list[str] | None, init: str | None = None
+    ) -> None:
         self.learner, self.__name__, self.params = learner, name, params
+        self.init = init
+        self.built: dict[tuple[int, ...], str] = {}
+        self.call: Convention | None = None
 
 
-def load_target(learner: Learner, path: Path, name: str) -> RemoteTarget:
-    """Have the learner's process import ``path`` and find ``name`` in it."""
+def load_target(learner: Learner, path: Path, name: str, init: str | None = None) -> RemoteTarget:
+    """Have the learner's process import ``path`` and find ``name`` in it; ``init`` is the
+    ``--init`` text its builds will use."""
     reply = learner.ask("import", path=str(path), name=name)
     params = reply.get("params")
     valid = params is None or (isinstance(params, list) and all(isinstance(p, str) for p in params))
-    return RemoteTarget(learner, str(reply.get("name", name)), params if valid else None)
+    return RemoteTarget(learner, str(reply.get("name", name)), params if valid else None, init)
 
 
 def local_target(factory: Any, path: Path) -> RemoteTarget:
@@ -152,10 +167,9 @@ def local_target(factory: Any, path: Path) -> RemoteTarget:
 
 
 def guess_kind(target: RemoteTarget) -> str:
-    """ "multihead" when the second constructor argument is a head count, else "head"."""
-    params = target.params or []
-    second = params[1].lower() if len(params) > 1 else ""
-    return "multihead" if second in HEAD_COUNTS else "head"
+    """ "multihead" when a constructor parameter is a head count or a config object, else
+    "head" (:func:`~attnlab.audit.construct.kind_of`)."""
+    return kind_of(target.params) or "head"
 
 
 def _node(entry: dict[str, Any]) -> nn.Module:
@@ -187,6 +201,18 @@ def mirror(skeleton: list[dict[str, Any]]) -> nn.Module:
     return nodes[""].float().eval()
 
 
+def _forward_params(found: Any) -> list[list[Any]] | None:
+    """The learner's account of its forward's parameters, if it has the expected form."""
+    if not isinstance(found, list):
+        return None
+    ok = all(
+        isinstance(p, list) and len(p) == 3 and isinstance(p[0], str) and isinstance(p[1], str)
+        and isinstance(p[2], bool)
+        for p in found
+    )  # fmt: skip
+    return found if ok else None
+
+
 def build(
     target: RemoteTarget,
     kind: str,
@@ -196,21 +222,34 @@ def build(
 ) -> nn.Module:
     """``target(*sizes)`` built in the learner's process (``torch.manual_seed(seed)`` first when
     given), returned as a mirror that :func:`forward` runs there."""
-    reply = target.learner.ask("build", kind=kind, sizes=list(sizes), seed=seed)
+    reply = target.learner.ask("build", kind=kind, sizes=list(sizes), seed=seed, init=target.init)
     try:
         module = mirror(reply["skeleton"])
+        target.built[tuple(sizes)] = str(reply.get("call") or "")
+        forward_params = _forward_params(reply.get("forward"))
     except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as exc:
         raise LearnerGone(f"a malformed skeleton: {exc}") from None
     module._attnlab_remote = (target.learner, int(reply["handle"]))  # type: ignore[assignment]
+    module._attnlab_target = (target, forward_params)  # type: ignore[assignment]
     return module
 
 
-def forward(module: nn.Module, x: torch.Tensor, path: Path) -> Run:
-    """Run the learner's module on ``x`` with the mirror's parameters: its output and calls."""
+def forward(module: nn.Module, x: torch.Tensor, path: Path, call: Convention | None = None) -> Run:
+    """Run the learner's module on ``x`` with the mirror's parameters: its output and calls.
+
+    ``call`` (by default the target's, settled on the first forward:
+    :func:`~attnlab.audit.call_probe.settle`) says how: inputs and the causal mask."""
     learner, handle = module._attnlab_remote  # type: ignore[misc]
+    if call is None:
+        target, forward_params = module._attnlab_target  # type: ignore[misc]
+        if target.call is None:
+            target.call = settle(module, forward_params, path, x.size(-1))
+        call = target.call
     params = dict(module.named_parameters(remove_duplicate=False))
     state = {n: p.detach() for n, p in params.items()}
-    reply = learner.ask("forward", handle=handle, state=state, x=x)
+    request = call.request(x)
+    extra = {} if request is None else {"call": request}
+    reply = learner.ask("forward", handle=handle, state=state, x=x, **extra)
     try:
         out = reply["out"]
         calls = [Call(str(k), tuple(a), dict(kw), o) for k, a, kw, o in reply["calls"]]
@@ -223,5 +262,7 @@ def forward(module: nn.Module, x: torch.Tensor, path: Path) -> Run:
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
         raise LearnerGone(f"a malformed forward reply: {exc}") from None
     rec = Recorder()
-    rec.calls = calls
+    # A time-first module's intermediates are laid out [T, T, B, H], [T, B, H, d]...: read as
+    # [B, H, T, T] they would say false things, so only its output is judged.
+    rec.calls = [] if call.time_first else calls
     return Run(x, out.double(), rec)

@@ -31,6 +31,19 @@ def _mistake_line(item: dict[str, Any], lang: str) -> str:
     return pick(lang, f"复现它的错误：{titles}；{reread}", f"reproduced by: {titles}; {reread}")
 
 
+def _call_lines(call: dict[str, Any] | None, lang: str) -> list[str]:
+    """How the module was built and called, when either is not the lesson's plain way."""
+    if not call:
+        return []
+    built, fwd = call.get("build"), call.get("forward")
+    lines = []
+    if built:
+        lines.append(pick(lang, f"构造：{built}", f"built as: {built}"))
+    if fwd and fwd["en"] != "forward(x)":
+        lines.append(pick(lang, f"调用：{fwd['zh']}", f"called as: {fwd['en']}"))
+    return lines
+
+
 def render(result: dict[str, Any], lang: str) -> str:
     """The report: header, the ten items in order (evidence, mistake, section), summary, and
     notes (processes the learner's code left running, output that was dropped)."""
@@ -48,6 +61,7 @@ def render(result: dict[str, Any], lang: str) -> str:
     lines = [
         head,
         pick(lang, f"类型：{kind}；投影：{layout}", f"kind: {kind}; projections: {layout}"),
+        *_call_lines(result.get("call"), lang),
         "",
     ]
     counts = {"PASS": 0, "FAIL": 0, "NOT CHECKED": 0}

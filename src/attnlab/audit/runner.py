@@ -87,9 +87,23 @@ def _wrong_kind(name: str, kind: str, seen: str) -> dict[str, object]:
     }
 
 
-def audit(path: Path, name: str, kind: str, learner: Learner | None = None) -> dict[str, object]:
+def _call(target: Any, kind: str) -> dict[str, object]:
+    """How the module was built (at the lesson's sizes) and called, for the report."""
+    from attnlab.audit.context import SIZES
+
+    call = target.call
+    return {
+        "build": target.built.get(SIZES[kind]["lesson"]) or None,
+        "forward": call.describe() if call is not None else None,
+    }
+
+
+def audit(
+    path: Path, name: str, kind: str, learner: Learner | None = None, init: str | None = None
+) -> dict[str, object]:
     """Audit ``path:name`` through ``learner`` (by default one in this process, for trusted
-    files: the zoo tests); learner failures become ``{"status": "error", ...}``.
+    files: the zoo tests); learner failures become ``{"status": "error", ...}``. ``init`` is
+    the ``--init`` text (:func:`attnlab.audit.construct.parse_init`).
 
     Raises:
         LearnerGone: the learner's process died or answered with something else than a reply.
@@ -101,7 +115,7 @@ def audit(path: Path, name: str, kind: str, learner: Learner | None = None) -> d
     from attnlab.audit.remote import InProcess, guess_kind, load_target
 
     try:
-        target = load_target(learner or InProcess(), path, name)
+        target = load_target(learner or InProcess(), path, name, init)
         seen = seen_kind(target, path)
         if kind != "auto" and seen is not None and seen != kind:
             return _wrong_kind(name, kind, seen)
@@ -134,6 +148,7 @@ def audit(path: Path, name: str, kind: str, learner: Learner | None = None) -> d
             "kind": kind,
             "layout": layouts[-1] if layouts else None,
             "reproduced_by": a.reproduced_by,
+            "call": _call(target, kind),
             "items": items,
             "overall": overall(a, items),
         }
@@ -181,7 +196,8 @@ def main(argv: list[str]) -> int:
     learner = Learner(*learner_fds, budget=float(request["timeout"]))
     try:
         learner.wait_ready(STARTUP_LIMIT)  # the learner's seconds start once it has torch
-        result = with_names(audit(Path(request["path"]), request["name"], request["kind"], learner))
+        result = with_names(audit(Path(request["path"]), request["name"], request["kind"], learner,
+                                  request.get("init")))  # fmt: skip
     except LearnerGone as gone:  # the keeper knows how it died and says so
         result = {"status": "gone", "why": str(gone)}
     except LearnerTooSlow:

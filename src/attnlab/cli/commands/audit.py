@@ -64,6 +64,14 @@ def register(app: typer.Typer) -> None:
         timeout: Annotated[
             float, typer.Option("--timeout", help="Seconds before giving up")
         ] = 20.0,
+        init: Annotated[
+            str | None,
+            typer.Option(
+                "--init",
+                help='Constructor values the names do not tell, e.g. "d_model=C, h=H": C '
+                "embedding size, H heads, D head size, T context length, or numbers",
+            ),
+        ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON")] = False,
         lang: LangOption = None,
     ) -> None:
@@ -75,7 +83,7 @@ def register(app: typer.Typer) -> None:
         chosen = lang_of(ctx, lang)
         try:
             with stopped_by_signals():
-                result = run_audit(target, kind=kind, timeout=timeout)
+                result = run_audit(target, kind=kind, timeout=timeout, init=init)
         except InputError as exc:
             fail(str(exc))
         except Stopped as stop:  # run_audit has killed every process it started by now

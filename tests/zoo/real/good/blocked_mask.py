@@ -1,0 +1,22 @@
+"""Correct: a single head whose mask marks the blocked positions (True = may not attend), as
+nn.MultiheadAttention's attn_mask does; without a mask it reads every position."""
+# expect: pass call=blocked_bool
+import torch
+import torch.nn as nn
+
+
+class Head(nn.Module):
+    def __init__(self, embed_dim, head_size, block_size, dropout=0.2):
+        super().__init__()
+        self.query = nn.Linear(embed_dim, head_size, bias=False)
+        self.key = nn.Linear(embed_dim, head_size, bias=False)
+        self.value = nn.Linear(embed_dim, head_size, bias=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x, mask=None):
+        q, k, v = self.query(x), self.key(x), self.value(x)
+        wei = q @ k.transpose(-2, -1) * k.shape[-1] ** -0.5  # [B, T, T]
+        if mask is not None:
+            wei = wei.masked_fill(mask, float("-inf"))
+        wei = self.dropout(torch.softmax(wei, dim=-1))
+        return wei @ v
