@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from attnlab.audit import probe
+from attnlab.audit.layers import projections
 from attnlab.audit.loader import LearnerError, feeding
 from attnlab.audit.observe import Run, as_heads, close, first_diff
 from attnlab.audit.record import Recorder
@@ -135,8 +136,8 @@ def _pick(
     """The reading of the module's own weights whose reference reproduces its output (biases
     zeroed, as in the reference), else one a catalogue mistake reproduces, else None."""
     with torch.no_grad():
-        for layer in module.modules():
-            if isinstance(layer, nn.Linear) and layer.bias is not None:
+        for _, layer in projections(module):
+            if layer.bias is not None:
                 layer.bias.zero_()  # the reference has no bias
     out = forward(module, x, path).out
     heads = 1 if kind == "head" else SIZES[kind]["probe"][1]

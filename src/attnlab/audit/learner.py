@@ -92,10 +92,23 @@ class Watch:
         return names
 
 
-def skeleton(module: Any) -> list[dict[str, Any]]:
-    """The module's layers in ``named_modules`` order: name, kind, sizes and own parameters."""
+def skeleton(module: Any, path: Path | None = None) -> list[dict[str, Any]]:
+    """The module's layers in ``named_modules`` order: name, kind, sizes and own parameters.
+
+    Args:
+        module: the learner's built module.
+        path: the learner's file; when given, a leaf layer of the learner's own class that
+            computes a linear map (GPT-2's ``Conv1D``...) is run once to tell its weight
+            layout (:func:`~attnlab.audit.layers.recognise`).
+
+    Returns:
+        One entry per submodule: ``kind`` is ``"mha"``, ``"linear"`` (weight ``[out, in]``),
+        ``"conv1d"`` (weight ``[in, out]``) or ``"other"``.
+    """
     from torch import nn
     from torch.nn.parameter import UninitializedParameter
+
+    from attnlab.audit.layers import recognise
 
     entries = []
     for name, m in module.named_modules():
@@ -120,10 +133,29 @@ def skeleton(module: Any) -> list[dict[str, Any]]:
         elif isinstance(m, nn.Linear) and "weight" in own:
             kind = "linear"
             config = {"in": m.in_features, "out": m.out_features, "bias": m.bias is not None}
+        elif path is not None and (seen := recognise(m, path)) is not None:
+            kind, config = seen
         entries.append(
             {"name": name, "kind": kind, "type": type(m).__name__, "config": config, "params": own}
         )
     return entries
+
+
+def materialise(module: Any, C: int, path: Path) -> None:
+    """Give lazy layers (``nn.LazyLinear``...) their parameters with one forward on a
+    ``[2, 2, C]`` input, so that no uninitialised parameter is ever read.
+
+    Raises:
+        LearnerError: that forward failed.
+    """
+    import torch
+    from torch.nn.parameter import UninitializedParameter
+
+    from attnlab.audit.observe import forward
+
+    if any(isinstance(p, UninitializedParameter) for p in module.parameters()):
+        forward(module, torch.zeros(2, 2, C), path)  # [B, T, C]
+        module.float()
 
 
 class Server:
@@ -161,8 +193,9 @@ class Server:
         if seed is not None:
             torch.manual_seed(seed)
         module = build(self.target, kind, tuple(sizes), self.path)  # type: ignore[arg-type]
+        materialise(module, sizes[0], self.path)
         self.modules.append(module)
-        return {"handle": len(self.modules) - 1, "skeleton": skeleton(module)}
+        return {"handle": len(self.modules) - 1, "skeleton": skeleton(module, self.path)}
 
     def do_forward(self, handle: int, state: dict[str, Any], x: Any) -> dict[str, Any]:
         import torch
