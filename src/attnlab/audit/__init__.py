@@ -43,10 +43,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from attnlab.audit.keeper import JUDGE_SLACK, STARTUP_LIMIT
-from attnlab.audit.outcome import crash, internal, result_of
+from attnlab.audit.outcome import crash, exit_code, internal, result_of
 from attnlab.audit.processes import CAPTURE_BYTES, CLEANUP_LIMIT, kill_group, kill_tree
 from attnlab.audit.sandbox import learner_tmp
 from attnlab.text.errors import InputError
@@ -94,7 +94,8 @@ def run_audit(
         memory_mb: address-space cap of the child.
 
     Returns:
-        ``{"status": "ok", "items": [...], "exit_code": 0|1, ...}`` or
+        ``{"status": "ok", "items": [...], "exit_code": 0|1|2, ...}`` (2: the audit could not
+        decide, see :func:`~attnlab.audit.outcome.exit_code`) or
         ``{"status": "error", "error": {"zh", "en"}, "exit_code": 2, ...}``; both also carry
         ``"output"`` (what the learner's code printed, at most :data:`CAPTURE_BYTES` kept of
         each stream), ``"stray_processes"`` (how many it left running, now killed) and
@@ -114,13 +115,7 @@ def run_audit(
     start = time.perf_counter()
     result = _spawn(path, name, kind, float(timeout), memory_mb)
     result.update(target=f"{path.name}:{name}", seconds=round(time.perf_counter() - start, 3))
-    if result["status"] != "ok":
-        result["exit_code"] = 2
-    else:
-        items = cast(list[dict[str, object]], result.get("items", []))
-        whole = cast(dict[str, object], result.get("overall") or {})
-        failed = any(i["status"] == "FAIL" for i in items) or whole.get("status") == "FAIL"
-        result["exit_code"] = 1 if failed else 0
+    result["exit_code"] = exit_code(result)
     return result
 
 

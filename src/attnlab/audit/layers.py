@@ -76,16 +76,17 @@ def _computes(module: nn.Module, w: torch.Tensor, b: torch.Tensor | None, path: 
             if b is not None and b.numel() != size_out:
                 continue
             x_in = x[..., :size_in]  # [2, 3, in]
-            with torch.no_grad(), guarded("build", path):
-                w.copy_(trial)
-                y = module(x_in)
+            try:
+                with torch.no_grad(), guarded("build", path):
+                    w.copy_(trial)
+                    y = module(x_in)
+            except LearnerError:  # not this layout (a shape mismatch), or not a layer at all
+                continue
             expect = x_in @ wanted + (0 if b is None else b.detach())  # [2, 3, out]
             same = isinstance(y, torch.Tensor) and y.shape == expect.shape
             if same and torch.allclose(y.detach().double(), expect.double(), rtol=1e-4, atol=1e-4):
                 found = kind
                 break
-    except LearnerError:
-        found = None
     finally:
         with torch.no_grad():
             w.copy_(own)
