@@ -45,7 +45,7 @@ from typing import cast
 import torch
 from torch import nn
 
-from attnlab.audit.layers import Projection, projections, set_weight, weight
+from attnlab.audit.layers import Conv1D, Projection, projections, set_weight, weight
 from attnlab.audit.names import ROLES, role_of_path
 
 Weights = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]
@@ -170,8 +170,8 @@ def _mha_layout(module: nn.Module, C: int) -> Layout | None:
 ParamSpec = dict[str, tuple[str, bool]]
 
 
-def _bare(module: nn.Module) -> dict[str, nn.Parameter]:
-    """The 2-D parameters that belong to no recognised layer, by dotted name."""
+def _bare(module: nn.Module, dims: int = 2) -> dict[str, nn.Parameter]:
+    """The ``dims``-D parameters that belong to no recognised layer, by dotted name."""
     owned = {id(p) for _, m in projections(module) for p in m.parameters()}
     owned |= {
         id(p)
@@ -179,7 +179,7 @@ def _bare(module: nn.Module) -> dict[str, nn.Parameter]:
         if isinstance(m, nn.MultiheadAttention)
         for p in m.parameters()
     }
-    return {n: p for n, p in module.named_parameters() if p.dim() == 2 and id(p) not in owned}
+    return {n: p for n, p in module.named_parameters() if p.dim() == dims and id(p) not in owned}
 
 
 def _param_layout(module: nn.Module, C: int, width: int, kind: str) -> Layout | None:
@@ -199,10 +199,28 @@ def _param_layout(module: nn.Module, C: int, width: int, kind: str) -> Layout | 
     return layout
 
 
+def _biases(module: nn.Module, found: ParamSpec) -> list[torch.Tensor]:
+    """The bias of each parameter in ``found``: a 1-D parameter named for its role
+    (``bias_q``, ``b_Q``, ``query_bias``), or the bias of the layer that owns it."""
+    mods = dict(module.named_modules())
+    owners = [mods.get(name.rpartition(".")[0]) for name, _ in found.values()]
+    out: list[torch.Tensor] = [
+        m.bias for m in owners if isinstance(m, Projection) and m.bias is not None
+    ]
+    for name, p in _bare(module, dims=1).items():
+        parts = name.rsplit(".", 1)[-1].lower().split("_")
+        rest = "_".join(x for x in parts if x not in ("bias", "b"))
+        if {"bias", "b"} & set(parts) and role_of_path(rest) in found:
+            out.append(p)
+    return out
+
+
 def by_params(module: nn.Module, found: ParamSpec) -> Layout:
-    """The layout that reads bare matrices as the roles in ``found``, used as ``x @ W``."""
+    """The layout that reads bare matrices as the roles in ``found``, used as ``x @ W`` (their
+    biases set to 0 when it loads weights)."""
     params = dict(module.named_parameters())
     roles = "qkvo" if "o" in found else "qkv"
+    biases = _biases(module, found)
 
     def get(role: str) -> torch.Tensor:
         name, transposed = found[role]
@@ -216,9 +234,11 @@ def by_params(module: nn.Module, found: ParamSpec) -> Layout:
             if full is not None:
                 name, transposed = found[role]
                 params[name].copy_(full.T if transposed else full)
+        for bias in biases:
+            bias.zero_()
 
     described = "/".join(found[r][0] for r in roles)
-    layout = Layout(f"{described} (nn.Parameter, x @ W)", read, write)
+    layout = Layout(f"{described} (nn.Parameter, x @ W)", read, write, bool(biases))
     layout.spec = found
     return layout
 
@@ -229,6 +249,10 @@ def param_candidates(module: nn.Module, kind: str, C: int, width: int) -> list[P
     ways = [(n, t) for n, p in params.items() for t in (False, True)
             if p.shape == ((width, C) if t else (C, width))]  # fmt: skip
     squares = [(n, t) for n, p in params.items() for t in (False, True) if p.shape == (C, C)]
+    squares += [(f"{n}.weight", True) for n, m in projections(module) if m.in_features == C
+                and m.out_features == C and not isinstance(m, Conv1D)]  # fmt: skip
+    squares += [(f"{n}.weight", False) for n, m in projections(module)
+                if isinstance(m, Conv1D) and m.in_features == C == m.out_features]  # fmt: skip
     found: list[ParamSpec] = []
     for q, k, v in itertools.permutations(ways, 3):
         if len({q[0], k[0], v[0]}) < 3 or not _fits((q[0], k[0], v[0])):
