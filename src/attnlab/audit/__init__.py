@@ -17,12 +17,14 @@ Modules:
 * :mod:`~attnlab.audit.learner`: the learner's side: import, build and run the module
   (:mod:`~attnlab.audit.loader`, :mod:`~attnlab.audit.record`);
 * :mod:`~attnlab.audit.remote`: the judge's mirror of the module;
-  :mod:`~attnlab.audit.probe`: find its projections;
+  :mod:`~attnlab.audit.probe`: find its projections (the layers of
+  :mod:`~attnlab.audit.layers`, the bare matrices of :mod:`~attnlab.audit.bare`);
   :mod:`~attnlab.audit.observe`: what a forward pass showed;
 * :mod:`~attnlab.audit.context`/:mod:`~attnlab.audit.items`: judge the 10 items;
 * :mod:`~attnlab.audit.overall`: the output check next to them (equal to the reference
   on the lesson example and on random inputs of several B and T, and deterministic); exit 0
-  only when no item and not the output check FAILs;
+  only when no item FAILs and the output check PASSes, exit 2 when it could not compare
+  (:func:`~attnlab.audit.outcome.exit_code`);
 * :mod:`~attnlab.audit.report`: render the result.
 
 May import: core, text, inputs, lesson and mistakes. Never imports the learner's file itself:

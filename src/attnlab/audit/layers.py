@@ -7,15 +7,35 @@ hand-written linear layer. :func:`recognise` runs in the learner's process and t
 apart by what the layer computes, not by its name; the judge's mirror then holds an
 ``nn.Linear`` or a :class:`Conv1D` with the learner's parameters, and :func:`weight` and
 :func:`set_weight` read and write either in the lesson's formula convention ``[in, out]``
-(``q = x @ w_q``).
+(``q = x @ w_q``). A :class:`Layout` is what the probe builds from them: where a module keeps
+its W_Q, W_K, W_V (and W_O), with a reader and a writer.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 from torch import nn
+
+#: W_Q, W_K, W_V ``[C, width]`` and W_O ``[C, C]`` (or None), in formula convention.
+Weights = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]
+
+
+@dataclass
+class Layout:
+    """Where a module keeps W_Q, W_K, W_V (and W_O): a description, a reader and a writer."""
+
+    description: str
+    read: Callable[[], Weights]
+    write: Callable[[Weights], None]
+    has_bias: bool = False
+    names: tuple[str, str, str, str | None] | None = None  # set for layouts found by matching
+    order: tuple[int, ...] | None = None  # set for a fused layer: the row block of q, k, v
+    roles: tuple[str, ...] | None = None  # set for layers named by role: the q, k, v names
+    spec: dict[str, tuple[str, bool]] | None = None  # set for bare matrices read by matching
 
 
 class Conv1D(nn.Module):
@@ -57,6 +77,13 @@ def weight(layer: Projection) -> torch.Tensor:
 def set_weight(layer: Projection, full: torch.Tensor) -> None:
     """Copy a formula-convention ``[in, out]`` matrix into the layer's weight."""
     layer.weight.copy_(full if isinstance(layer, Conv1D) else full.T)
+
+
+def zero_bias(layers: list[Projection]) -> None:
+    """Set each layer's bias (when it has one) to 0: the lesson's reference has none."""
+    for layer in layers:
+        if layer.bias is not None:
+            layer.bias.zero_()
 
 
 def _computes(module: nn.Module, w: torch.Tensor, b: torch.Tensor | None, path: Path) -> str | None:

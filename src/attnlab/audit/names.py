@@ -115,3 +115,9 @@ def role_of_path(name: str) -> str | None:
         if part in FUSED:
             return "qkv"
     return None
+
+
+def fits(names: tuple[str, ...], roles: str = "qkv") -> bool:
+    """No name among ``names`` says another role than the one it would get (``roles``): a
+    layer named ``key`` is never read as the query, whatever the output says."""
+    return all(role_of_path(n) in (None, r) for n, r in zip(names, roles, strict=False))

@@ -20,7 +20,8 @@ Recognised layouts:
 * an ``nn.MultiheadAttention`` (``in_proj_weight``, ``out_proj``);
 * bare ``nn.Parameter`` matrices with those names (``Wq``, ``W_query``...), used as ``x @ W``
   (``[C, width]``) or, when stored ``[width, C]``, as ``nn.Linear`` stores its weight; with
-  other names, their roles are read from what the forward computes (:func:`param_candidates`);
+  other names, their roles are read from what the forward computes
+  (:func:`~attnlab.audit.bare.param_candidates`);
 * for a multi-head module, an output projection ``C → C``: a layer or a bare matrix
   (``output_projection``, ``out_proj``, ``c_proj``, ``proj``, ``W_O``, ``to_out.0``...), also
   next to bare Q/K/V matrices (rasbt's einsum MHA: ``W_query`` parameters and an ``nn.Linear``
@@ -38,31 +39,20 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import cast
 
 import torch
 from torch import nn
 
-from attnlab.audit.layers import Conv1D, Projection, projections, set_weight, weight
-from attnlab.audit.names import ROLES, role_of_path
+from attnlab.audit.bare import by_params, param_candidates, param_layout
+from attnlab.audit.layers import Layout, Projection, Weights, projections, set_weight, weight
+from attnlab.audit.layers import zero_bias as _zero_bias
+from attnlab.audit.names import ROLES, fits, role_of_path
 
-Weights = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]
-
-
-@dataclass
-class Layout:
-    """Where a module keeps W_Q, W_K, W_V (and W_O): a description, a reader and a writer."""
-
-    description: str
-    read: Callable[[], Weights]
-    write: Callable[[Weights], None]
-    has_bias: bool = False
-    names: tuple[str, str, str, str | None] | None = None  # set for layouts found by matching
-    order: tuple[int, ...] | None = None  # set for a fused layer: the row block of q, k, v
-    roles: tuple[str, ...] | None = None  # set for layers named by role: the q, k, v names
-    spec: dict[str, tuple[str, bool]] | None = None  # set for bare matrices read by matching
+__all__ = [
+    "ORDERS", "Layout", "Weights", "by_names", "by_params", "candidates", "find_layout",
+    "interleaved", "load", "param_candidates", "read", "regroup",
+]  # fmt: skip
 
 
 def _natural(name: str) -> list[object]:
@@ -71,12 +61,6 @@ def _natural(name: str) -> list[object]:
 
 def _linears(module: nn.Module) -> list[tuple[str, Projection]]:
     return projections(module)
-
-
-def _zero_bias(layers: list[Projection]) -> None:
-    for layer in layers:
-        if layer.bias is not None:
-            layer.bias.zero_()
 
 
 def _role_layout(linears: list[tuple[str, Projection]], C: int, width: int) -> Layout | None:
@@ -166,104 +150,6 @@ def _mha_layout(module: nn.Module, C: int) -> Layout | None:
     )
 
 
-#: Bare matrices read as roles: role ("q", "k", "v", "o") → (parameter name, stored [width, C]).
-ParamSpec = dict[str, tuple[str, bool]]
-
-
-def _bare(module: nn.Module, dims: int = 2) -> dict[str, nn.Parameter]:
-    """The ``dims``-D parameters that belong to no recognised layer, by dotted name."""
-    owned = {id(p) for _, m in projections(module) for p in m.parameters()}
-    owned |= {
-        id(p)
-        for m in module.modules()
-        if isinstance(m, nn.MultiheadAttention)
-        for p in m.parameters()
-    }
-    return {n: p for n, p in module.named_parameters() if p.dim() == dims and id(p) not in owned}
-
-
-def _param_layout(module: nn.Module, C: int, width: int, kind: str) -> Layout | None:
-    params = _bare(module)
-    found: ParamSpec = {}
-    for role in ("q", "k", "v", "o"):
-        hits = [n for n in params if role_of_path(n) == role]
-        if len(hits) == 1 and params[hits[0]].shape in ((C, width), (width, C)):
-            found[role] = (hits[0], params[hits[0]].shape != (C, width))
-    if not all(r in found for r in "qkv"):
-        return None
-    if kind != "multihead":
-        found.pop("o", None)
-    layout = by_params(module, found)
-    layout.spec = None
-    layout.roles = tuple(found[r][0] for r in "qkv")
-    return layout
-
-
-def _biases(module: nn.Module, found: ParamSpec) -> list[torch.Tensor]:
-    """The bias of each parameter in ``found``: a 1-D parameter named for its role
-    (``bias_q``, ``b_Q``, ``query_bias``), or the bias of the layer that owns it."""
-    mods = dict(module.named_modules())
-    owners = [mods.get(name.rpartition(".")[0]) for name, _ in found.values()]
-    out: list[torch.Tensor] = [
-        m.bias for m in owners if isinstance(m, Projection) and m.bias is not None
-    ]
-    for name, p in _bare(module, dims=1).items():
-        parts = name.rsplit(".", 1)[-1].lower().split("_")
-        rest = "_".join(x for x in parts if x not in ("bias", "b"))
-        if {"bias", "b"} & set(parts) and role_of_path(rest) in found:
-            out.append(p)
-    return out
-
-
-def by_params(module: nn.Module, found: ParamSpec) -> Layout:
-    """The layout that reads bare matrices as the roles in ``found``, used as ``x @ W`` (their
-    biases set to 0 when it loads weights)."""
-    params = dict(module.named_parameters())
-    roles = "qkvo" if "o" in found else "qkv"
-    biases = _biases(module, found)
-
-    def get(role: str) -> torch.Tensor:
-        name, transposed = found[role]
-        return params[name].T if transposed else params[name]
-
-    def read() -> Weights:
-        return get("q"), get("k"), get("v"), get("o") if "o" in roles else None
-
-    def write(w: Weights) -> None:
-        for role, full in zip(roles, w, strict=False):
-            if full is not None:
-                name, transposed = found[role]
-                params[name].copy_(full.T if transposed else full)
-        for bias in biases:
-            bias.zero_()
-
-    described = "/".join(found[r][0] for r in roles)
-    layout = Layout(f"{described} (nn.Parameter, x @ W)", read, write, bool(biases))
-    layout.spec = found
-    return layout
-
-
-def param_candidates(module: nn.Module, kind: str, C: int, width: int) -> list[ParamSpec]:
-    """Ways to read unknown-named bare matrices as (query, key, value, W_O), at most 48."""
-    params = _bare(module)
-    ways = [(n, t) for n, p in params.items() for t in (False, True)
-            if p.shape == ((width, C) if t else (C, width))]  # fmt: skip
-    squares = [(n, t) for n, p in params.items() for t in (False, True) if p.shape == (C, C)]
-    squares += [(f"{n}.weight", True) for n, m in projections(module) if m.in_features == C
-                and m.out_features == C and not isinstance(m, Conv1D)]  # fmt: skip
-    squares += [(f"{n}.weight", False) for n, m in projections(module)
-                if isinstance(m, Conv1D) and m.in_features == C == m.out_features]  # fmt: skip
-    found: list[ParamSpec] = []
-    for q, k, v in itertools.permutations(ways, 3):
-        if len({q[0], k[0], v[0]}) < 3 or not _fits((q[0], k[0], v[0])):
-            continue
-        rest = [o for o in squares if o[0] not in (q[0], k[0], v[0]) and _fits((o[0],), "o")]
-        rest = rest if kind == "multihead" else []
-        outs: list[tuple[str, bool] | None] = [*rest] or [None]
-        found.extend({"q": q, "k": k, "v": v, **({"o": o} if o else {})} for o in outs)
-    return found[:48]
-
-
 def _with_output(
     base: Layout, linears: list[tuple[str, Projection]], C: int, used: set[str]
 ) -> Layout:
@@ -305,7 +191,7 @@ def find_layout(
     linears = _linears(module)
     base = _role_layout(linears, C, width) or _fused_layout(linears, C, width, order)
     if base is None:
-        base = _param_layout(module, C, width, kind)
+        base = param_layout(module, C, width, kind)
         if base is None or kind == "head" or (base.spec or {}).get("o") is not None:
             return base
     if kind == "head":
@@ -325,17 +211,11 @@ def candidates(
     squares = [n for n, m in linears if m.out_features == C] if kind == "multihead" else []
     found: list[tuple[str, str, str, str | None]] = []
     for q, k, v in itertools.permutations(pool, 3):
-        if not _fits((q, k, v)):
+        if not fits((q, k, v)):
             continue
-        rest: list[str | None] = [o for o in squares if o not in (q, k, v) and _fits((o,), "o")]
+        rest: list[str | None] = [o for o in squares if o not in (q, k, v) and fits((o,), "o")]
         found.extend((q, k, v, o) for o in (rest or [None]))
     return found[:24]
-
-
-def _fits(names: tuple[str, ...], roles: str = "qkv") -> bool:
-    """No name among ``names`` says another role than the one it would get (``roles``): a
-    layer named ``key`` is never read as the query, whatever the output says."""
-    return all(role_of_path(n) in (None, r) for n, r in zip(names, roles, strict=False))
 
 
 def by_names(module: nn.Module, names: tuple[str, str, str, str | None]) -> Layout:
