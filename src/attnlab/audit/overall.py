@@ -90,19 +90,11 @@ _UNDECIDED = {
 
 
 def _partial(a: Audit) -> dict[str, object] | None:
-    """NOT CHECKED when the reference covers only part of the module and the output does not
-    show what the part left out does: the probe build's projections were not read (only the
-    lesson example was compared, where wrong scalings coincide), or a multi-head's W_O was not
-    found and the output is not just the concatenated heads."""
-    if a.probe.ref is None:
-        return _entry(
-            NOT_CHECKED,
-            "partial_reference",
-            "只在课程例子上读到了投影层，随机输入无法与参考比较" + _UNDECIDED["zh"],
-            "the projections were read only at the lesson's sizes: the random inputs could not "
-            "be compared with a reference" + _UNDECIDED["en"],
-            [],
-        )
+    """NOT CHECKED when the reference leaves out part of the module and the output does not
+    show what that part does: a multi-head's W_O was not found and the output is not just the
+    concatenated heads, or the probe build's projections were not read and the lesson example
+    (where wrong scalings coincide) matches. A difference on the lesson example, with every
+    projection loaded, is still a FAIL."""
     no_w_o = a.kind == "multihead" and any(s.inp is not None and s.inp.w_o is None for s in a.sides)
     concat = all(s.matches_ref for s in a.sides if s.ref is not None)  # reference without W_O
     if no_w_o and not concat:
@@ -112,6 +104,17 @@ def _partial(a: Audit) -> dict[str, object] | None:
             "没有找到输出投影 W_O，而输出也不只是各 Head 的拼接：无法与参考比较" + _UNDECIDED["zh"],
             "no output projection W_O was found, and the output is not just the concatenated "
             "heads: it could not be compared with a reference" + _UNDECIDED["en"],
+            [],
+        )
+    if a.probe.ref is None and a.lesson.matches_ref:
+        return _entry(
+            NOT_CHECKED,
+            "partial_reference",
+            "只在课程例子上读到了投影层，并且输出与参考一致；随机输入无法与参考比较"
+            + _UNDECIDED["zh"],
+            "the projections were read only at the lesson's sizes, where the output equals the "
+            "reference; the random inputs could not be compared with a reference"
+            + _UNDECIDED["en"],
             [],
         )
     return None
