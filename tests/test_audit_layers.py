@@ -207,3 +207,13 @@ def test_sandboxed_audits_read_conv1d_lazy_layers_and_refuse_unreadable_ones() -
     assert "c_attn" in results["gpt2_conv1d.py:GPT2Attention"]["layout"]
     assert "W_O = c_proj" in results["gpt2_conv1d.py:GPT2Attention"]["layout"]
     assert 8 in _failures(results["gpt2_conv1d_no_cproj.py:GPT2Attention"])
+
+
+def test_a_second_projection_after_w_o_is_loaded_as_the_identity_and_said() -> None:
+    good = audit(REAL / "mha_class_proj.py", "MHAPyTorchClass", "multihead")
+    assert good["overall"]["status"] == "PASS", good["overall"]
+    assert str(good["layout"]).endswith("; proj set to the identity"), good["layout"]
+    # Without a W_O found, nothing is set to the identity: the output check cannot decide.
+    unread = audit(REAL / "linear_qkv_lens_wo.py", "SplitOutput", "multihead")
+    assert "identity" not in str(unread["layout"]), unread["layout"]
+    assert unread["overall"]["finding"] == "partial_reference", unread["overall"]

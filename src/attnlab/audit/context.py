@@ -213,7 +213,7 @@ def _side(
         base = _lesson_base(kind) if lesson else None
         w = (base.w_q, base.w_k, base.w_v, base.w_o) if base is not None else own
         w_o = w[3] if own[3] is not None else None  # no W_O layer found: nothing to load
-        probe.load(layout, (w[0], w[1], w[2], w_o))
+        probe.load(layout, (w[0], w[1], w[2], w_o), module)
         heads = 1 if kind == "head" else second
         inp = MistakeInput(x.double(), w[0], w[1], w[2], heads, w_o,
                            token_ids=example.lesson_token_ids() if lesson else None)  # fmt: skip

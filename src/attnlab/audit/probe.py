@@ -25,7 +25,8 @@ Recognised layouts:
 * for a multi-head module, an output projection ``C → C``: a layer or a bare matrix
   (``output_projection``, ``out_proj``, ``c_proj``, ``proj``, ``W_O``, ``to_out.0``...), also
   next to bare Q/K/V matrices (rasbt's einsum MHA: ``W_query`` parameters and an ``nn.Linear``
-  ``out_proj``).
+  ``out_proj``); once W_O is found, a square layer no layout reads (``proj`` after an
+  ``nn.MultiheadAttention``) is loaded as the identity (:func:`load`).
 
 Roles are read from names first; only layers whose names say nothing get their roles from what
 the forward computes, and a layer named for one role is never read as another. What no
@@ -266,11 +267,41 @@ def regroup(layout: Layout, perm: list[int]) -> Layout:
     return again
 
 
-def load(layout: Layout, w: Weights) -> None:
-    """Copy formula-convention weights into the module (float32), biases set to 0."""
+def _unread(module: nn.Module, layout: Layout, w: Weights) -> list[tuple[str, Projection]]:
+    """The square layers of ``module`` that ``layout`` does not write (it is given NaN weights
+    to see which it writes; :func:`load` then writes the real ones)."""
+    squares = [(n, m) for n, m in projections(module) if m.in_features == m.out_features]
+    if squares:
+        q, k, v = (torch.full(t.shape, float("nan")) for t in w[:3])
+        o = None if w[3] is None else torch.full(w[3].shape, float("nan"))
+        layout.write((q, k, v, o))
+    return [(n, m) for n, m in squares if not bool(m.weight.isnan().any())]
+
+
+def load(layout: Layout, w: Weights, module: nn.Module | None = None) -> list[str]:
+    """Copy formula-convention weights into the module (float32), biases set to 0.
+
+    Args:
+        layout: where the module keeps its projections.
+        w: W_Q, W_K, W_V and W_O (or None) in formula convention.
+        module: the module itself; when given with a W_O, its square layers that no part of
+            the layout reads (a second projection after W_O, as ``proj(multihead_attn(x))``)
+            are set to the identity, so that the output is comparable with the reference.
+
+    Returns:
+        The names of the layers set to the identity (also added to ``layout.description``).
+    """
     with torch.no_grad():
         q, k, v, o = w
+        rest = _unread(module, layout, w) if module is not None and o is not None else []
         layout.write((q.float(), k.float(), v.float(), None if o is None else o.float()))
+        for _, layer in rest:
+            set_weight(layer, torch.eye(layer.in_features))
+        _zero_bias([layer for _, layer in rest])
+    names = [n for n, _ in rest]
+    if names:
+        layout.description += f"; {', '.join(names)} set to the identity"
+    return names
 
 
 def read(layout: Layout) -> Weights:
