@@ -87,6 +87,11 @@ def test_names_at_any_depth_give_the_role() -> None:
         "attn.c_proj": "o",
         "attn.c_attn": "qkv",
         "output": "o",
+        "w_qs": "q",  # attention-is-all-you-need-pytorch: w_qs, w_ks, w_vs, fc
+        "fc": "o",
+        "k_lin": "k",  # DistilBERT: q_lin, k_lin, v_lin, out_lin
+        "out_lin": "o",
+        "output.dense": "o",  # BERT's BertSelfOutput
         "query.proj": "q",  # the wrapper names the role; "proj" is its inner layer
         "query.key": None,  # the parts disagree
         "heads.0": None,

@@ -24,6 +24,8 @@ ROLES = {
         "linear_q",
         "q_layer",
         "query_layer",
+        "w_qs",
+        "q_lin",
     },
     "k": {
         "key",
@@ -39,6 +41,8 @@ ROLES = {
         "linear_k",
         "k_layer",
         "key_layer",
+        "w_ks",
+        "k_lin",
     },
     "v": {
         "value",
@@ -54,6 +58,8 @@ ROLES = {
         "linear_v",
         "v_layer",
         "value_layer",
+        "w_vs",
+        "v_lin",
     },
 }
 #: Words that name a role anywhere in a leaf name split at "_" (``query_projection``).
@@ -89,6 +95,8 @@ OUT = {
     "w_out",
     "out_projection",
     "linear_out",
+    "out_lin",
+    "fc",
 }
 
 
