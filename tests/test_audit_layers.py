@@ -222,3 +222,18 @@ def test_a_second_projection_after_w_o_is_loaded_as_the_identity_and_said() -> N
     unread = audit(REAL / "linear_qkv_lens_wo.py", "SplitOutput", "multihead")
     assert "identity" not in str(unread["layout"]), unread["layout"]
     assert unread["overall"]["finding"] == "partial_reference", unread["overall"]
+
+
+def test_a_lazy_module_whose_first_forward_fails_says_what_was_fed(tmp_path: Path) -> None:
+    src = (
+        "import torch.nn as nn\n\n\nclass M(nn.Module):\n"
+        "    def __init__(self, embed_dim, num_heads, context_length):\n"
+        "        super().__init__()\n        self.W_q = nn.LazyLinear(embed_dim)\n\n"
+        "    def forward(self, x):\n        raise ValueError('not written yet')\n"
+    )
+    (tmp_path / "lazy.py").write_text(src, encoding="utf-8")
+    result = audit(tmp_path / "lazy.py", "M", "multihead")
+    assert (result["status"], result["where"]) == ("error", "call"), result
+    assert "ValueError: not written yet" in result["error"]["en"], result["error"]
+    assert "the auditor fed x of shape [2, 2, 4]" in result["error"]["en"], result["error"]
+    assert "uninitialized" not in result["error"]["en"]

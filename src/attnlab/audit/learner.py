@@ -188,12 +188,13 @@ class Server:
     def do_build(self, kind: str, sizes: tuple[int, int, int], seed: int | None) -> dict:
         import torch
 
-        from attnlab.audit.loader import build
+        from attnlab.audit.loader import build, feeding
 
         if seed is not None:
             torch.manual_seed(seed)
         module = build(self.target, kind, tuple(sizes), self.path)  # type: ignore[arg-type]
-        materialise(module, sizes[0], self.path)
+        with feeding(self.target, tuple(sizes), (2, 2, sizes[0])):
+            materialise(module, sizes[0], self.path)
         self.modules.append(module)
         return {"handle": len(self.modules) - 1, "skeleton": skeleton(module, self.path)}
 
