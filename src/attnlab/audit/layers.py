@@ -102,7 +102,7 @@ def _computes(module: nn.Module, w: torch.Tensor, b: torch.Tensor | None, path: 
             size_in, size_out = wanted.shape
             if b is not None and b.numel() != size_out:
                 continue
-            x_in = x[..., :size_in]  # [2, 3, in]
+            x_in = x[..., :size_in].contiguous()  # [2, 3, in]
             try:
                 with torch.no_grad(), guarded("build", path):
                     w.copy_(trial)

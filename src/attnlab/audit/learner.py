@@ -97,9 +97,9 @@ def skeleton(module: Any, path: Path | None = None) -> list[dict[str, Any]]:
 
     Args:
         module: the learner's built module.
-        path: the learner's file; when given, a leaf layer of the learner's own class that
-            computes a linear map (GPT-2's ``Conv1D``...) is run once to tell its weight
-            layout (:func:`~attnlab.audit.layers.recognise`).
+        path: the learner's file; when given, a leaf layer (not the module itself) of the
+            learner's own class that computes a linear map (GPT-2's ``Conv1D``...) is run to
+            tell its weight layout (:func:`~attnlab.audit.layers.recognise`).
 
     Returns:
         One entry per submodule: ``kind`` is ``"mha"``, ``"linear"`` (weight ``[out, in]``),
@@ -133,7 +133,7 @@ def skeleton(module: Any, path: Path | None = None) -> list[dict[str, Any]]:
         elif isinstance(m, nn.Linear) and "weight" in own:
             kind = "linear"
             config = {"in": m.in_features, "out": m.out_features, "bias": m.bias is not None}
-        elif path is not None and (seen := recognise(m, path)) is not None:
+        elif name and path is not None and (seen := recognise(m, path)) is not None:
             kind, config = seen
         entries.append(
             {"name": name, "kind": kind, "type": type(m).__name__, "config": config, "params": own}
