@@ -17,12 +17,14 @@ Modules:
 * :mod:`~attnlab.audit.learner`: the learner's side: import, build and run the module
   (:mod:`~attnlab.audit.loader`, :mod:`~attnlab.audit.record`);
 * :mod:`~attnlab.audit.remote`: the judge's mirror of the module;
-  :mod:`~attnlab.audit.probe`: find its projections;
+  :mod:`~attnlab.audit.probe`: find its projections (the layers of
+  :mod:`~attnlab.audit.layers`, the bare matrices of :mod:`~attnlab.audit.bare`);
   :mod:`~attnlab.audit.observe`: what a forward pass showed;
 * :mod:`~attnlab.audit.context`/:mod:`~attnlab.audit.items`: judge the 10 items;
 * :mod:`~attnlab.audit.overall`: the output check next to them (equal to the reference
   on the lesson example and on random inputs of several B and T, and deterministic); exit 0
-  only when no item and not the output check FAILs;
+  only when no item FAILs and the output check PASSes, exit 2 when it could not compare
+  (:func:`~attnlab.audit.outcome.exit_code`);
 * :mod:`~attnlab.audit.report`: render the result.
 
 May import: core, text, inputs, lesson and mistakes. Never imports the learner's file itself:
@@ -43,11 +45,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from attnlab.audit.construct import parse_init
 from attnlab.audit.keeper import JUDGE_SLACK, STARTUP_LIMIT
-from attnlab.audit.outcome import crash, internal, result_of
+from attnlab.audit.outcome import crash, exit_code, internal, result_of
 from attnlab.audit.processes import CAPTURE_BYTES, CLEANUP_LIMIT, kill_group, kill_tree
 from attnlab.audit.sandbox import learner_tmp
 from attnlab.text.errors import InputError
@@ -99,7 +101,8 @@ def run_audit(
             whose names the auditor does not know (C, H, D, T or literals).
 
     Returns:
-        ``{"status": "ok", "items": [...], "exit_code": 0|1, ...}`` or
+        ``{"status": "ok", "items": [...], "exit_code": 0|1|2, ...}`` (2: the audit could not
+        decide, see :func:`~attnlab.audit.outcome.exit_code`) or
         ``{"status": "error", "error": {"zh", "en"}, "exit_code": 2, ...}``; both also carry
         ``"output"`` (what the learner's code printed, at most :data:`CAPTURE_BYTES` kept of
         each stream), ``"stray_processes"`` (how many it left running, now killed) and
@@ -123,13 +126,7 @@ def run_audit(
     start = time.perf_counter()
     result = _spawn(path, name, kind, float(timeout), memory_mb, init)
     result.update(target=f"{path.name}:{name}", seconds=round(time.perf_counter() - start, 3))
-    if result["status"] != "ok":
-        result["exit_code"] = 2
-    else:
-        items = cast(list[dict[str, object]], result.get("items", []))
-        whole = cast(dict[str, object], result.get("overall") or {})
-        failed = any(i["status"] == "FAIL" for i in items) or whole.get("status") == "FAIL"
-        result["exit_code"] = 1 if failed else 0
+    result["exit_code"] = exit_code(result)
     return result
 
 

@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from attnlab.audit import probe
+from attnlab.audit.layers import projections
 from attnlab.audit.loader import LearnerError, feeding
 from attnlab.audit.observe import Run, as_heads, close, first_diff
 from attnlab.audit.record import Recorder
@@ -135,8 +136,8 @@ def _pick(
     """The reading of the module's own weights whose reference reproduces its output (biases
     zeroed, as in the reference), else one a catalogue mistake reproduces, else None."""
     with torch.no_grad():
-        for layer in module.modules():
-            if isinstance(layer, nn.Linear) and layer.bias is not None:
+        for _, layer in projections(module):
+            if layer.bias is not None:
                 layer.bias.zero_()  # the reference has no bias
     out = forward(module, x, path).out
     heads = 1 if kind == "head" else SIZES[kind]["probe"][1]
@@ -212,7 +213,7 @@ def _side(
         base = _lesson_base(kind) if lesson else None
         w = (base.w_q, base.w_k, base.w_v, base.w_o) if base is not None else own
         w_o = w[3] if own[3] is not None else None  # no W_O layer found: nothing to load
-        probe.load(layout, (w[0], w[1], w[2], w_o))
+        probe.load(layout, (w[0], w[1], w[2], w_o), module)
         heads = 1 if kind == "head" else second
         inp = MistakeInput(x.double(), w[0], w[1], w[2], heads, w_o,
                            token_ids=example.lesson_token_ids() if lesson else None)  # fmt: skip

@@ -92,10 +92,23 @@ class Watch:
         return names
 
 
-def skeleton(module: Any) -> list[dict[str, Any]]:
-    """The module's layers in ``named_modules`` order: name, kind, sizes and own parameters."""
+def skeleton(module: Any, path: Path | None = None) -> list[dict[str, Any]]:
+    """The module's layers in ``named_modules`` order: name, kind, sizes and own parameters.
+
+    Args:
+        module: the learner's built module.
+        path: the learner's file; when given, a leaf layer (not the module itself) of the
+            learner's own class that computes a linear map (GPT-2's ``Conv1D``...) is run to
+            tell its weight layout (:func:`~attnlab.audit.layers.recognise`).
+
+    Returns:
+        One entry per submodule: ``kind`` is ``"mha"``, ``"linear"`` (weight ``[out, in]``),
+        ``"conv1d"`` (weight ``[in, out]``) or ``"other"``.
+    """
     from torch import nn
     from torch.nn.parameter import UninitializedParameter
+
+    from attnlab.audit.layers import recognise
 
     entries = []
     for name, m in module.named_modules():
@@ -120,6 +133,8 @@ def skeleton(module: Any) -> list[dict[str, Any]]:
         elif isinstance(m, nn.Linear) and "weight" in own:
             kind = "linear"
             config = {"in": m.in_features, "out": m.out_features, "bias": m.bias is not None}
+        elif name and path is not None and (seen := recognise(m, path)) is not None:
+            kind, config = seen
         entries.append(
             {"name": name, "kind": kind, "type": type(m).__name__, "config": config, "params": own}
         )
@@ -136,6 +151,29 @@ def forward_params(module: Any) -> list[list[Any]] | None:
     except (TypeError, ValueError):
         return None
     return [[p.name, p.kind.name, p.default is not p.empty] for p in params]
+
+
+def materialise(module: Any, C: int, path: Path) -> None:
+    """Give lazy layers (``nn.LazyLinear``...) their parameters with one forward on a
+    ``[2, 2, C]`` input, so that no uninitialised parameter is ever read.
+
+    Raises:
+        LearnerError: that forward failed.
+    """
+    import torch
+    from torch.nn.parameter import UninitializedParameter
+
+    from attnlab.audit.observe import forward
+
+    if any(isinstance(p, UninitializedParameter) for p in module.parameters()):
+        from attnlab.audit.calling import candidates, plan
+
+        x = torch.zeros(2, 2, C)  # [B, T, C]
+        conv = plan(forward_params(module))  # called as its author meant, with a mask if needed
+        if conv.mask_name is not None and not conv.optional:
+            conv = candidates(conv)[0]
+        forward(module, x, path, conv.request(x))
+        module.float()
 
 
 class Server:
@@ -171,15 +209,17 @@ class Server:
         import torch
 
         from attnlab.audit.construct import parse_init
-        from attnlab.audit.loader import build
+        from attnlab.audit.loader import build, feeding
 
         if seed is not None:
             torch.manual_seed(seed)
         module, text = build(self.target, kind, tuple(sizes), self.path, parse_init(init))  # type: ignore[arg-type]
+        with feeding(self.target, tuple(sizes), (2, 2, sizes[0])):
+            materialise(module, sizes[0], self.path)
         self.modules.append(module)
         return {
             "handle": len(self.modules) - 1,
-            "skeleton": skeleton(module),
+            "skeleton": skeleton(module, self.path),
             "call": text,
             "forward": forward_params(module),
         }

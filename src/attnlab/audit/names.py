@@ -1,7 +1,9 @@
-"""The names learners give their projection layers (leaf names, compared in lower case).
+"""The names learners give their projection layers (compared in lower case).
 
 :mod:`attnlab.audit.probe` finds a module's W_Q, W_K, W_V and W_O by these names first, and
-by their shapes only when none matches.
+by their shapes only when none matches. A layer's role is read from its full dotted name
+(:func:`role_of_path`): ``query.linear`` (a wrapper module per role holding its layer),
+``heads.0.key``, ``attn.proj.value``, ``to_out.0``, ``attn.c_proj``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ ROLES = {
         "linear_q",
         "q_layer",
         "query_layer",
+        "w_qs",
+        "q_lin",
     },
     "k": {
         "key",
@@ -37,6 +41,8 @@ ROLES = {
         "linear_k",
         "k_layer",
         "key_layer",
+        "w_ks",
+        "k_lin",
     },
     "v": {
         "value",
@@ -52,6 +58,8 @@ ROLES = {
         "linear_v",
         "v_layer",
         "value_layer",
+        "w_vs",
+        "v_lin",
     },
 }
 #: Words that name a role anywhere in a leaf name split at "_" (``query_projection``).
@@ -87,4 +95,37 @@ OUT = {
     "w_out",
     "out_projection",
     "linear_out",
+    "out_lin",
+    "fc",
 }
+
+
+def role_of_path(name: str) -> str | None:
+    """The role a layer's full dotted name gives it.
+
+    Args:
+        name: the layer's (or parameter's) dotted name, e.g. ``"query.linear"``.
+
+    Returns:
+        ``"q"``, ``"k"`` or ``"v"`` when the parts of the name that name a role all name that
+        one (``query.linear``, ``heads.0.key``, ``blocks.attn.q_proj``); otherwise, when no part
+        names a query, key or value, ``"o"`` or ``"qkv"`` for the part nearest the leaf that
+        names an output projection (``to_out.0``, ``attn.c_proj``) or a fused layer
+        (``attn.c_attn``); None when no part says, or the parts disagree (``query.key``).
+    """
+    parts = [p.lower() for p in name.split(".") if p and not p.isdigit()]
+    named = {r for p in parts if (r := role_of(p)) is not None}
+    if named:
+        return named.pop() if len(named) == 1 else None
+    for part in reversed(parts):
+        if part in OUT:
+            return "o"
+        if part in FUSED:
+            return "qkv"
+    return None
+
+
+def fits(names: tuple[str, ...], roles: str = "qkv") -> bool:
+    """No name among ``names`` says another role than the one it would get (``roles``): a
+    layer named ``key`` is never read as the query, whatever the output says."""
+    return all(role_of_path(n) in (None, r) for n, r in zip(names, roles, strict=False))

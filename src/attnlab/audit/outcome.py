@@ -13,6 +13,20 @@ from attnlab.audit.keeper import STARTUP_LIMIT
 from attnlab.audit.sandbox import REASONS
 
 
+def exit_code(result: dict[str, Any]) -> int:
+    """The audit's exit code: 1 when an item or the output check FAILs; 0 only when none does
+    and the output check PASSes (the output equals the reference on every input); 2 when the
+    code could not be run or the audit could not decide (the output check NOT CHECKED: the
+    module's projections could not be read, so there was no reference to compare with)."""
+    if result.get("status") != "ok":
+        return 2
+    items = result.get("items") or []
+    whole = result.get("overall") or {}
+    if any(i.get("status") == "FAIL" for i in items) or whole.get("status") == "FAIL":
+        return 1
+    return 0 if whole.get("status") == "PASS" else 2
+
+
 def crash(zh: str, en: str, where: str) -> dict[str, object]:
     return {"status": "error", "where": where, "error": {"zh": zh, "en": en}}
 

@@ -79,19 +79,66 @@ def _numbers(
     )
 
 
+#: Said when the output check cannot decide: with no FAIL the audit then exits 2, never 0.
+_UNDECIDED = {
+    "zh": "。输出检查无法判断：没有未通过项时，审计以退出码 2 结束，而不是 0。把投影层写成 "
+    "nn.Linear，或按角色命名（query/key/value/out_proj），审计器就能载入课程的权重",
+    "en": ". The output check cannot decide: with no FAIL the audit exits 2, not 0. Make the "
+    "projections nn.Linear layers, or name them by role (query/key/value/out_proj), so that "
+    "the auditor can load the lesson's weights",
+}
+
+
+def _partial(a: Audit) -> dict[str, object] | None:
+    """NOT CHECKED when the reference leaves out part of the module and the output does not
+    show what that part does: a multi-head's W_O was not found and the output is not just the
+    concatenated heads, or the probe build's projections were not read and the lesson example
+    (where wrong scalings coincide) matches. A difference on the lesson example, with every
+    projection loaded, is still a FAIL."""
+    no_w_o = a.kind == "multihead" and any(s.inp is not None and s.inp.w_o is None for s in a.sides)
+    concat = all(s.matches_ref for s in a.sides if s.ref is not None)  # reference without W_O
+    if no_w_o and not concat:
+        return _entry(
+            NOT_CHECKED,
+            "partial_reference",
+            "没有找到输出投影 W_O，而输出也不只是各 Head 的拼接：无法与参考比较" + _UNDECIDED["zh"],
+            "no output projection W_O was found, and the output is not just the concatenated "
+            "heads: it could not be compared with a reference" + _UNDECIDED["en"],
+            [],
+        )
+    if a.probe.ref is None and a.lesson.matches_ref:
+        return _entry(
+            NOT_CHECKED,
+            "partial_reference",
+            "只在课程例子上读到了投影层，并且输出与参考一致；随机输入无法与参考比较"
+            + _UNDECIDED["zh"],
+            "the projections were read only at the lesson's sizes, where the output equals the "
+            "reference; the random inputs could not be compared with a reference"
+            + _UNDECIDED["en"],
+            [],
+        )
+    return None
+
+
 def overall(a: Audit, items: list[dict[str, object]]) -> dict[str, object]:
     """The output check: PASS, FAIL (``finding`` "nondeterministic" or "output_differs") or
-    NOT CHECKED (no projections found, so no reference to compare with)."""
+    NOT CHECKED (``finding`` "no_reference": no projections found, so no reference to compare
+    with; "partial_reference": the reference leaves out a part of the module the output
+    depends on). NOT CHECKED never gives exit code 0 (:func:`attnlab.audit.outcome.exit_code`)."""
     if a.unsteady is not None:
         return _unsteady(a)
     if all(s.ref is None for s in a.sides):
         return _entry(
             NOT_CHECKED,
             "no_reference",
-            "没有找到投影层，无法把输出与参考比较",
-            "no projections found, so the output could not be compared with a reference",
+            "没有找到投影层，无法把输出与参考比较" + _UNDECIDED["zh"],
+            "no projections found, so the output could not be compared with a reference"
+            + _UNDECIDED["en"],
             [],
         )
+    partial = _partial(a)
+    if partial is not None:
+        return partial
     if a.matches_ref:
         n = 2 + len(a.extra)
         return _entry(

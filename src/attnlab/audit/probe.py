@@ -1,19 +1,37 @@
 """Find a learner module's projections, whatever they are called, and load or read them.
 
-Recognised layouts (leaf names from :mod:`attnlab.audit.names`, compared case-insensitively):
+A *layer* here is an ``nn.Linear``, an ``nn.LazyLinear`` (given its parameters by one forward
+in the learner's process before the auditor looks), or a layer of the learner's own class
+that computes ``x @ W + b`` with ``W`` stored ``[in, out]`` (Hugging Face GPT-2's ``Conv1D``)
+or ``x @ Wᵀ + b`` (:mod:`~attnlab.audit.layers` tells them apart by running them). A layer's
+role comes from its full dotted name (:func:`~attnlab.audit.names.role_of_path`), at any depth:
+``query``, ``heads.0.key``, ``query.linear`` (a wrapper module per role), ``attn.proj.value``,
+``to_out.0``, ``attn.c_proj``.
 
-* separate ``nn.Linear`` layers for the query, key and value, named ``query``/``key``/``value``,
+Recognised layouts:
+
+* separate layers for the query, key and value, named ``query``/``key``/``value``,
   ``W_query``/``W_key``/``W_value``, ``q_proj``/``k_proj``/``v_proj``, ``q``/``k``/``v``... either
   one per role or one per head (``heads[h].query``), head h owning features
   ``h*d_head:(h+1)*d_head``;
-* one fused ``nn.Linear(C, 3·width)`` (``c_attn``, ``qkv``...): row blocks Q, K, V in the
-  order the module's own forward uses them (found by :mod:`~attnlab.audit.context`);
+* one fused layer ``C → 3·width`` (``c_attn``, ``qkv``...; an ``nn.Linear`` or GPT-2's
+  ``Conv1D``): output blocks Q, K, V in the order the module's own forward uses them (found by
+  :mod:`~attnlab.audit.context`);
 * an ``nn.MultiheadAttention`` (``in_proj_weight``, ``out_proj``);
 * bare ``nn.Parameter`` matrices with those names (``Wq``, ``W_query``...), used as ``x @ W``
   (``[C, width]``) or, when stored ``[width, C]``, as ``nn.Linear`` stores its weight; with
-  other names, their roles are read from what the forward computes (:func:`param_candidates`);
-* for a multi-head module, an output projection ``nn.Linear(C, C)`` (``output_projection``,
-  ``out_proj``, ``c_proj``, ``proj``, ``W_O``...).
+  other names, their roles are read from what the forward computes
+  (:func:`~attnlab.audit.bare.param_candidates`);
+* for a multi-head module, an output projection ``C → C``: a layer or a bare matrix
+  (``output_projection``, ``out_proj``, ``c_proj``, ``proj``, ``W_O``, ``to_out.0``...), also
+  next to bare Q/K/V matrices (rasbt's einsum MHA: ``W_query`` parameters and an ``nn.Linear``
+  ``out_proj``); once W_O is found, a square layer no layout reads (``proj`` after an
+  ``nn.MultiheadAttention``) is loaded as the identity (:func:`load`).
+
+Roles are read from names first; only layers whose names say nothing get their roles from what
+the forward computes, and a layer named for one role is never read as another. What no
+layout reads stays unread: the items that need it are NOT CHECKED and the output check
+decides (:mod:`~attnlab.audit.overall`).
 
 Weights are exchanged in the lesson's formula convention ``[C, width]`` (``q = x @ w_q``).
 """
@@ -22,54 +40,34 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import cast
 
 import torch
 from torch import nn
 
-from attnlab.audit.names import FUSED, OUT, ROLES, role_of
+from attnlab.audit.bare import by_params, param_candidates, param_layout
+from attnlab.audit.layers import Layout, Projection, Weights, projections, set_weight, weight
+from attnlab.audit.layers import zero_bias as _zero_bias
+from attnlab.audit.names import ROLES, fits, role_of_path
 
-Weights = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]
-
-
-@dataclass
-class Layout:
-    """Where a module keeps W_Q, W_K, W_V (and W_O): a description, a reader and a writer."""
-
-    description: str
-    read: Callable[[], Weights]
-    write: Callable[[Weights], None]
-    has_bias: bool = False
-    names: tuple[str, str, str, str | None] | None = None  # set for layouts found by matching
-    order: tuple[int, ...] | None = None  # set for a fused layer: the row block of q, k, v
-    roles: tuple[str, ...] | None = None  # set for layers named by role: the q, k, v names
-    spec: dict[str, tuple[str, bool]] | None = None  # set for bare matrices read by matching
-
-
-def _leaf(name: str) -> str:
-    return name.rsplit(".", 1)[-1].lower()
+__all__ = [
+    "ORDERS", "Layout", "Weights", "by_names", "by_params", "candidates", "find_layout",
+    "interleaved", "load", "param_candidates", "read", "regroup",
+]  # fmt: skip
 
 
 def _natural(name: str) -> list[object]:
     return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
 
 
-def _linears(module: nn.Module) -> list[tuple[str, nn.Linear]]:
-    return [(n, m) for n, m in module.named_modules() if isinstance(m, nn.Linear)]
+def _linears(module: nn.Module) -> list[tuple[str, Projection]]:
+    return projections(module)
 
 
-def _zero_bias(layers: list[nn.Linear]) -> None:
-    for layer in layers:
-        if layer.bias is not None:
-            layer.bias.zero_()
-
-
-def _role_layout(linears: list[tuple[str, nn.Linear]], C: int, width: int) -> Layout | None:
+def _role_layout(linears: list[tuple[str, Projection]], C: int, width: int) -> Layout | None:
     groups = {
         r: sorted(
-            (n for n, m in linears if role_of(_leaf(n)) == r and m.in_features == C), key=_natural
+            (n for n, m in linears if role_of_path(n) == r and m.in_features == C), key=_natural
         )
         for r in ROLES
     }
@@ -83,14 +81,14 @@ def _role_layout(linears: list[tuple[str, nn.Linear]], C: int, width: int) -> La
     every = [m for ls in layers.values() for m in ls]
 
     def read() -> Weights:
-        q, k, v = (torch.cat([m.weight.T for m in layers[r]], dim=1) for r in "qkv")
+        q, k, v = (torch.cat([weight(m) for m in layers[r]], dim=1) for r in "qkv")
         return q, k, v, None
 
     def write(w: Weights) -> None:
         for role, full in zip("qkv", w[:3], strict=True):
             start = 0
             for m in layers[role]:
-                m.weight.copy_(full[:, start : start + m.out_features].T)
+                set_weight(m, full[:, start : start + m.out_features])
                 start += m.out_features
         _zero_bias(every)
 
@@ -102,24 +100,24 @@ def _role_layout(linears: list[tuple[str, nn.Linear]], C: int, width: int) -> La
 
 
 def _fused_layout(
-    linears: list[tuple[str, nn.Linear]], C: int, width: int, order: tuple[int, ...]
+    linears: list[tuple[str, Projection]], C: int, width: int, order: tuple[int, ...]
 ) -> Layout | None:
-    """One fused ``nn.Linear(C, 3·width)``; ``order[r]`` is the block of rows role r (q, k, v)
-    takes: ``(1, 0, 2)`` reads ``k, q, v = c_attn(x).split(C, 2)``."""
+    """One fused ``nn.Linear(C, 3·width)`` (or Conv1D); ``order[r]`` is the block of outputs
+    role r (q, k, v) takes: ``(1, 0, 2)`` reads ``k, q, v = c_attn(x).split(C, 2)``."""
     found = [(n, m) for n, m in linears if m.in_features == C and m.out_features == 3 * width]
-    named = [(n, m) for n, m in found if _leaf(n) in FUSED]
+    named = [(n, m) for n, m in found if role_of_path(n) == "qkv"]
     if len(named or found) != 1:
         return None
     name, layer = (named or found)[0]
 
     def read() -> Weights:
-        blocks = layer.weight.split(width, dim=0)  # each [width, C]
-        return blocks[order[0]].T, blocks[order[1]].T, blocks[order[2]].T, None
+        blocks = weight(layer).split(width, dim=1)  # each [C, width]
+        return blocks[order[0]], blocks[order[1]], blocks[order[2]], None
 
     def write(w: Weights) -> None:
         qkv = w[:3]
-        blocks = [qkv[order.index(b)].T for b in range(3)]
-        layer.weight.copy_(torch.cat(blocks, dim=0))  # [3·width, C]
+        blocks = [qkv[order.index(b)] for b in range(3)]
+        set_weight(layer, torch.cat(blocks, dim=1))  # [C, 3·width]
         _zero_bias([layer])
 
     rows = ", ".join("qkv"[order.index(b)] for b in range(3))
@@ -153,73 +151,11 @@ def _mha_layout(module: nn.Module, C: int) -> Layout | None:
     )
 
 
-#: Bare matrices read as roles: role ("q", "k", "v", "o") → (parameter name, stored [width, C]).
-ParamSpec = dict[str, tuple[str, bool]]
-
-
-def _param_layout(module: nn.Module, C: int, width: int, kind: str) -> Layout | None:
-    params = {n: p for n, p in module.named_parameters() if p.dim() == 2}
-    found: ParamSpec = {}
-    for role, names in (*ROLES.items(), ("o", OUT)):
-        hits = [n for n in params if _leaf(n) in names]
-        if len(hits) == 1 and params[hits[0]].shape in ((C, width), (width, C)):
-            found[role] = (hits[0], params[hits[0]].shape != (C, width))
-    if not all(r in found for r in "qkv"):
-        return None
-    if kind != "multihead":
-        found.pop("o", None)
-    layout = by_params(module, found)
-    layout.spec = None
-    layout.roles = tuple(found[r][0] for r in "qkv")
-    return layout
-
-
-def by_params(module: nn.Module, found: ParamSpec) -> Layout:
-    """The layout that reads bare matrices as the roles in ``found``, used as ``x @ W``."""
-    params = dict(module.named_parameters())
-    roles = "qkvo" if "o" in found else "qkv"
-
-    def get(role: str) -> torch.Tensor:
-        name, transposed = found[role]
-        return params[name].T if transposed else params[name]
-
-    def read() -> Weights:
-        return get("q"), get("k"), get("v"), get("o") if "o" in roles else None
-
-    def write(w: Weights) -> None:
-        for role, full in zip(roles, w, strict=False):
-            if full is not None:
-                name, transposed = found[role]
-                params[name].copy_(full.T if transposed else full)
-
-    described = "/".join(found[r][0] for r in roles)
-    layout = Layout(f"{described} (nn.Parameter, x @ W)", read, write)
-    layout.spec = found
-    return layout
-
-
-def param_candidates(module: nn.Module, kind: str, C: int, width: int) -> list[ParamSpec]:
-    """Ways to read unknown-named bare matrices as (query, key, value, W_O), at most 48."""
-    linear = {id(p) for m in module.modules() if isinstance(m, nn.Linear) for p in m.parameters()}
-    params = {n: p for n, p in module.named_parameters() if p.dim() == 2 and id(p) not in linear}
-    ways = [(n, t) for n, p in params.items() for t in (False, True)
-            if p.shape == ((width, C) if t else (C, width))]  # fmt: skip
-    squares = [(n, t) for n, p in params.items() for t in (False, True) if p.shape == (C, C)]
-    found: list[ParamSpec] = []
-    for q, k, v in itertools.permutations(ways, 3):
-        if len({q[0], k[0], v[0]}) < 3:
-            continue
-        rest = [o for o in squares if o[0] not in (q[0], k[0], v[0])] if kind == "multihead" else []
-        outs: list[tuple[str, bool] | None] = [*rest] or [None]
-        found.extend({"q": q, "k": k, "v": v, **({"o": o} if o else {})} for o in outs)
-    return found[:48]
-
-
 def _with_output(
-    base: Layout, linears: list[tuple[str, nn.Linear]], C: int, used: set[str]
+    base: Layout, linears: list[tuple[str, Projection]], C: int, used: set[str]
 ) -> Layout:
     square = [(n, m) for n, m in linears if m.in_features == C == m.out_features and n not in used]
-    named = [(n, m) for n, m in square if _leaf(n) in OUT]
+    named = [(n, m) for n, m in square if role_of_path(n) == "o"]
     pick = named or square
     if len(pick) != 1:
         return base
@@ -227,16 +163,17 @@ def _with_output(
 
     def read() -> Weights:
         q, k, v, _ = base.read()
-        return q, k, v, layer.weight.T
+        return q, k, v, weight(layer)
 
     def write(w: Weights) -> None:
         base.write(w)
         if w[3] is not None:
-            layer.weight.copy_(w[3].T)
+            set_weight(layer, w[3])
         _zero_bias([layer])
 
     desc = f"{base.description}, W_O = {name}"
-    return Layout(desc, read, write, base.has_bias or layer.bias is not None, order=base.order)
+    has_bias = base.has_bias or layer.bias is not None
+    return Layout(desc, read, write, has_bias, base.names, base.order, base.roles, base.spec)
 
 
 #: The row orders a fused q/k/v layer may use, the lesson's first.
@@ -255,13 +192,13 @@ def find_layout(
     linears = _linears(module)
     base = _role_layout(linears, C, width) or _fused_layout(linears, C, width, order)
     if base is None:
-        return _param_layout(module, C, width, kind)
+        base = param_layout(module, C, width, kind)
+        if base is None or kind == "head" or (base.spec or {}).get("o") is not None:
+            return base
     if kind == "head":
         return base
     used = {
-        n
-        for n, m in linears
-        if role_of(_leaf(n)) is not None or _leaf(n) in FUSED or m.out_features == 3 * width
+        n for n, m in linears if role_of_path(n) not in (None, "o") or m.out_features == 3 * width
     }
     return _with_output(base, linears, C, used)
 
@@ -275,7 +212,9 @@ def candidates(
     squares = [n for n, m in linears if m.out_features == C] if kind == "multihead" else []
     found: list[tuple[str, str, str, str | None]] = []
     for q, k, v in itertools.permutations(pool, 3):
-        rest: list[str | None] = [o for o in squares if o not in (q, k, v)]
+        if not fits((q, k, v)):
+            continue
+        rest: list[str | None] = [o for o in squares if o not in (q, k, v) and fits((o,), "o")]
         found.extend((q, k, v, o) for o in (rest or [None]))
     return found[:24]
 
@@ -283,17 +222,17 @@ def candidates(
 def by_names(module: nn.Module, names: tuple[str, str, str, str | None]) -> Layout:
     """The layout that reads layers ``names`` = (query, key, value, W_O or None)."""
     mods = dict(module.named_modules())
-    q, k, v = (cast(nn.Linear, mods[n]) for n in names[:3])
-    o = cast(nn.Linear, mods[names[3]]) if names[3] is not None else None
+    q, k, v = (cast(Projection, mods[n]) for n in names[:3])
+    o = cast(Projection, mods[names[3]]) if names[3] is not None else None
     every = [q, k, v] + ([o] if o is not None else [])
 
     def read() -> Weights:
-        return q.weight.T, k.weight.T, v.weight.T, None if o is None else o.weight.T
+        return weight(q), weight(k), weight(v), None if o is None else weight(o)
 
     def write(w: Weights) -> None:
         for layer, full in zip(every, w, strict=False):
             if full is not None:
-                layer.weight.copy_(full.T)
+                set_weight(layer, full)
         _zero_bias(every)
 
     described = "/".join(n for n in names if n is not None)
@@ -328,11 +267,41 @@ def regroup(layout: Layout, perm: list[int]) -> Layout:
     return again
 
 
-def load(layout: Layout, w: Weights) -> None:
-    """Copy formula-convention weights into the module (float32), biases set to 0."""
+def _unread(module: nn.Module, layout: Layout, w: Weights) -> list[tuple[str, Projection]]:
+    """The square layers of ``module`` that ``layout`` does not write (it is given NaN weights
+    to see which it writes; :func:`load` then writes the real ones)."""
+    squares = [(n, m) for n, m in projections(module) if m.in_features == m.out_features]
+    if squares:
+        q, k, v = (torch.full(t.shape, float("nan")) for t in w[:3])
+        o = None if w[3] is None else torch.full(w[3].shape, float("nan"))
+        layout.write((q, k, v, o))
+    return [(n, m) for n, m in squares if not bool(m.weight.isnan().any())]
+
+
+def load(layout: Layout, w: Weights, module: nn.Module | None = None) -> list[str]:
+    """Copy formula-convention weights into the module (float32), biases set to 0.
+
+    Args:
+        layout: where the module keeps its projections.
+        w: W_Q, W_K, W_V and W_O (or None) in formula convention.
+        module: the module itself; when given with a W_O, its square layers that no part of
+            the layout reads (a second projection after W_O, as ``proj(multihead_attn(x))``)
+            are set to the identity, so that the output is comparable with the reference.
+
+    Returns:
+        The names of the layers set to the identity (also added to ``layout.description``).
+    """
     with torch.no_grad():
         q, k, v, o = w
+        rest = _unread(module, layout, w) if module is not None and o is not None else []
         layout.write((q.float(), k.float(), v.float(), None if o is None else o.float()))
+        for _, layer in rest:
+            set_weight(layer, torch.eye(layer.in_features))
+        _zero_bias([layer for _, layer in rest])
+    names = [n for n, _ in rest]
+    if names:
+        layout.description += f"; {', '.join(names)} set to the identity"
+    return names
 
 
 def read(layout: Layout) -> Weights:

@@ -3,7 +3,9 @@
 The judging process never imports the learner's file. :func:`load_target` and :func:`build` ask
 the learner's process (:mod:`~attnlab.audit.learner`) to import and build; ``build``
 returns a *mirror*: an ``nn.Module`` tree with the learner's layer names, ``nn.Linear`` and
-``nn.MultiheadAttention`` layers where the learner has them, and a copy of every parameter.
+``nn.MultiheadAttention`` layers where the learner has them (and a
+:class:`~attnlab.audit.layers.Conv1D` for a layer of its own class that computes ``x @ W + b``,
+GPT-2's ``Conv1D``), and a copy of every parameter.
 The probe reads, zeroes and loads weights on the mirror as on a local module;
 :func:`forward` sends the mirror's parameters and an input, and the learner's process returns
 the output and the calls it made. References, reproductions and verdicts are computed here,
@@ -23,6 +25,7 @@ from attnlab.audit import wire
 from attnlab.audit.call_probe import settle
 from attnlab.audit.calling import Convention
 from attnlab.audit.construct import kind_of
+from attnlab.audit.layers import Conv1D
 from attnlab.audit.loader import LearnerError
 from attnlab.audit.observe import Run
 from attnlab.audit.record import Call, Recorder
@@ -176,6 +179,8 @@ def _node(entry: dict[str, Any]) -> nn.Module:
     config = entry["config"]
     if entry["kind"] == "linear":
         return nn.Linear(int(config["in"]), int(config["out"]), bias=bool(config["bias"]))
+    if entry["kind"] == "conv1d":
+        return Conv1D(int(config["in"]), int(config["out"]), bias=bool(config["bias"]))
     if entry["kind"] == "mha":
         return nn.MultiheadAttention(**config)
     return nn.Module()

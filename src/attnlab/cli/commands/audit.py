@@ -53,7 +53,8 @@ def register(app: typer.Typer) -> None:
         "audit",
         help="Audit your attention class or factory FILE.py:NAME against the lesson's 10-point "
         "debugging checklist, in a sandboxed process. Exit 0 all pass, 1 a check failed, "
-        "2 your code could not be run (raised, looped, exited, crashed, wrong signature).",
+        "2 your code could not be run (raised, looped, exited, crashed, wrong signature) or "
+        "could not be checked (its projections could not be read).",
     )
     def audit(
         ctx: typer.Context,
