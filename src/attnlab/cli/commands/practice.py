@@ -10,7 +10,6 @@ import typer
 from attnlab.cli._common import fail
 from attnlab.cli._store import StoreOptions, with_store
 from attnlab.cli.commands.quiz import _ask
-from attnlab.cli.quiz_session import save_practice
 from attnlab.text.jsonable import dumps
 
 if TYPE_CHECKING:
@@ -87,6 +86,7 @@ def register(app: typer.Typer) -> None:
 def _session(store: ProgressStore, dealt: Dealt, section: int, lang: str, hint: str) -> None:
     """Read answers until q or the end of input; every graded answer and every solution shown
     is saved under ``practice-N``."""
+    from attnlab.cli.quiz_session import save_practice
     from attnlab.grading import practice
     from attnlab.text.errors import InputError
     from attnlab.text.i18n import error_message, pick
