@@ -107,6 +107,9 @@ def test_a_learner_practises_from_the_section_to_mastery(page, section: int) -> 
     solution = page.inner_text(".practice-solution")
     assert f"{right[-1]:.2f}".replace("-0.00", "0.00") in solution.replace("-0.00", "0.00")
     expect(page.locator(".practice-run")).to_contain_text("0 of 3")  # the solution starts again
+    page.goto(f"/section/{section}?lang=en")
+    expect(page.locator(".practice-link .practice-state")).to_contain_text("0 of 3 right in a row")
+    page.go_back()
     _no_sideways_scroll(page)
     page.screenshot(path=str(SHOTS / f"practice-{section}-phone.png"), full_page=True)
 
@@ -120,3 +123,11 @@ def test_a_learner_practises_from_the_section_to_mastery(page, section: int) -> 
         click_and_load(page, "#verdict button")
         expect(page.locator("#verdict .verdict.ok")).to_be_visible()
     expect(page.locator(".practice-run")).to_contain_text("mastered")
+    # The progress: the section's link says so, and the saved verdicts are in /api/progress.
+    page.goto(f"/section/{section}?lang=en")
+    expect(page.locator(".practice-link .practice-state")).to_contain_text("✓ mastered")
+    page.goto("/lesson?lang=zh")
+    state = page.locator(f"article[data-section='{section}'] .practice-state")
+    expect(state).to_contain_text("已掌握")
+    saved = page.evaluate("fetch('/api/progress').then(r => r.json())")
+    assert saved["practice"][str(section)] == {"run": 3, "mastered": True}, saved

@@ -58,6 +58,7 @@ def _environment(figures_on: bool) -> Environment:
     )
     env.globals["figure_ref"] = figures.ref
     env.globals["practice_sections"] = practice.SECTIONS
+    env.globals["mastery_n"] = practice.MASTERY
     env.globals["mathml"] = blocks.mathml
     env.globals["highlighted"] = blocks.highlighted
 

@@ -119,6 +119,7 @@ def page_context(request: Request, lang: str, summary: Summary, **extra: Any) ->
         "csrf_token": request.state.csrf_token,
         "csrf_field": CSRF_FIELD,
         "figures_on": settings(request).figures,
+        "mastery": None,  # {section: (run, mastered)} where a page shows practice links
         **extra,
     }
 

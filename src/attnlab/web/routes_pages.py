@@ -46,6 +46,7 @@ def lesson(request: Request) -> HTMLResponse:
         page="lesson",
         checks=checks,
         notes=NotesView.of(store),
+        mastery=practice.mastery(store.attempts),
     )
     return render("lesson.html", lang, ctx)
 
@@ -96,6 +97,7 @@ def one_check(request: Request, section_id: str, page: str = "section") -> HTMLR
         s=sections.section(sid, lang),
         state=_check_states(request, [sid])[sid],
         page=page,
+        mastery=practice.mastery(settings(request).store().attempts),
     )
     return render("_check_only.html", lang, ctx)
 
@@ -120,6 +122,7 @@ def one_section(request: Request, section_id: str) -> HTMLResponse:
         page="section",
         current=sid,
         checks=_check_states(request, [sid]),
+        mastery=practice.mastery(store.attempts),
         prev_id=sid - 1 if sid > 0 else None,
         next_id=sid + 1 if sid + 1 < example.SECTION_COUNT else None,
         notes=NotesView.of(store),
