@@ -78,7 +78,7 @@ class Run:
 
 def forward(module: nn.Module, x: torch.Tensor, path: Path) -> Run:
     """Call ``module(x)`` under the recorder; the first tensor it returns is the output."""
-    with guarded("call", path), torch.no_grad(), Recorder() as rec:
+    with guarded("call", path), torch.no_grad(), Recorder(path=str(path.resolve())) as rec:
         result = module(x)
     out = result
     while isinstance(out, tuple | list) and out:

@@ -9,6 +9,7 @@ of ``nn.MultiheadAttention``) are not seen: the mode is paused while a call runs
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,12 +44,14 @@ _KINDS: dict[Any, str] = {
 
 @dataclass
 class Call:
-    """One recorded call: its kind, positional and keyword arguments, and result."""
+    """One recorded call: its kind, positional and keyword arguments, result, and the line of
+    the learner's file that made it (None when the call came from elsewhere)."""
 
     kind: str
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     out: Any
+    line: int | None = None
 
 
 @dataclass
@@ -56,6 +59,8 @@ class Recorder(TorchFunctionMode):
     """Record the calls listed in ``_KINDS`` while active (``with Recorder() as rec:``)."""
 
     calls: list[Call] = field(default_factory=list)
+    #: The learner's file: each call records the line of it that is on the stack.
+    path: str | None = None
     #: The last few ``exp`` calls as (result, input): a division of one is a hand-made softmax.
     exps: list[tuple[Any, Any]] = field(default_factory=list)
 
@@ -75,12 +80,25 @@ class Recorder(TorchFunctionMode):
                 return out
             kind, args, kwargs = "softmax", (found[0],), {"dim": _hand_dim(args[1], out)}
         if kind is not None and len(self.calls) < 10_000:
-            self.calls.append(Call(kind, tuple(args), dict(kwargs), _detach(out)))
+            line = _learner_line(self.path)
+            self.calls.append(Call(kind, tuple(args), dict(kwargs), _detach(out), line))
         return out
 
     def of(self, kind: str) -> list[Call]:
         """The recorded calls of one kind, in call order."""
         return [c for c in self.calls if c.kind == kind]
+
+
+def _learner_line(path: str | None) -> int | None:
+    """The line of the innermost frame on the stack that runs the learner's file ``path``."""
+    if path is None:
+        return None
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename == path:
+            return frame.f_lineno
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
 
 
 def _detach(out: Any) -> Any:

@@ -205,6 +205,11 @@ def build(
     return module
 
 
+def _call(kind: Any, args: Any, kwargs: Any, out: Any, line: Any = None) -> Call:
+    """One recorded call as the learner's process sent it; the line only when it is an int."""
+    return Call(str(kind), tuple(args), dict(kwargs), out, line if type(line) is int else None)
+
+
 def forward(module: nn.Module, x: torch.Tensor, path: Path) -> Run:
     """Run the learner's module on ``x`` with the mirror's parameters: its output and calls."""
     learner, handle = module._attnlab_remote  # type: ignore[misc]
@@ -213,7 +218,7 @@ def forward(module: nn.Module, x: torch.Tensor, path: Path) -> Run:
     reply = learner.ask("forward", handle=handle, state=state, x=x)
     try:
         out = reply["out"]
-        calls = [Call(str(k), tuple(a), dict(kw), o) for k, a, kw, o in reply["calls"]]
+        calls = [_call(*c) for c in reply["calls"]]
         changed = dict(reply.get("state", {}))
         if not isinstance(out, torch.Tensor):
             raise TypeError("the output is not a tensor")
