@@ -23,6 +23,9 @@ Modules:
 * :mod:`~attnlab.audit.overall`: the output check next to them (equal to the reference
   on the lesson example and on random inputs of several B and T, and deterministic); exit 0
   only when no item and not the output check FAILs;
+* :mod:`~attnlab.audit.stages` (:mod:`~attnlab.audit.stage_seen`,
+  :mod:`~attnlab.audit.stage_text`): when the output differs, the first stage of the forward
+  that differs from the reference, its item and the learner's line that made it;
 * :mod:`~attnlab.audit.report`: render the result.
 
 May import: core, text, inputs, lesson and mistakes. Never imports the learner's file itself:
