@@ -143,3 +143,64 @@ def test_match_columns_finds_a_permutation_and_refuses_a_missing_column() -> Non
     other = big.clone()
     other[:, 2] += 1.0
     assert match_columns(other, big) is None
+
+
+PRESCALED = """
+import math
+import torch
+from torch import nn
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, embed_dim, num_heads, context_length):
+        super().__init__()
+        self.h = num_heads
+        self.query = nn.Linear(embed_dim, embed_dim, bias=False)
+        self.key = nn.Linear(embed_dim, embed_dim, bias=False)
+        self.value = nn.Linear(embed_dim, embed_dim, bias=False)
+        self.proj = nn.Linear(embed_dim, embed_dim, bias=False)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        d = C // self.h
+        layers = (self.query, self.key, self.value)
+        q, k, v = (m(x).view(B, T, self.h, d).transpose(1, 2) for m in layers)
+        q = q * d ** -0.5
+        future = torch.ones(T, T, dtype=torch.bool).triu(1)
+        s = (q @ k.transpose(-2, -1)).masked_fill(future, float("-inf"))
+        y = (s.softmax(-1) @ v).transpose(1, 2).reshape(B, T, C)
+        return {tail}
+"""
+
+
+def test_a_scale_carried_by_q_is_not_a_projection_difference(tmp_path: Path) -> None:
+    good = tmp_path / "prescaled.py"
+    good.write_text(PRESCALED.format(tail="self.proj(y)"), encoding="utf-8")
+    assert audit(good, "MultiHeadAttention", "multihead")["overall"]["status"] == "PASS"
+    bad = tmp_path / "prescaled_twice.py"
+    bad.write_text(PRESCALED.format(tail="self.proj(self.proj(y))"), encoding="utf-8")
+    result = audit(bad, "MultiHeadAttention", "multihead")
+    failed = {i["item"]: i["evidence"]["en"] for i in result["items"] if i["status"] == "FAIL"}
+    assert list(failed) == [8], failed
+    assert "the output layer is applied twice" in failed[8]
+
+
+def test_stages_hidden_inside_sdpa_name_no_item() -> None:
+    """SDPA hides the scores, mask and weights: a difference first seen in its output may start
+    in any of them, so the heads' outputs' item does not fail for it."""
+    result = audit(ZOO / "bad" / "sdpa_float_mask.py", _target(ZOO / "bad" / "sdpa_float_mask.py"),
+                   "auto")  # fmt: skip
+    statuses = {i["item"]: i["status"] for i in result["items"]}
+    assert statuses[5] == "FAIL" and statuses[7] != "FAIL", result["items"]
+    assert "(see item 5)" in result["overall"]["evidence"]["en"]
+
+
+def test_nan_keeps_its_item_and_a_row_shift_is_no_scale_difference() -> None:
+    nan = audit(ZOO / "bad" / "nan_mask_fill.py", _target(ZOO / "bad" / "nan_mask_fill.py"), "auto")
+    assert "(see item 5)" in nan["overall"]["evidence"]["en"], nan["overall"]
+    assert nan["items"][5]["status"] == "NOT CHECKED", nan["items"][5]
+    # exp(s - s.max()): the softmax input is shifted by a constant, which changes nothing.
+    path = ZOO / "bad" / "softmax_whole_sum.py"
+    whole = audit(path, _target(path), "auto")
+    assert whole["items"][3]["status"] != "FAIL", whole["items"][3]
+    assert "(see item 6)" in whole["overall"]["evidence"]["en"], whole["overall"]

@@ -233,39 +233,57 @@ def _unnormalised(results: list[dict[str, object]]) -> bool:
     return bool(six) and "sums to" in six[0]["evidence"]["en"]  # type: ignore[index]
 
 
+#: Items whose own check reads how a step is written (scores, scale, softmax axis): when the
+#: step's numbers are the reference's, the code computes the same thing another way.
+_LOOKS = {3, 4, 6}
+
+
 def _agreeing(at: Located, results: list[dict[str, object]]) -> None:
-    """Items left NOT CHECKED whose stages were all seen equal to the reference pass."""
+    """Items whose stages were all seen equal to the reference pass: one left NOT CHECKED, and
+    one of :data:`_LOOKS` failed on how its step looks, since what the code computes there is
+    the reference's (a scale applied to q instead of the scores)."""
     from attnlab.audit.stage_text import LABEL, stage_where
     from attnlab.audit.stages import OWNER
 
     for r in results:
         n = cast(int, r["item"])
         mine = [s for s, item in OWNER.items() if item == n and s in LABEL]
-        if r["status"] != NOT_CHECKED or n == at.item or not any(s in at.compared for s in mine):
+        looks = r["status"] == FAIL and n in _LOOKS
+        if not (r["status"] == NOT_CHECKED or looks) or n == at.item:
+            continue
+        if not any(s in at.compared for s in mine):
             continue
         if any(s not in at.compared for s in mine if s in at.seen):
             continue
         zh = "、".join(LABEL[s][0] for s in mine if s in at.compared)
         en = ", ".join(LABEL[s][1] for s in mine if s in at.compared)
         where_zh, where_en = stage_where(at)
-        r["status"] = PASS
+        before = cast(dict[str, str], r["evidence"])
+        r["status"], r["section"], r["mistakes"] = PASS, None, []
         r["evidence"] = {
             "zh": f"在{where_zh}上，{zh}与参考一致（逐步比较）",
             "en": f"on {where_en}, {en} equal the reference's (stage by stage)",
         }
+        if looks:
+            now = cast(dict[str, str], r["evidence"])
+            r["evidence"] = {
+                "zh": f"{before['zh']}；但{now['zh']}：换了一种写法，算的是同一个东西",
+                "en": f"{before['en']}; but {now['en']}: another way to compute the same thing",
+            }
 
 
 def _locate(a: Audit, results: list[dict[str, object]]) -> None:
     """When the output differs and no catalogue mistake reproduces it, the first differing stage
-    (:mod:`~attnlab.audit.stages`) fails the item that owns it; an earlier item failed by a
-    re-run (5, 9) with no mistake named is said to be its consequence."""
+    (:mod:`~attnlab.audit.stages`) fails the item that owns it when nothing else decided that
+    item (else the output check names the stage); an item failed by a re-run (5, 9) is then
+    said to be its consequence."""
     from attnlab.audit.stage_text import LABEL, stage_text
     from attnlab.audit.stages import locate
 
     if a.matches_ref or a.reproduced_by or a.unsteady is not None or a.roles_used is not None:
         return
-    if any(r["status"] == FAIL and r["mistakes"] for r in results):
-        return
+    if first_non_finite(a) is not None:
+        return  # NaN/Inf already fails the item where it first appears
     at = locate(a)
     if at is None:
         return
@@ -274,10 +292,11 @@ def _locate(a: Audit, results: list[dict[str, object]]) -> None:
         return
     side = a.lesson if at.lesson else a.probe
     owner = results[at.item - 1]
-    if owner["status"] != FAIL:
-        owner.update(status=FAIL, evidence=stage_text(at, side), mistakes=[],
-                     section=SECTION[at.item])  # fmt: skip
-    zh, en = LABEL.get(at.stage, LABEL["projection"])
+    if owner["status"] != NOT_CHECKED:
+        return  # its own observation decided it: the output check carries the stage instead
+    owner.update(status=FAIL, evidence=stage_text(at, side), mistakes=[],
+                 section=SECTION[at.item])  # fmt: skip
+    zh, en = LABEL[at.stage] if at.stage in LABEL else LABEL["projection"]
     for r in results:
         if r["item"] in _RERUN and r["item"] != at.item and r["status"] == FAIL:
             ev = cast(dict[str, str], r["evidence"])

@@ -96,9 +96,10 @@ def _after_stages(a: Audit) -> dict[str, str]:
 
 
 def _owner(a: Audit, failed: list[dict[str, object]]) -> dict[str, object]:
-    """The failed item to point at: the one owning the first differing stage when no mistake is
-    named (an earlier re-run item's FAIL is its consequence), else the first."""
-    if any(i["mistakes"] for i in failed) or a.reproduced_by:
+    """The failed item to point at: the one owning the first differing stage when no catalogue
+    mistake reproduces the output (an earlier re-run item's FAIL is its consequence), else the
+    first."""
+    if a.reproduced_by or first_non_finite(a) is not None:
         return failed[0]
     from attnlab.audit.stages import locate
 

@@ -236,6 +236,13 @@ def stage_text(at: Located, side: Side) -> dict[str, str]:
     what_en = f": {at.what['en']}" if at.what else ""
     if at.stage != "after":
         zh_label, en_label = LABEL[at.stage]
+        if at.hidden:
+            hidden_zh = "、".join(LABEL[n][0] for n in at.hidden)
+            what_zh += f"（之前的{hidden_zh}看不到，差别可能从那里开始）"
+            what_en += (
+                f" (the stages before it, {', '.join(LABEL[n][1] for n in at.hidden)}, could not "
+                "be seen: the difference may start there)"
+            )
         return _text(
             f"第一个与参考不同的步骤是{zh_label}{line_zh}：在{where_zh}上 {name} = {got}，参考为 "
             f"{want}{what_zh}",

@@ -32,6 +32,9 @@ OWNER: dict[str, int] = {
     "q": 2, "k": 2, "v": 2, "raw_scores": 3, "scaled_scores": 4, "masked_scores": 5,
     "weights": 6, "head_outputs": 7, "concat": 8, "projection": 8, "output": 8,
 }  # fmt: skip
+#: The stages in forward order.
+ORDER = ("q", "k", "v", "raw_scores", "scaled_scores", "masked_scores", "weights", "head_outputs",
+         "concat", "projection")  # fmt: skip
 #: A masked score at or below this counts as blocked (−∞, −1e9, ``finfo.min``).
 BLOCKED = -1e4
 
@@ -66,6 +69,9 @@ class Located:
     #: The stages the recorded calls showed at all, and the shape of the input they came from.
     seen: list[str] = field(default_factory=list)
     shape: tuple[int, ...] = ()
+    #: Stages between the last one that agrees and this one that the forward did not show
+    #: (inside SDPA, say): the difference may start there, so no item is named.
+    hidden: list[str] = field(default_factory=list)
 
 
 def columns(t: torch.Tensor) -> torch.Tensor:
@@ -109,8 +115,23 @@ def _regrouped(side: Side, perm: list[int]) -> dict[str, torch.Tensor]:
     )
 
 
-def _differs(got: torch.Tensor, want: torch.Tensor) -> bool:
+def _differs(got: torch.Tensor, want: torch.Tensor, scaled: bool = False) -> bool:
+    """Not equal; with ``scaled``, not equal up to one positive factor (q, k or the raw scores
+    may carry the scale early: ``q * d**-0.5``; the softmax input decides item 4)."""
+    if got.shape != want.shape:
+        return True
+    if scaled and float((want * want).sum()) > 0:
+        c = float((got * want).sum() / (want * want).sum())
+        return not (c > 0 and close(got / c, want))
     return not close(got, want)
+
+
+def _factor(got: torch.Tensor, want: torch.Tensor) -> float:
+    """The positive factor between two tensors of the same values up to scale and column order
+    (their norms' ratio), 1 when there is none."""
+    n = float(want.norm())
+    c = float(got.norm()) / n if n > 0 else 1.0
+    return c if c > 0 else 1.0
 
 
 def _locate_side(a: Audit, side: Side, lesson: bool) -> Located | None:
@@ -140,13 +161,22 @@ def _locate_side(a: Audit, side: Side, lesson: bool) -> Located | None:
         at.what = describe(at, seen, side, a.kind)
         if split_without_transpose(at, side):
             at.item = 8  # the heads' split, as the catalogue's split_without_transpose
+        start = ORDER.index(compared[-1]) + 1 if compared else 0
+        at.hidden = [n for n in ORDER[start : ORDER.index(stage)] if n not in names]
+        if at.hidden:
+            at.item = 0  # the difference may start in a stage the forward did not show
         return at
 
     perm = list(range(H * d))
     if "q" in seen:
         want_q = _four(ref["q"])
         got_q = seen["q"].t
-        picked = match_columns(columns(got_q), columns(want_q)) if got_q.dim() == 4 else None
+        picked = None
+        if got_q.shape == want_q.shape:
+            wanted = columns(want_q)
+            picked = match_columns(columns(got_q), wanted) or match_columns(
+                columns(got_q) / _factor(got_q, want_q), wanted
+            )
         if got_q.shape != want_q.shape or picked is None:
             return found("q", got_q, want_q, seen["q"].line)
         perm = picked
@@ -158,16 +188,20 @@ def _locate_side(a: Audit, side: Side, lesson: bool) -> Located | None:
         if name not in seen:
             continue
         got = seen[name].t
+        early = name in ("k", "raw_scores")  # may carry the scale (or a part of it)
         if name == "softmax_input":
             want = _four(ref["scaled_scores"])
             if got.shape != want.shape:
                 return found("scaled_scores", got, want, seen[name].line)
-            kept = torch.where(keep, got, want)
+            # Softmax ignores a shift of a row: ``s - s.max(-1)`` is the same step.
+            shifted = got - (got - want)[..., :1]  # column 0 is never masked
+            kept = torch.where(keep, shifted, want)
             if _differs(kept, want):
                 line = seen["scaled_line"].line if "scaled_line" in seen else seen[name].line
-                return found("scaled_scores", kept, want, line)
+                index = first_diff(kept, want)
+                return found("scaled_scores", got, want, line, index)
             masked = _four(ref["masked_scores"])
-            open_future = (got > BLOCKED) & ~keep  # a future cell the softmax still reads
+            open_future = ~(got <= BLOCKED) & ~keep  # a future cell the softmax reads (or NaN)
             if bool(open_future.any()):
                 index = tuple(int(i) for i in open_future.nonzero()[0])
                 return found("masked_scores", got, masked, seen[name].line, index)
@@ -175,7 +209,7 @@ def _locate_side(a: Audit, side: Side, lesson: bool) -> Located | None:
             continue
         heads_out = _four(ref["weights"]) @ _four(ref["v"])  # [B, n_head, T, d_head]
         want = heads_out if name == "head_outputs" else _four(ref[name])
-        if got.shape != want.shape or _differs(got, want):
+        if _differs(got, want, scaled=early):
             return found(name, got, want, seen[name].line)
         compared.append(name)
     if a.kind == "multihead":
