@@ -204,3 +204,53 @@ def test_nan_keeps_its_item_and_a_row_shift_is_no_scale_difference() -> None:
     whole = audit(path, _target(path), "auto")
     assert whole["items"][3]["status"] != "FAIL", whole["items"][3]
     assert "(see item 6)" in whole["overall"]["evidence"]["en"], whole["overall"]
+
+
+def test_result_carries_the_stage_tables_for_the_figure() -> None:
+    bad = audit(ZOO / "bad" / "heads_summed.py", "MultiHeadAttention", "multihead")
+    stage = bad["stage"]
+    assert stage["stage"] == "concat" and stage["item"] == 8, stage
+    assert stage["line"] == _line_of(ZOO / "bad" / "heads_summed.py", ".sum(dim=1)")
+    assert (len(stage["got"]), len(stage["got"][0])) == (5, 4)  # [T, d_head]: heads summed
+    assert (len(stage["want"]), len(stage["want"][0])) == (5, 12)  # [T, C]
+    good = audit(ZOO / "good" / "lesson_mha.py", "MultiHeadAttention", "multihead")
+    assert good["stage"] is None
+
+
+def test_figure_outlines_exactly_the_cells_that_differ() -> None:
+    from attnlab.figures.audit_stage import DIFF_EDGE, plot_stage
+
+    stage = audit(ZOO / "bad" / "zero_fill.py", "AttentionHead", "head")["stage"]
+    assert stage["stage"] == "masked_scores", stage
+    T = len(stage["want"])
+    future = sum(v is None for row in stage["want"] for v in row)
+    assert future == T * (T - 1) // 2  # the reference's −∞ cells
+    fig = plot_stage(stage, "en")
+    mine, ref = fig.axes[:2]
+    edge = tuple(int(DIFF_EDGE[i : i + 2], 16) / 255 for i in (1, 3, 5))
+    outlined = [p for p in mine.patches if p.get_edgecolor()[:3] == pytest.approx(edge)]
+    assert len(outlined) == future  # a 0 where the reference has −∞: every future cell
+    assert "line" in mine.get_title() and ref.get_title() == "reference"
+
+
+def test_cli_figure_is_written_or_says_why_not(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from attnlab.cli.main import app
+
+    runner = CliRunner()
+    out = tmp_path / "stage.png"
+    bad = runner.invoke(
+        app, ["audit", f"{ZOO / 'bad' / 'zero_fill.py'}:AttentionHead", "--figure", str(out),
+              "--lang", "en"],
+    )  # fmt: skip
+    assert bad.exit_code == 1, bad.output
+    assert f"figure written: {out}" in bad.output
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    none = tmp_path / "none.png"
+    good = runner.invoke(
+        app, ["audit", f"{ZOO / 'good' / 'lesson_head.py'}:AttentionHead", "--figure", str(none),
+              "--lang", "en"],
+    )  # fmt: skip
+    assert good.exit_code == 0, good.output
+    assert "no figure written" in good.output and not none.exists()

@@ -99,6 +99,7 @@ def audit(path: Path, name: str, kind: str, learner: Learner | None = None) -> d
     from attnlab.audit.loader import LearnerError
     from attnlab.audit.overall import overall
     from attnlab.audit.remote import InProcess, guess_kind, load_target
+    from attnlab.audit.stages import stage_data
 
     try:
         target = load_target(learner or InProcess(), path, name)
@@ -136,6 +137,7 @@ def audit(path: Path, name: str, kind: str, learner: Learner | None = None) -> d
             "reproduced_by": a.reproduced_by,
             "items": items,
             "overall": overall(a, items),
+            "stage": stage_data(a),  # the first differing stage, for --figure
         }
     except LearnerError as err:
         return {

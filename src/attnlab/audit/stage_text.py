@@ -165,7 +165,8 @@ def _after(at: Located, seen: dict[str, Seen], side: Side) -> dict[str, str] | N
     out, want = at.got, at.want
     if out.shape != want.shape:
         return None
-    if close(out, want + side.run.x.double()):
+    x = side.run.x.double()
+    if x.shape == out.shape and close(out, want + x):
         return _text(
             "输出 = 参考输出 + x：加回了输入（残差连接属于 Transformer Block，不属于注意力本身）",
             "the output is the reference's plus x: the input is added back (the residual "

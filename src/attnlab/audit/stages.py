@@ -18,6 +18,7 @@ back in the column it came from.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 import torch
@@ -193,6 +194,11 @@ def _locate_side(a: Audit, side: Side, lesson: bool) -> Located | None:
             want = _four(ref["scaled_scores"])
             if got.shape != want.shape:
                 return found("scaled_scores", got, want, seen[name].line)
+            masked = _four(ref["masked_scores"])
+            shut = (got <= BLOCKED) & keep  # a cell the mask must leave open, blocked
+            if bool(shut.any()):
+                index = tuple(int(i) for i in shut.nonzero()[0])
+                return found("masked_scores", got, masked, seen[name].line, index)
             # Softmax ignores a shift of a row: ``s - s.max(-1)`` is the same step.
             shifted = got - (got - want)[..., :1]  # column 0 is never masked
             kept = torch.where(keep, shifted, want)
@@ -200,7 +206,6 @@ def _locate_side(a: Audit, side: Side, lesson: bool) -> Located | None:
                 line = seen["scaled_line"].line if "scaled_line" in seen else seen[name].line
                 index = first_diff(kept, want)
                 return found("scaled_scores", got, want, line, index)
-            masked = _four(ref["masked_scores"])
             open_future = ~(got <= BLOCKED) & ~keep  # a future cell the softmax reads (or NaN)
             if bool(open_future.any()):
                 index = tuple(int(i) for i in open_future.nonzero()[0])
@@ -242,5 +247,49 @@ def locate(a: Audit) -> Located | None:
     for side, lesson in ((a.probe, False), (a.lesson, True)):
         if side.ref is None or side.inp is None or side.matches_ref:
             continue
-        return _locate_side(a, side, lesson)
+        try:
+            return _locate_side(a, side, lesson)
+        except (RuntimeError, ValueError, IndexError):  # tensors of shapes no stage expects
+            return None
     return None
+
+
+#: Largest table side a figure draws (a larger stage is cut to its top-left corner).
+TABLE_MAX = 16
+
+
+def _table(t: torch.Tensor, index: tuple[int, ...]) -> list[list[float | None]]:
+    """The 2-D slice of ``t`` that holds ``index`` (its leading axes fixed), JSON-ready: NaN
+    and ±∞ as None."""
+    while t.dim() > 2:
+        t = t[index[0]] if index and index[0] < t.size(0) else t[0]
+        index = index[1:]
+    if t.dim() == 1:
+        t = t.unsqueeze(0)
+    t = t[:TABLE_MAX, :TABLE_MAX].double()
+    return [[round(v, 6) if math.isfinite(v) else None for v in row] for row in t.tolist()]
+
+
+def stage_data(a: Audit) -> dict[str, object] | None:
+    """The first differing stage as plain data for the report and ``--figure``: its name,
+    item, input, line, index and the two 2-D tables (learner's, reference's) that hold the
+    index; None when the output equals the reference or no stage was located."""
+    from attnlab.audit.stage_text import LABEL, stage_where
+
+    if a.matches_ref or a.unsteady is not None:
+        return None
+    at = locate(a)
+    if at is None:
+        return None
+    where_zh, where_en = stage_where(at)
+    zh, en = LABEL.get(at.stage, ("输出", "the output"))
+    return {
+        "stage": at.stage,
+        "item": at.item,
+        "line": at.line,
+        "index": list(at.index),
+        "label": {"zh": zh, "en": en},
+        "input": {"zh": where_zh, "en": where_en},
+        "got": _table(at.got, at.index),
+        "want": _table(at.want, at.index),
+    }
