@@ -254,3 +254,36 @@ def test_cli_figure_is_written_or_says_why_not(tmp_path: Path) -> None:
     )  # fmt: skip
     assert good.exit_code == 0, good.output
     assert "no figure written" in good.output and not none.exists()
+
+
+SCALED_V = """
+import math
+import torch
+from torch import nn
+
+
+class AttentionHead(nn.Module):
+    def __init__(self, embed_dim, head_size, context_length):
+        super().__init__()
+        self.query = nn.Linear(embed_dim, head_size, bias=False)
+        self.key = nn.Linear(embed_dim, head_size, bias=False)
+        self.value = nn.Linear(embed_dim, head_size, bias=False)
+
+    def forward(self, x):
+        T = x.size(1)
+        q, k, v = self.query(x), self.key(x), self.value(x)
+        v = v / math.sqrt(q.size(-1))  # the scale moved from the scores to the values
+        s = (q @ k.transpose(-2, -1)).masked_fill(torch.ones(T, T).triu(1).bool(), float("-inf"))
+        return s.softmax(-1) @ v
+"""
+
+
+def test_stages_follow_the_data_the_scores_before_the_values(tmp_path: Path) -> None:
+    """v is read only by weights @ v: with unscaled scores and scaled values, the first stage
+    that differs is the scaled scores (item 4), not v."""
+    path = tmp_path / "scaled_v.py"
+    path.write_text(SCALED_V, encoding="utf-8")
+    result = audit(path, "AttentionHead", "head")
+    assert result["stage"]["stage"] == "scaled_scores", result["stage"]
+    assert result["items"][3]["status"] == "FAIL", result["items"][3]
+    assert result["items"][1]["status"] != "FAIL", result["items"][1]

@@ -33,8 +33,10 @@ OWNER: dict[str, int] = {
     "q": 2, "k": 2, "v": 2, "raw_scores": 3, "scaled_scores": 4, "masked_scores": 5,
     "weights": 6, "head_outputs": 7, "concat": 8, "projection": 8, "output": 8,
 }  # fmt: skip
-#: The stages in forward order.
-ORDER = ("q", "k", "v", "raw_scores", "scaled_scores", "masked_scores", "weights", "head_outputs",
+#: The stages in the order data flows through them.
+#: v comes just before the heads' outputs, the one stage that reads it: a difference in v
+#: cannot explain one in the scores.
+ORDER = ("q", "k", "raw_scores", "scaled_scores", "masked_scores", "weights", "v", "head_outputs",
          "concat", "projection")  # fmt: skip
 #: A masked score at or below this counts as blocked (−∞, −1e9, ``finfo.min``).
 BLOCKED = -1e4
@@ -162,8 +164,13 @@ def _locate_side(a: Audit, side: Side, lesson: bool) -> Located | None:
         at.what = describe(at, seen, side, a.kind)
         if split_without_transpose(at, side):
             at.item = 8  # the heads' split, as the catalogue's split_without_transpose
-        start = ORDER.index(compared[-1]) + 1 if compared else 0
-        at.hidden = [n for n in ORDER[start : ORDER.index(stage)] if n not in names]
+        # An unseen stage is vouched for by a later one that agrees and is computed from it
+        # (every later stage but v, which reads only x).
+        at.hidden = [
+            n for n in ORDER[: ORDER.index(stage)]
+            if n not in names
+            and not any(c != "v" and ORDER.index(c) > ORDER.index(n) for c in compared)
+        ]  # fmt: skip
         if at.hidden:
             at.item = 0  # the difference may start in a stage the forward did not show
         return at
@@ -185,7 +192,7 @@ def _locate_side(a: Audit, side: Side, lesson: bool) -> Located | None:
     ref = _regrouped(side, perm)
     T = run.T
     keep = torch.tril(torch.ones(T, T, dtype=torch.bool))
-    for name in ("k", "v", "raw_scores", "softmax_input", "weights", "head_outputs"):
+    for name in ("k", "raw_scores", "softmax_input", "weights", "v", "head_outputs"):
         if name not in seen:
             continue
         got = seen[name].t
