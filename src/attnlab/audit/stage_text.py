@@ -245,7 +245,7 @@ def stage_text(at: Located, side: Side) -> dict[str, str]:
                 "be seen: the difference may start there)"
             )
         return _text(
-            f"第一个与参考不同的步骤是{zh_label}{line_zh}：在{where_zh}上 {name} = {got}，参考为 "
+            f"第一个与参考不同的步骤是 {zh_label}{line_zh}：在{where_zh}上 {name} = {got}，参考为 "
             f"{want}{what_zh}",
             f"the first stage that differs from the reference is {en_label}{line_en}: on "
             f"{where_en} {name} = {got}, the reference gives {want}{what_en}",
@@ -259,7 +259,7 @@ def stage_text(at: Located, side: Side) -> dict[str, str]:
     en_seen = ", ".join(LABEL[n][1] for n in at.compared if n in LABEL)
     last_zh, last_en = LABEL[at.compared[-1]]
     return _text(
-        f"能看到的步骤（{zh_seen}）都与参考一致；差别出现在{last_zh}之后{line_zh}"
+        f"能看到的步骤（{zh_seen}）都与参考一致；差别出现在 {last_zh} 之后{line_zh}"
         f"{what_zh or '：之后的代码改变了输出'}",
         f"the stages the auditor could see ({en_seen}) all agree with the reference; the "
         f"difference comes after {last_en}{line_en}"
