@@ -80,7 +80,7 @@ def test_bad_file_fails_on_its_item_naming_its_mistake(path: Path) -> None:
     assert result["status"] == "ok", result
     # Judged on what it computes: a bug never leaves the output check PASS.
     assert result["overall"]["status"] != "PASS", result["overall"]
-    if item == 0:  # the output check itself: non-determinism, or a difference no item explains
+    if item == 0:  # the output check itself: non-determinism, or a difference after the last stage
         assert result["overall"]["status"] == "FAIL", result["overall"]
         assert result["overall"]["finding"] == _finding(path), result["overall"]
         return
@@ -150,7 +150,7 @@ SANDBOX = {
     "wrong_signature.py:AttentionHead": ("build", "found (embed_dim)"),
 }
 GOOD_SPEC = "../good/sdpa_fused.py:FastAttention"
-#: Only the output check fails here (no item explains the difference): still exit code 1.
+#: Only the output check fails here (the input is added after W_O, no item owns it): exit code 1.
 DIFFERS_SPEC = "../bad/residual_inside.py:MultiHeadAttention"
 
 

@@ -25,6 +25,9 @@ Modules:
   on the lesson example and on random inputs of several B and T, and deterministic); exit 0
   only when no item FAILs and the output check PASSes, exit 2 when it could not compare
   (:func:`~attnlab.audit.outcome.exit_code`);
+* :mod:`~attnlab.audit.stages` (:mod:`~attnlab.audit.stage_seen`,
+  :mod:`~attnlab.audit.stage_text`): when the output differs, the first stage of the forward
+  that differs from the reference, its item and the learner's line that made it;
 * :mod:`~attnlab.audit.report`: render the result.
 
 May import: core, text, inputs, lesson and mistakes. Never imports the learner's file itself:

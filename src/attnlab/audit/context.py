@@ -292,5 +292,8 @@ def build_audit(target: RemoteTarget, kind: str, path: Path) -> Audit:
             if any(n in s.wrong for s in audit.sides)
             and all(close(s.run.out, s.wrong[n]["output"]) for s in audit.sides if n in s.wrong)
         ]  # fmt: skip
+        if not any(c.kind == "cat" for s in audit.sides for c in s.run.rec.calls):
+            # Its code is torch.cat(..., dim=1): a merge without transpose is not named by it.
+            audit.reproduced_by = [n for n in audit.reproduced_by if n != "concat_time_axis"]
         audit.roles_used = None if audit.reproduced_by else _roles_used(audit)
     return audit

@@ -8,6 +8,10 @@ from :mod:`attnlab.core.pipeline` decides, or the item stays NOT CHECKED.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
+import torch
+
 from attnlab.audit.context import Audit, Side
 from attnlab.audit.items import ITEMS
 from attnlab.audit.observe import as_heads, close, first_diff
@@ -15,6 +19,9 @@ from attnlab.audit.overall import first_non_finite
 from attnlab.audit.verdict import FAIL, NOT_CHECKED, PASS, SECTION, Verdict, heads_idx
 from attnlab.mistakes import catalogue
 from attnlab.text.fmt import compact_shape, fixed, shape_text, vec
+
+if TYPE_CHECKING:
+    from attnlab.audit.stages import Located
 
 _MATCH = {
     "zh": "载入课程权重后，输出与 attnlab.core.pipeline 的参考一致（课程例子与随机输入）",
@@ -41,9 +48,21 @@ def _repro_evidence(a: Audit, names: list[str]) -> Verdict:
             },
             names,
         )
-    row = first_diff(out, ref)[:-1]
-    seen, at = _weights_evidence(side), f"output{compact_shape(row)}"
-    got, right = vec(out[row], 3, fixed), vec(ref[row], 3, fixed)
+    seen = _weights_evidence(side)
+    at, got, right = _output_numbers(out, ref)
+    if got == right and side.inp is not None and side.inp.w_o is None and a.kind == "multihead":
+        # No W_O was found, so the reference is the concat too: it cannot show the right value.
+        return Verdict(
+            FAIL,
+            {
+                "zh": f"{seen['zh']}{where_zh}上 {at} = {got}，就是各 Head 的拼接，没有乘 W_O；"
+                f"目录中的错误 {joined} 在课程例子和随机输入上都恰好复现你的输出",
+                "en": f"{seen['en']}on {where_en} {at} = {got}, the heads' concatenation with no "
+                f"W_O applied; catalogue mistake {joined} reproduces your output exactly, on the "
+                "lesson example and on a random input",
+            },
+            names,
+        )
     return Verdict(
         FAIL,
         {
@@ -55,6 +74,17 @@ def _repro_evidence(a: Audit, names: list[str]) -> Verdict:
         },
         names,
     )
+
+
+def _output_numbers(out: torch.Tensor, ref: torch.Tensor) -> tuple[str, str, str]:
+    """(where, got, right): the output row that differs most; when both rows print alike, the
+    single number where they differ most, to six places."""
+    i = first_diff(out, ref)
+    row = i[:-1]
+    got, right = vec(out[row], 3, fixed), vec(ref[row], 3, fixed)
+    if got == right and not close(out, ref):
+        return f"output{compact_shape(i)}", fixed(float(out[i]), 6), fixed(float(ref[i]), 6)
+    return f"output{compact_shape(row)}", got, right
 
 
 def _weights_evidence(side: Side) -> dict[str, str]:
@@ -203,6 +233,79 @@ def _unnormalised(results: list[dict[str, object]]) -> bool:
     return bool(six) and "sums to" in six[0]["evidence"]["en"]  # type: ignore[index]
 
 
+#: Items whose own check reads how a step is written (scores, scale, softmax axis): when the
+#: step's numbers are the reference's, the code computes the same thing another way.
+_LOOKS = {3, 4, 6}
+
+
+def _agreeing(at: Located, results: list[dict[str, object]]) -> None:
+    """Items whose stages were all seen equal to the reference pass: one left NOT CHECKED, and
+    one of :data:`_LOOKS` failed on how its step looks, since what the code computes there is
+    the reference's (a scale applied to q instead of the scores)."""
+    from attnlab.audit.stage_text import LABEL, stage_where
+    from attnlab.audit.stages import OWNER
+
+    for r in results:
+        n = cast(int, r["item"])
+        mine = [s for s, item in OWNER.items() if item == n and s in LABEL]
+        looks = r["status"] == FAIL and n in _LOOKS
+        if not (r["status"] == NOT_CHECKED or looks) or n == at.item:
+            continue
+        if not any(s in at.compared for s in mine):
+            continue
+        if any(s not in at.compared for s in mine if s in at.seen):
+            continue
+        zh = "、".join(LABEL[s][0] for s in mine if s in at.compared)
+        en = ", ".join(LABEL[s][1] for s in mine if s in at.compared)
+        where_zh, where_en = stage_where(at)
+        before = cast(dict[str, str], r["evidence"])
+        r["status"], r["section"], r["mistakes"] = PASS, None, []
+        r["evidence"] = {
+            "zh": f"在{where_zh}上，{zh}与参考一致（逐步比较）",
+            "en": f"on {where_en}, {en} equal the reference's (stage by stage)",
+        }
+        if looks:
+            now = cast(dict[str, str], r["evidence"])
+            r["evidence"] = {
+                "zh": f"{before['zh']}；但{now['zh']}：换了一种写法，算的是同一个东西",
+                "en": f"{before['en']}; but {now['en']}: another way to compute the same thing",
+            }
+
+
+def _locate(a: Audit, results: list[dict[str, object]]) -> None:
+    """When the output differs and no catalogue mistake reproduces it, the first differing stage
+    (:mod:`~attnlab.audit.stages`) fails the item that owns it when nothing else decided that
+    item (else the output check names the stage); an item failed by a re-run (5, 9) is then
+    said to be its consequence."""
+    from attnlab.audit.stage_text import LABEL, stage_text
+    from attnlab.audit.stages import locate
+
+    if a.matches_ref or a.reproduced_by or a.unsteady is not None or a.roles_used is not None:
+        return
+    if first_non_finite(a) is not None:
+        return  # NaN/Inf already fails the item where it first appears
+    at = locate(a)
+    if at is None:
+        return
+    _agreeing(at, results)
+    if not at.item:
+        return
+    side = a.lesson if at.lesson else a.probe
+    owner = results[at.item - 1]
+    if owner["status"] != NOT_CHECKED:
+        return  # its own observation decided it: the output check carries the stage instead
+    owner.update(status=FAIL, evidence=stage_text(at, side), mistakes=[],
+                 section=SECTION[at.item])  # fmt: skip
+    zh, en = LABEL[at.stage] if at.stage in LABEL else LABEL["projection"]
+    for r in results:
+        if r["item"] in _RERUN and r["item"] != at.item and r["status"] == FAIL:
+            ev = cast(dict[str, str], r["evidence"])
+            r["evidence"] = {
+                "zh": f"{ev['zh']}（这是{zh}出错的后果，见第 {at.item} 项）",
+                "en": f"{ev['en']} (a consequence of {en}, item {at.item})",
+            }
+
+
 def judge(a: Audit) -> list[dict[str, object]]:
     """The ten items in checklist order, as JSON-ready dicts."""
     by_item = _by_item(a)
@@ -220,6 +323,7 @@ def judge(a: Audit) -> list[dict[str, object]]:
                 "section": section if v.status == FAIL else None,
             }
         )
+    _locate(a, results)
     if _unnormalised(results):
         for r in results:
             if r["item"] in _RERUN and r["status"] == FAIL and not r["mistakes"]:

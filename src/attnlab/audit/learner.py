@@ -243,7 +243,9 @@ class Server:
             for n, p in params.items()
             if n in state and not torch.equal(p.detach(), state[n].to(p.dtype))
         }
-        calls = [(c.kind, plain(c.args), plain(c.kwargs), plain(c.out)) for c in run.rec.calls]
+        calls = [
+            (c.kind, plain(c.args), plain(c.kwargs), plain(c.out), c.line) for c in run.rec.calls
+        ]
         return {"out": plain(run.out), "calls": calls, "state": after}
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:

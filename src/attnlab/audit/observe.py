@@ -99,7 +99,7 @@ def forward(module: nn.Module, x: torch.Tensor, path: Path, call: dict | None = 
             args += [None] * (int(call["mask_at"]) - len(args)) + [mask]
         else:
             kwargs[str(call["mask_name"])] = mask
-    with guarded("call", path), torch.no_grad(), Recorder() as rec:
+    with guarded("call", path), torch.no_grad(), Recorder(path=str(path.resolve())) as rec:
         result = module(*args, **kwargs)
     out = result
     while isinstance(out, tuple | list) and out:

@@ -120,6 +120,34 @@ def _partial(a: Audit) -> dict[str, object] | None:
     return None
 
 
+def _after_stages(a: Audit) -> dict[str, str]:
+    """Where the difference comes from when no item owns it: after the last stage that agrees
+    (:mod:`~attnlab.audit.stages`), or only on inputs other than the two recorded ones."""
+    from attnlab.audit.stage_text import stage_text
+    from attnlab.audit.stages import locate
+
+    at = locate(a)
+    if at is None:
+        return {
+            "zh": "在课程例子和第一个随机输入上输出与参考一致，只有其他形状的输入显示出差别",
+            "en": "on the lesson example and the first random input the output equals the "
+            "reference; only inputs of other shapes show the difference",
+        }
+    return stage_text(at, a.lesson if at.lesson else a.probe)
+
+
+def _owner(a: Audit, failed: list[dict[str, object]]) -> dict[str, object]:
+    """The failed item to point at: the one owning the first differing stage when no catalogue
+    mistake reproduces the output (an earlier re-run item's FAIL is its consequence), else the
+    first."""
+    if a.reproduced_by or first_non_finite(a) is not None:
+        return failed[0]
+    from attnlab.audit.stages import locate
+
+    at = locate(a)
+    return next((i for i in failed if at is not None and i["item"] == at.item), failed[0])
+
+
 def overall(a: Audit, items: list[dict[str, object]]) -> dict[str, object]:
     """The output check: PASS, FAIL (``finding`` "nondeterministic" or "output_differs") or
     NOT CHECKED (``finding`` "no_reference": no projections found, so no reference to compare
@@ -152,14 +180,15 @@ def overall(a: Audit, items: list[dict[str, object]]) -> dict[str, object]:
     zh, en = _difference(a)
     failed = [i for i in items if i["status"] == FAIL]
     if not failed:
+        where = _after_stages(a)
         return _entry(
             FAIL,
             "output_differs",
-            f"输出与参考不同：{zh}；没有哪一项能解释这个差别",
-            f"the output differs from the reference: {en}; no item explains the difference",
+            f"输出与参考不同：{zh}；{where['zh']}",
+            f"the output differs from the reference: {en}; {where['en']}",
             [],
         )
-    first = failed[0]
+    first = _owner(a, failed)
     names = list(first["mistakes"])  # type: ignore[call-overload]
     return _entry(
         FAIL,

@@ -9,6 +9,7 @@ of ``nn.MultiheadAttention``) are not seen: the mode is paused while a call runs
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,14 +42,31 @@ _KINDS: dict[Any, str] = {
 }
 
 
+#: Calls that make a stage's tensor without being a stage's operation (a split, a merge, a
+#: scale, a residual): recorded as kind ``"made"``, with their result and line only, so that a
+#: stage's tensor can be traced to the line that made it.
+_MADE = {
+    torch.Tensor.view, torch.Tensor.reshape, torch.reshape, torch.Tensor.transpose,
+    torch.transpose, torch.Tensor.permute, torch.permute, torch.Tensor.contiguous,
+    torch.Tensor.sum, torch.sum, torch.Tensor.mean, torch.mean, torch.stack,
+    torch.Tensor.flatten, torch.flatten, torch.Tensor.__mul__, torch.Tensor.__rmul__,
+    torch.Tensor.mul, torch.mul, torch.Tensor.__add__, torch.Tensor.__radd__, torch.Tensor.add,
+    torch.add, torch.where,
+}  # fmt: skip
+#: Recorded calls stop at this many; ``"made"`` ones at half of it, leaving room for the rest.
+LIMIT = 10_000
+
+
 @dataclass
 class Call:
-    """One recorded call: its kind, positional and keyword arguments, and result."""
+    """One recorded call: its kind, positional and keyword arguments, result, and the line of
+    the learner's file that made it (None when the call came from elsewhere)."""
 
     kind: str
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     out: Any
+    line: int | None = None
 
 
 @dataclass
@@ -56,6 +74,8 @@ class Recorder(TorchFunctionMode):
     """Record the calls listed in ``_KINDS`` while active (``with Recorder() as rec:``)."""
 
     calls: list[Call] = field(default_factory=list)
+    #: The learner's file: each call records the line of it that is on the stack.
+    path: str | None = None
     #: The last few ``exp`` calls as (result, input): a division of one is a hand-made softmax.
     exps: list[tuple[Any, Any]] = field(default_factory=list)
 
@@ -72,15 +92,39 @@ class Recorder(TorchFunctionMode):
         if kind == "div":
             found = [inp for e, inp in self.exps if args and args[0] is e]
             if not found or len(args) < 2 or not isinstance(out, torch.Tensor):
+                self._made(out)
                 return out
             kind, args, kwargs = "softmax", (found[0],), {"dim": _hand_dim(args[1], out)}
-        if kind is not None and len(self.calls) < 10_000:
-            self.calls.append(Call(kind, tuple(args), dict(kwargs), _detach(out)))
+        if kind is None and func in _MADE:
+            self._made(out)
+        elif kind is not None and len(self.calls) < LIMIT:
+            line = _learner_line(self.path)
+            self.calls.append(Call(kind, tuple(args), dict(kwargs), _detach(out), line))
         return out
+
+    def _made(self, out: Any) -> None:
+        """Record a tensor the learner's own line made (not scalars: a loop makes thousands)."""
+        if not isinstance(out, torch.Tensor) or out.dim() < 2 or len(self.calls) >= LIMIT // 2:
+            return
+        line = _learner_line(self.path)
+        if line is not None:
+            self.calls.append(Call("made", (), {}, _detach(out), line))
 
     def of(self, kind: str) -> list[Call]:
         """The recorded calls of one kind, in call order."""
         return [c for c in self.calls if c.kind == kind]
+
+
+def _learner_line(path: str | None) -> int | None:
+    """The line of the innermost frame on the stack that runs the learner's file ``path``."""
+    if path is None:
+        return None
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename == path:
+            return frame.f_lineno
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
 
 
 def _detach(out: Any) -> Any:

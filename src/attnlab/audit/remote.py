@@ -239,6 +239,11 @@ def build(
     return module
 
 
+def _call(kind: Any, args: Any, kwargs: Any, out: Any, line: Any = None) -> Call:
+    """One recorded call as the learner's process sent it; the line only when it is an int."""
+    return Call(str(kind), tuple(args), dict(kwargs), out, line if type(line) is int else None)
+
+
 def forward(module: nn.Module, x: torch.Tensor, path: Path, call: Convention | None = None) -> Run:
     """Run the learner's module on ``x`` with the mirror's parameters: its output and calls.
 
@@ -257,7 +262,7 @@ def forward(module: nn.Module, x: torch.Tensor, path: Path, call: Convention | N
     reply = learner.ask("forward", handle=handle, state=state, x=x, **extra)
     try:
         out = reply["out"]
-        calls = [Call(str(k), tuple(a), dict(kw), o) for k, a, kw, o in reply["calls"]]
+        calls = [_call(*c) for c in reply["calls"]]
         changed = dict(reply.get("state", {}))
         if not isinstance(out, torch.Tensor):
             raise TypeError("the output is not a tensor")

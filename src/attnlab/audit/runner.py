@@ -113,6 +113,7 @@ def audit(
     from attnlab.audit.loader import LearnerError
     from attnlab.audit.overall import overall
     from attnlab.audit.remote import InProcess, guess_kind, load_target
+    from attnlab.audit.stages import stage_data
 
     try:
         target = load_target(learner or InProcess(), path, name, init)
@@ -151,6 +152,7 @@ def audit(
             "call": _call(target, kind),
             "items": items,
             "overall": overall(a, items),
+            "stage": stage_data(a),  # the first differing stage, for --figure
         }
     except LearnerError as err:
         return {

@@ -206,11 +206,11 @@ CATALOGUE: tuple[Mistake, ...] = (
        fix="concat = torch.cat(head_outputs, dim=-1)",
        recipe=Recipe(merge=steps.merge_time_axis)),
     _m("split_without_transpose", 8, 9, "q", multihead_only=True,
-       title={"zh": "拆分 Heads 时只 view 不 transpose",
-              "en": "heads split with view but no transpose"},
-       explain={"zh": "这是直接 view 成 [B,n_head,T,d_head] 的结果：Token 被打乱了",
-                "en": "these come from viewing straight to [B, n_head, T, d_head]: tokens got "
-                      "scrambled"},
+       title={"zh": "拆分 Heads 时只 view/reshape 不 transpose",
+              "en": "heads split with view/reshape but no transpose"},
+       explain={"zh": "这是直接 view（或 reshape）成 [B,n_head,T,d_head] 的结果：Token 被打乱了",
+                "en": "these come from viewing (or reshaping) straight to [B, n_head, T, d_head]: "
+                      "tokens got scrambled"},
        code="q = q.view(B, n_head, T, d_head)",
        fix="q = q.view(B, T, n_head, d_head).transpose(1, 2)",
        recipe=Recipe(split=steps.split_no_transpose)),

@@ -1,6 +1,6 @@
 """Broken on purpose: the per-head outputs are concatenated last head first, so W_O reads each
 head's features in the wrong columns."""
-# expect: item=0 mistake=- finding=output_differs
+# expect: item=8 mistake=-
 import math
 
 import torch

@@ -1,6 +1,6 @@
 """Broken on purpose: heads are split with interleaved features but merged back as blocks, so
 W_O sees each head's features in another head's columns."""
-# expect: item=0 mistake=- finding=output_differs
+# expect: item=8 mistake=-
 import math
 
 import torch

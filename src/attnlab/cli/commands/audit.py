@@ -7,6 +7,7 @@ import json
 import signal
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Annotated, cast
 
 import typer
@@ -46,6 +47,27 @@ def stopped_by_signals() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+def _draw(result: dict[str, object], path: Path, lang: str) -> str:
+    """Save the first differing stage of ``result`` as a PNG at ``path``; the line saying what
+    was written, or why nothing was."""
+    from attnlab.text import atomic
+    from attnlab.text.i18n import pick
+
+    stage = result.get("stage")
+    if not isinstance(stage, dict):
+        return pick(
+            lang,
+            f"没有画图 {path}：输出与参考一致，或没有找到不同的步骤",
+            f"no figure written to {path}: the output equals the reference, or no differing "
+            "stage was found",
+        )
+    from attnlab.figures.audit_stage import plot_stage
+
+    fig = plot_stage(stage, lang)
+    atomic.write_with(path, lambda f: fig.savefig(f, format="png", dpi=150), binary=True)
+    return pick(lang, f"图已保存：{path}", f"figure written: {path}")
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``audit`` command to ``app``."""
 
@@ -74,6 +96,14 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON")] = False,
+        figure: Annotated[
+            Path | None,
+            typer.Option(
+                "--figure",
+                help="Draw the first stage that differs from the reference, yours next to the "
+                "reference's, to this PNG file",
+            ),
+        ] = None,
         lang: LangOption = None,
     ) -> None:
         from attnlab.audit import run_audit
@@ -102,4 +132,6 @@ def register(app: typer.Typer) -> None:
             typer.echo(json.dumps(result, ensure_ascii=False, indent=2))
         else:
             typer.echo(render(result, chosen), nl=False)
+        if figure is not None:
+            typer.echo(_draw(result, figure, chosen), err=as_json)
         raise typer.Exit(cast(int, result["exit_code"]))
