@@ -85,8 +85,11 @@ def test_mutant_fails_at_its_stage_with_line_and_description(name: str) -> None:
     assert f"（第 {_line_of(path, marker)} 行）" in owner["evidence"]["zh"]
     # Two values at the first differing index, the learner's and the reference's.
     assert re.search(r"= .+, the reference gives .+", en) or "agree with the reference" in en
-    assert result["overall"]["status"] == "FAIL"
-    assert f"(see item {item})" in result["overall"]["evidence"]["en"]
+    if result["overall"]["status"] == "NOT CHECKED":  # W_O unreadable: the located item decides
+        assert result["overall"]["finding"] == "partial_reference", result["overall"]
+    else:
+        assert result["overall"]["status"] == "FAIL"
+        assert f"(see item {item})" in result["overall"]["evidence"]["en"]
     # Nothing is named that the code does not do: these files have no torch.cat on time.
     if "torch.cat" not in path.read_text(encoding="utf-8"):
         assert all("torch.cat(..., dim=1)" not in t for t in _texts(result))
