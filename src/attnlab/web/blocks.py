@@ -40,5 +40,6 @@ def highlighted(source: str) -> Markup:
 
 
 def code_css() -> str:
-    """The stylesheet for highlighted code (pygments' default style, scoped to ``.hl``)."""
-    return str(HtmlFormatter(style="friendly").get_style_defs(".hl"))
+    """The stylesheet for highlighted code, scoped to ``.hl``: pygments' ``xcode`` style, whose
+    every token colour has a contrast of at least 4.5:1 on a white background (WCAG AA)."""
+    return str(HtmlFormatter(style="xcode").get_style_defs(".hl"))

@@ -182,13 +182,32 @@ def error_stage(exc: InputError) -> str:
     return str(getattr(exc, "stage", ""))
 
 
+#: The two inks a heatmap cell may use, as RGB. With white and black, every background has one
+#: of them at a contrast of at least 4.5:1 (WCAG AA for text).
+INKS = {"#fff": (255, 255, 255), "#000": (0, 0, 0)}
+
+
+def luminance(rgb: tuple[int, ...]) -> float:
+    """The WCAG 2.1 relative luminance of an sRGB colour given as 0-255 channels."""
+    lin = [c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4
+           for c in rgb]  # fmt: skip
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def contrast(a: tuple[int, ...], b: tuple[int, ...]) -> float:
+    """The WCAG 2.1 contrast ratio of two colours (1 to 21)."""
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
 def heat(value: float) -> str:
-    """A background colour for a weight in [0, 1]: pale paper to deep teal."""
+    """A background colour for a weight in [0, 1], pale paper to deep teal, with the ink (white
+    or dark) that contrasts more with it."""
     v = min(max(value, 0.0), 1.0)
     low, high = (246, 248, 250), (14, 99, 120)
-    r, g, b = (round(lo + (hi - lo) * v) for lo, hi in zip(low, high, strict=True))
-    ink = "#fff" if v > 0.55 else "#13212b"
-    return f"background:rgb({r},{g},{b});color:{ink}"
+    bg = tuple(round(lo + (hi - lo) * v) for lo, hi in zip(low, high, strict=True))
+    ink = max(INKS, key=lambda name: contrast(INKS[name], bg))
+    return f"background:rgb{bg};color:{ink}".replace(" ", "")
 
 
 def stage_groups(stages: Stages, tokens: list[list[str]], lang: str) -> list[dict[str, Any]]:
