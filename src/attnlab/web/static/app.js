@@ -73,6 +73,7 @@
             check.replaceWith(fresh);
             wireCheck(fresh);
             window.scrollTo(x, y);
+            land(fresh, f);
           })
           .catch(function () { f.submit(); });
       });
@@ -80,13 +81,45 @@
   }
   document.querySelectorAll("section.check").forEach(wireCheck);
 
+  // After a check is swapped in, the focus goes where the answer went (the verdict, the saved
+  // answer, the chosen button; the input again when the verdict asks to answer again), and the
+  // page's live region (#announce) reads out what changed.
+  var announcer = document.getElementById("announce");
+  function say(text) {
+    if (!announcer) return;
+    announcer.textContent = "";  // the same words twice are read out twice
+    setTimeout(function () { announcer.textContent = text; }, 50);
+  }
+  function focusOn(el) {
+    if (!el.matches("a[href], button, input, select, textarea")) el.setAttribute("tabindex", "-1");
+    el.focus({ preventScroll: true });
+  }
+  function land(fresh, posted) {
+    var target = null, text = "";
+    if (posted.id) {  // an exercise
+      var form = fresh.querySelector("#" + posted.id);
+      var verdict = form && form.querySelector(".verdict");
+      if (verdict) {
+        text = verdict.textContent;
+        target = verdict.classList.contains("hint") ? form.querySelector("input[name=answer]") : verdict;
+      }
+    } else if (posted.classList.contains("answer-form")) {
+      target = fresh.querySelector(".your-answer");
+      text = target ? target.textContent : "";
+    } else if (posted.querySelector("input[name=status]")) {
+      target = fresh.querySelector(".assess button.chosen");
+      text = target ? target.textContent : "";
+    }
+    if (!target) return;
+    focusOn(target);
+    if (text) say(text.replace(/\s+/g, " ").trim());
+  }
+
   // Explorer: recompute as the learner types.
   var form = document.getElementById("explorer-form");
   if (!form) return;
-  var sizeForm = document.getElementById("size-form");
-  sizeForm.querySelectorAll("select").forEach(function (s) {
-    s.addEventListener("change", function () { sizeForm.submit(); });
-  });
+  // The size menus change the page only with their Resize button (arrow keys move through
+  // the options without reloading it).
   var NUMBER = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
   function value(input) { return NUMBER.test(input.value) ? Number(input.value) : input.value; }
   function matrix(name, rows, cols, prefix) {
