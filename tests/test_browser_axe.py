@@ -36,6 +36,7 @@ PAGES = [
     "/practice/5?seed=1",
     "/no-such-page",
 ]
+SIZE_OF = "els => els.map(e => [e.getBoundingClientRect().width, e.getBoundingClientRect().height])"
 RUN = "tags => axe.run(document, {runOnly: {type: 'tag', values: tags}})"
 
 
@@ -109,3 +110,18 @@ def test_blocking_lists_only_critical_and_serious() -> None:
         {"id": "region", "impact": "moderate", "nodes": [{"target": ["#b"]}]},
     ]}  # fmt: skip
     assert blocking(results) == ["label (critical): [['#a']]"]
+
+
+def test_glossary_section_links_are_24px_tap_targets_on_a_phone(browser, server) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    context = browser.new_context(viewport=SIZES["phone"], base_url=server)
+    page = context.new_page()
+    try:
+        page.goto("/glossary?lang=zh")
+        boxes = page.eval_on_selector_all(
+            "a.from",
+            SIZE_OF,
+        )
+    finally:
+        context.close()
+    assert boxes
+    assert [b for b in boxes if b[0] < 24 or b[1] < 24] == []
