@@ -187,6 +187,17 @@ def test_a_body_past_the_forms_cap_is_refused_before_parsing(client: TestClient)
     assert r.status_code == 413  # the other forms keep their 64 KiB cap
 
 
+def test_hostile_bodies_are_refused_not_500(client: TestClient) -> None:
+    headers = {"Origin": ORIGIN, "X-CSRF-Token": csrf_token(client)}
+    r = client.post("/section/13/audit?lang=en", json={"code": GOOD}, headers=headers)
+    assert r.status_code == 422 and message(r) == UI["en"]["audit_no_code"]
+    broken = {**headers, "Content-Type": "multipart/form-data; boundary=xyz"}
+    r = client.post("/section/13/audit?lang=en", content=b"--xyz\r\nnonsense", headers=broken)
+    assert 400 <= r.status_code < 500
+    r = post_code(client, code=GOOD, name="A\x00B")
+    assert r.status_code == 422 and message(r) == BAD_NAME.format("A\x00B")
+
+
 def test_only_sections_13_and_15_have_it(client: TestClient) -> None:
     r = post_code(client, 12, code=GOOD)
     assert r.status_code == 404

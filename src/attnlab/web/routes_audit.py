@@ -150,4 +150,4 @@ async def check_my_code(request: Request, section_id: str) -> HTMLResponse:
         "exit_code": exit_code,
     }
     view = audit_view(request, lang, form={"code": _field(form, "code"), **fields}, result=shown)
-    return section_page(request, sid, lang, audit=view)
+    return await run_in_threadpool(section_page, request, sid, lang, None, view)  # the store
