@@ -267,3 +267,49 @@ def test_serve_documents_allow_audit() -> None:
 
     out = CliRunner().invoke(app, ["serve", "--help"], env={"COLUMNS": "200"}).output
     assert "--allow-audit" in out and "Check my code" in out
+
+
+def test_the_server_answers_while_a_check_runs_and_refuses_a_second(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A slow stand-in for the auditor: the page still loads, and a second check is told to wait."""
+    import threading
+    import time
+
+    import httpx
+    from store_support import serve_in_thread
+
+    started, finish = threading.Event(), threading.Event()
+
+    def slow(code: str, name: str, kind: str, init: str) -> dict[str, Any]:
+        started.set()
+        finish.wait(30)
+        return {"status": "error", "error": {"zh": "停", "en": "stub"}, "exit_code": 2}
+
+    monkeypatch.setattr(routes_audit, "_audit", slow)
+    with (
+        serve_in_thread(create_app(tmp_path, figures_on=False)) as url,
+        httpx.Client(base_url=url, timeout=30) as http,
+    ):
+        http.get("/healthz")
+        form = {"csrf_token": http.cookies["attnlab_csrf"], "name": "A", "code": "x = 1\n"}
+        headers = {"Origin": url}
+        first: list[Any] = []
+        worker = threading.Thread(
+            target=lambda: first.append(
+                http.post("/section/13/audit?lang=en", data=form, headers=headers)
+            )
+        )
+        worker.start()
+        try:
+            assert started.wait(10)
+            t0 = time.monotonic()
+            assert http.get("/section/12?lang=en").status_code == 200
+            assert time.monotonic() - t0 < 5
+            second = http.post("/section/13/audit?lang=en", data=form, headers=headers)
+            assert second.status_code == 503 and message(second) == UI["en"]["audit_busy"]
+        finally:
+            finish.set()
+            worker.join(30)
+    assert first[0].status_code == 200 and "cannot audit: stub" in report(first[0])
+    assert verdict(first[0])[1] == "2"
