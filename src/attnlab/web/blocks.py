@@ -6,6 +6,7 @@ code, which we generate ourselves, are passed through as :class:`markupsafe.Mark
 
 from __future__ import annotations
 
+import hashlib
 from functools import cache
 
 from markupsafe import Markup
@@ -39,6 +40,13 @@ def highlighted(source: str) -> Markup:
     return Markup(highlight(source, PythonLexer(), HtmlFormatter(cssclass="hl", wrapcode=True)))
 
 
+@cache
 def code_css() -> str:
     """The stylesheet for highlighted code (pygments' default style, scoped to ``.hl``)."""
     return str(HtmlFormatter(style="friendly").get_style_defs(".hl"))
+
+
+@cache
+def code_css_url() -> str:
+    """The stylesheet's address, versioned by its content's hash (so it may be cached long)."""
+    return "/assets/code.css?v=" + hashlib.sha256(code_css().encode()).hexdigest()[:16]
