@@ -28,16 +28,30 @@ from pathlib import Path
 
 from fastapi import APIRouter
 from fastapi.responses import Response
+from markupsafe import Markup
 
 PACKAGE = Path(__file__).resolve().parents[1]
 FONT_DIR = Path(__file__).parent / "static" / "fonts"
 #: CSS family name -> file in ``static/fonts``.
 FACES = {"attnlab CJK": "attnlab-cjk.woff2", "attnlab Math": "attnlab-math.woff2"}
+#: System fonts each face uses before its file (``local()``: full and PostScript names), so a
+#: machine that has one draws with it and fetches nothing.
+LOCAL = {
+    "attnlab CJK": (
+        "PingFang SC", "PingFangSC-Regular", "Hiragino Sans GB", "HiraginoSansGB-W3",
+        "Microsoft YaHei", "MicrosoftYaHei", "Noto Sans CJK SC", "Noto Sans CJK SC Regular",
+        "NotoSansCJKsc-Regular", "Source Han Sans SC", "SourceHanSansSC-Regular",
+        "WenQuanYi Micro Hei",
+    ),
+    "attnlab Math": (
+        "STIX Two Math", "STIXTwoMath-Regular", "Cambria Math", "Latin Modern Math",
+        "LatinModernMath-Regular",
+    ),
+}  # fmt: skip
 #: Han ideographs (and extension A, compatibility), CJK punctuation, kana, full-width forms.
-CJK = re.compile(
-    "[\u2e80-\u2fdf\u3000-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
-    "\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]"
-)
+CJK_RANGES = ((0x2E80, 0x2FDF), (0x3000, 0x31FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF),
+              (0xF900, 0xFAFF), (0xFE30, 0xFE4F), (0xFF00, 0xFFEF))  # fmt: skip
+CJK = re.compile("[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in CJK_RANGES) + "]")
 #: Text files of the package whose strings a page can show.
 TEXT_SUFFIXES = (".py", ".html", ".js", ".css", ".toml")
 #: A file named by its content's hash never changes: browsers may keep it a year.
@@ -74,14 +88,23 @@ def url(family: str) -> str:
 
 
 @functools.cache
-def face_css() -> str:
-    """The ``@font-face`` rules of the served fonts, with ``font-display: swap``: text shows at
-    once in a system font and is redrawn when the file arrives."""
-    return "\n".join(
-        f'@font-face {{ font-family: "{family}"; src: url("{url(family)}") format("woff2");'
-        " font-style: normal; font-display: swap; }"
-        for family in FACES
-    )
+def face_css() -> Markup:
+    """The ``@font-face`` rules of the served fonts: each takes the system's font of its kind
+    first (:data:`LOCAL`), then the served file, with ``font-display: swap`` (text shows at once
+    and is redrawn when the file arrives). The CJK face covers only CJK code points, so pages
+    name it first: Latin text skips it to the system fonts after it. (Chromium leaves text it
+    shaped before the file arrived as empty boxes when the face comes after a system font.)"""
+    rules = []
+    for family in FACES:
+        src = ", ".join([*(f'local("{name}")' for name in LOCAL[family])])
+        extra = ""
+        if family == "attnlab CJK":
+            extra = " unicode-range: " + ", ".join(f"U+{a:X}-{b:X}" for a, b in CJK_RANGES) + ";"
+        rules.append(
+            f'@font-face {{ font-family: "{family}"; src: {src}, url("{url(family)}")'
+            f' format("woff2"); font-style: normal; font-display: swap;{extra} }}'
+        )
+    return Markup("\n".join(rules))
 
 
 @router.get("/fonts/{digest}/{name}")

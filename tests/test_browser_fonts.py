@@ -1,0 +1,102 @@
+"""Chinese pages on a machine without a CJK font (issue 24): Chromium sees only DejaVu through
+fontconfig, and its own per-node font report (CDP ``CSS.getPlatformFontsForNode``) must show
+every Chinese character drawn by the served subset, none left to DejaVu as empty boxes.
+
+Skipped loudly without Chromium, a failure under ATTNLAB_REQUIRE_BROWSER=1 (see test_browser).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from store_support import serve_in_thread
+from test_browser import CHROMIUM_ARGS, _chromium
+
+from attnlab.web.fonts import CJK
+
+pytestmark = pytest.mark.browser
+DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
+#: The served subset's family, as the font file names itself (not the CSS name).
+SERVED = "Noto Sans CJK SC"
+PAGES = ("/lesson?lang=zh", "/section/10?lang=zh", "/glossary?lang=zh")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    from attnlab.web.app import create_app
+
+    with serve_in_thread(create_app(tmp_path_factory.mktemp("progress"), figures_on=False)) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def dejavu_only_browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Chromium whose fontconfig lists DejaVu and nothing else."""
+    path = _chromium()
+    if not DEJAVU.is_dir():
+        pytest.fail(f"{DEJAVU} is missing: the test needs DejaVu as the only system font")
+    tmp = tmp_path_factory.mktemp("fontconfig")
+    conf = tmp / "fonts.conf"
+    conf.write_text(
+        '<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n'
+        f"<fontconfig><dir>{DEJAVU}</dir><cachedir>{tmp / 'cache'}</cachedir>"
+        '<include ignore_missing="yes">/etc/fonts/conf.d</include></fontconfig>\n',
+        encoding="utf-8",
+    )
+    from playwright.sync_api import sync_playwright
+
+    env = {**os.environ, "FONTCONFIG_FILE": str(conf)}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS, env=env)
+        yield browser
+        browser.close()
+
+
+def _cjk_elements(node: dict[str, Any]) -> Iterator[tuple[int, str]]:
+    """(node id, Chinese characters of its own text) for each element with Chinese text."""
+    own = "".join(
+        child.get("nodeValue", "") for child in node.get("children", []) if child["nodeType"] == 3
+    )
+    chars = "".join(CJK.findall(own.replace("\u3000", "")))
+    if chars and node.get("nodeName") not in ("SCRIPT", "STYLE", "TITLE", "META"):
+        yield node["nodeId"], chars
+    for child in node.get("children", []):
+        yield from _cjk_elements(child)
+    if "contentDocument" in node:
+        yield from _cjk_elements(node["contentDocument"])
+
+
+@pytest.mark.parametrize("url", PAGES)
+def test_every_chinese_character_is_drawn_by_the_served_font(
+    dejavu_only_browser: Any, server: str, url: str
+) -> None:
+    context = dejavu_only_browser.new_context(
+        viewport={"width": 1280, "height": 900}, base_url=server
+    )
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    page.goto(url)
+    page.evaluate("document.fonts.ready")
+    page.evaluate("Promise.all([...document.fonts].map(f => f.status === 'loading' && f.loaded))")
+    cdp = context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    root = cdp.send("DOM.getDocument", {"depth": -1, "pierce": True})["root"]
+    checked, wrong = 0, []
+    for node_id, chars in _cjk_elements(root):
+        used = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node_id})["fonts"]
+        if not used:
+            continue  # not rendered (a closed <details>, a hidden menu)
+        checked += 1
+        served = sum(f["glyphCount"] for f in used if f["familyName"].startswith(SERVED))
+        families = {f["familyName"] for f in used}
+        unknown = {name for name in families if not name.startswith((SERVED, "DejaVu"))}
+        if served < len(chars) or unknown:
+            wrong.append((chars[:20], used))
+    context.close()
+    assert checked > 20, f"only {checked} elements with Chinese text were rendered on {url}"
+    assert not wrong, wrong[:5]
