@@ -100,3 +100,25 @@ def test_every_chinese_character_is_drawn_by_the_served_font(
     context.close()
     assert checked > 20, f"only {checked} elements with Chinese text were rendered on {url}"
     assert not wrong, wrong[:5]
+
+
+def test_formulas_are_drawn_with_the_math_font(dejavu_only_browser: Any, server: str) -> None:
+    """§10 without any system math font: the cases brace spans its rows, and the label over the
+    broadcast arrow stays clear of the term after it."""
+    context = dejavu_only_browser.new_context(
+        viewport={"width": 1280, "height": 900}, base_url=server
+    )
+    page = context.new_page()
+    page.goto("/section/10?lang=en")
+    page.evaluate("document.fonts.ready")
+    brace = page.locator('mo[fence="true"]', has_text="{").first
+    rows = page.locator("mtable.cases").first
+    brace_box, rows_box = brace.bounding_box(), rows.bounding_box()
+    assert brace_box is not None and rows_box is not None
+    assert brace_box["height"] >= 0.9 * rows_box["height"], (brace_box, rows_box)
+    label = page.locator("mover", has_text="broadcast").first
+    after = label.locator("xpath=following-sibling::*[2]")  # the space, then "Scores"
+    label_box, after_box = label.bounding_box(), after.bounding_box()
+    assert label_box is not None and after_box is not None
+    assert label_box["x"] + label_box["width"] <= after_box["x"] + 0.5, (label_box, after_box)
+    context.close()

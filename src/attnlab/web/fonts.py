@@ -30,6 +30,8 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 from markupsafe import Markup
 
+from attnlab.web.security import refused
+
 PACKAGE = Path(__file__).resolve().parents[1]
 FONT_DIR = Path(__file__).parent / "static" / "fonts"
 #: CSS family name -> file in ``static/fonts``.
@@ -111,7 +113,7 @@ def face_css() -> Markup:
 def font_file(digest: str, name: str) -> Response:
     """A served font. The address holds the file's hash, so the answer is cached for a year."""
     if name not in FACES.values() or digest != _digest(name):
-        return Response("no such font\n", status_code=404, media_type="text/plain")
+        raise refused(404, "not_found", path=f"/fonts/{digest}/{name}"[:80])
     return Response(
         (FONT_DIR / name).read_bytes(),
         media_type="font/woff2",
