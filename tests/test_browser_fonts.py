@@ -8,6 +8,7 @@ Skipped loudly without Chromium, a failure under ATTNLAB_REQUIRE_BROWSER=1 (see 
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,18 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     with serve_in_thread(create_app(tmp_path_factory.mktemp("progress"), figures_on=False)) as url:
         yield url
+
+
+@pytest.fixture(scope="module")
+def system_browser() -> Iterator[Any]:
+    """Chromium with the machine's own fonts."""
+    path = _chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
 
 
 @pytest.fixture(scope="module")
@@ -122,3 +135,28 @@ def test_formulas_are_drawn_with_the_math_font(dejavu_only_browser: Any, server:
     assert label_box is not None and after_box is not None
     assert label_box["x"] + label_box["width"] <= after_box["x"] + 0.5, (label_box, after_box)
     context.close()
+
+
+def test_a_system_cjk_font_is_used_before_the_served_one(system_browser: Any, server: str) -> None:
+    """With a CJK font installed (CI installs fonts-noto-cjk), Chinese is drawn by it and the
+    served subset is never fetched."""
+    listed = subprocess.run(
+        ["fc-list", ":lang=zh", "family"], capture_output=True, text=True, check=False
+    ).stdout
+    if "Noto Sans CJK SC" not in listed:
+        pytest.skip("!!! no system Noto Sans CJK SC: apt-get install fonts-noto-cjk !!!")
+    context = system_browser.new_context(viewport={"width": 1280, "height": 900}, base_url=server)
+    page = context.new_page()
+    fetched: list[str] = []
+    page.on("request", lambda request: fetched.append(request.url))
+    page.goto("/section/3?lang=zh")
+    page.evaluate("document.fonts.ready")
+    cdp = context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    root = cdp.send("DOM.getDocument", {"depth": -1})["root"]
+    prose = cdp.send("DOM.querySelector", {"nodeId": root["nodeId"], "selector": "main p"})
+    used = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": prose["nodeId"]})["fonts"]
+    context.close()
+    assert not [url for url in fetched if "attnlab-cjk" in url]
+    assert any(f["familyName"].startswith(SERVED) and not f["isCustomFont"] for f in used), used

@@ -98,7 +98,7 @@ def face_css() -> Markup:
     shaped before the file arrived as empty boxes when the face comes after a system font.)"""
     rules = []
     for family in FACES:
-        src = ", ".join([*(f'local("{name}")' for name in LOCAL[family])])
+        src = ", ".join(f'local("{name}")' for name in LOCAL[family])
         extra = ""
         if family == "attnlab CJK":
             extra = " unicode-range: " + ", ".join(f"U+{a:X}-{b:X}" for a, b in CJK_RANGES) + ";"
