@@ -128,3 +128,14 @@ def test_code_css_is_linked_by_hash_and_cached(
     answer = client.get(link.group(1))
     assert answer.status_code == 200 and ".hl" in answer.text
     assert answer.headers["cache-control"] == IMMUTABLE
+
+
+def test_formulas_leave_braces_and_arrows_to_the_math_font() -> None:
+    from attnlab.web.blocks import mathml
+
+    cases = str(mathml(r"M_{t,j}=\begin{cases}1,&j\le t\\0,&j>t\end{cases},\qquad e^{-\infty}=0"))
+    assert '<mo stretchy="true" fence="true" form="prefix">&#x0007B;</mo>' in cases
+    assert "<mi>&#x0221E;</mi>" in cases and "<mo>&#x0221E;</mo>" not in cases
+    arrow = str(mathml(r"M\ \xrightarrow{\text{broadcast}}\ S"))
+    assert '<mover><mo stretchy="true">&#x2192;</mo>' in arrow
+    assert "mpadded" not in arrow  # relative widths MathML Core ignores

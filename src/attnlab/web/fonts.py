@@ -1,7 +1,7 @@
 """The web fonts the lesson serves: a Chinese subset and a math font, with long cache headers.
 
-Pages name the system's fonts first; a browser fetches these only for characters no earlier
-font has (a machine without a CJK font, a MathML formula without a math font). Both files are
+Each face takes the system's font of its kind first (``local()``, :data:`LOCAL`), so a browser
+fetches a file only on a machine without a CJK font or without a math font. Both files are
 committed build products in ``static/fonts`` (``tools/build_fonts.py`` writes them):
 
 - ``attnlab-cjk.woff2``: Noto Sans CJK SC (shipped by the ``mplfonts`` dependency), subset to
