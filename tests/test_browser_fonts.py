@@ -35,38 +35,43 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def system_browser() -> Iterator[Any]:
-    """Chromium with the machine's own fonts."""
-    path = _chromium()
+def playwright() -> Iterator[Any]:
+    _chromium()  # skips loudly (or fails under ATTNLAB_REQUIRE_BROWSER=1) without a browser
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+        yield p
 
 
 @pytest.fixture(scope="module")
-def dejavu_only_browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """Chromium whose fontconfig lists DejaVu and nothing else."""
-    path = _chromium()
-    if not DEJAVU.is_dir():
-        pytest.fail(f"{DEJAVU} is missing: the test needs DejaVu as the only system font")
+def system_browser(playwright: Any) -> Iterator[Any]:
+    """Chromium with the machine's own fonts."""
+    browser = playwright.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+    yield browser
+    browser.close()
+
+
+@pytest.fixture(scope="module")
+def dejavu_only_browser(playwright: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Chromium whose fontconfig lists DejaVu Sans, Serif and Mono and nothing else."""
+    core = [font for font in sorted(DEJAVU.glob("DejaVu*.ttf")) if "Math" not in font.name]
+    if not core:
+        pytest.fail(f"no DejaVu fonts in {DEJAVU}: the test needs them as the only system fonts")
     tmp = tmp_path_factory.mktemp("fontconfig")
+    (tmp / "fonts").mkdir()
+    for font in core:  # DejaVu Sans, Serif and Mono: no CJK font and no math font
+        (tmp / "fonts" / font.name).symlink_to(font)
     conf = tmp / "fonts.conf"
     conf.write_text(
         '<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n'
-        f"<fontconfig><dir>{DEJAVU}</dir><cachedir>{tmp / 'cache'}</cachedir>"
-        '<include ignore_missing="yes">/etc/fonts/conf.d</include></fontconfig>\n',
+        f"<fontconfig><dir>{tmp / 'fonts'}</dir><cachedir>{tmp / 'cache'}</cachedir>"
+        "</fontconfig>\n",
         encoding="utf-8",
     )
-    from playwright.sync_api import sync_playwright
-
     env = {**os.environ, "FONTCONFIG_FILE": str(conf)}
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS, env=env)
-        yield browser
-        browser.close()
+    browser = playwright.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS, env=env)
+    yield browser
+    browser.close()
 
 
 def _cjk_elements(node: dict[str, Any]) -> Iterator[tuple[int, str]]:
@@ -127,6 +132,13 @@ def test_formulas_are_drawn_with_the_math_font(dejavu_only_browser: Any, server:
     brace = page.locator('mo[fence="true"]', has_text="{").first
     rows = page.locator("mtable.cases").first
     brace_box, rows_box = brace.bounding_box(), rows.bounding_box()
+    cdp = context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    root = cdp.send("DOM.getDocument", {"depth": -1})["root"]
+    found = cdp.send("DOM.querySelector", {"nodeId": root["nodeId"], "selector": "mo[fence]"})
+    used = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": found["nodeId"]})["fonts"]
+    assert [(f["familyName"], f["isCustomFont"]) for f in used] == [("Noto Sans Math", True)]
     assert brace_box is not None and rows_box is not None
     assert brace_box["height"] >= 0.9 * rows_box["height"], (brace_box, rows_box)
     label = page.locator("mover", has_text="broadcast").first

@@ -47,7 +47,7 @@ LOCAL = {
     ),
     "attnlab Math": (
         "STIX Two Math", "STIXTwoMath-Regular", "Cambria Math", "Latin Modern Math",
-        "LatinModernMath-Regular",
+        "LatinModernMath-Regular", "DejaVu Math TeX Gyre", "DejaVuMathTeXGyre-Regular",
     ),
 }  # fmt: skip
 #: Han ideographs (and extension A, compatibility), CJK punctuation, kana, full-width forms.
