@@ -28,7 +28,7 @@ from attnlab.core.example import SECTION_COUNT
 from attnlab.grading import practice
 from attnlab.progress.exchange import check_profile
 from attnlab.text.i18n import LANGS, resolve_lang
-from attnlab.web import blocks, figures
+from attnlab.web import blocks, figures, fonts
 from attnlab.web.common import Settings
 from attnlab.web.errors import add_error_handlers
 from attnlab.web.security import (
@@ -61,6 +61,8 @@ def _environment(figures_on: bool) -> Environment:
     env.globals["mastery_n"] = practice.MASTERY
     env.globals["mathml"] = blocks.mathml
     env.globals["highlighted"] = blocks.highlighted
+    env.globals["font_faces"] = fonts.face_css
+    env.globals["code_css_url"] = blocks.code_css_url
 
     # A section's explanation depends only on its language, so it is rendered once; the
     # learner's check and progress around it are rendered on every request.
@@ -128,7 +130,7 @@ def create_app(
     )
 
     routes = (routes_pages, routes_progress, routes_practice, routes_explorer, routes_notes)
-    for module in (*routes, routes_search, routes_audit):
+    for module in (*routes, routes_search, routes_audit, fonts):
         app.include_router(module.router)
     add_error_handlers(app)  # 4xx refusals and the 500 page: attnlab.web.errors
     # Inside the session middleware, which streams what it passes on: GZip sees whole answers

@@ -18,6 +18,7 @@ from attnlab.text.i18n import LANGS
 from attnlab.web import figures
 from attnlab.web.blocks import code_css
 from attnlab.web.common import audit_view, lang_of, page_context, render, see_other, settings
+from attnlab.web.fonts import IMMUTABLE
 from attnlab.web.routes_notes import NotesView
 from attnlab.web.routes_search import highlighter
 from attnlab.web.security import refused
@@ -190,8 +191,11 @@ def progress_json(request: Request) -> dict[str, object]:
 
 @router.get("/assets/code.css")
 def code_stylesheet() -> Response:
-    """Highlighting colours for the code blocks (pygments)."""
-    return PlainTextResponse(code_css(), media_type="text/css")
+    """Highlighting colours for the code blocks (pygments). Pages link it with its hash in the
+    address, so browsers keep it a year instead of fetching it on every page."""
+    return PlainTextResponse(
+        code_css(), media_type="text/css", headers={"Cache-Control": IMMUTABLE}
+    )
 
 
 @router.get("/figures/{lang}/{name}.svg")
