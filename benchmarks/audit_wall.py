@@ -28,6 +28,8 @@ TARGETS = {
     "nanoGPT fused (good)": "good/nanogpt_fused.py:CausalSelfAttention",
     "nn.MultiheadAttention wrapper (good)": "good/torch_mha_wrapper.py:Wrapped",
     "per-head loop, no scale (bad)": "bad/no_scale_loop.py:LoopMHA",
+    "nanoGPT config class (built by meaning)": "real/good/nanogpt_config.py:CausalSelfAttention",
+    "annotated q, k, v, mask (mask probed)": "real/good/annotated_qkv_mask.py:MultiHeadedAttention",
 }
 TORCH = 'python -c "import torch"'
 BAR_RATIO = 1.3

@@ -28,6 +28,7 @@ PAGES = [
     "/section/0",
     f"/section/{EXERCISE_SECTION}",
     "/section/10",
+    "/section/13",
     "/explorer",
     "/explorer?n_head=2",
     "/glossary",

@@ -34,7 +34,7 @@ ALLOWED: dict[str, frozenset[str]] = {
         "notebook": ("text", "core", "inputs", "lesson", "mistakes", "content", "grading",
                      "figures"),
         "web": ("text", "core", "inputs", "lesson", "mistakes", "content", "grading", "progress",
-                "figures"),
+                "audit", "figures"),
         "cli": ("text", "core", "inputs", "lesson", "mistakes", "progress", "content", "grading",
                 "audit", "bench", "figures", "notebook", "web"),
         "root": ("core", "cli"),  # attnlab/__init__.py (the public names) and __main__.py

@@ -32,7 +32,13 @@ from attnlab.inputs.explorer import STATE_FIELDS
 from attnlab.web.security import CSRF_FIELD
 
 #: A real value for each path parameter, so the request reaches the route's own code.
-REAL_PATH = {"section_id": "3", "exercise_id": "4c", "lang": "en", "name": "weights"}
+REAL_PATH = {
+    "section_id": "3",
+    "exercise_id": "4c",
+    "lang": "en",
+    "name": "weights",
+    "digest": "0" * 16,
+}
 #: Pages whose forms are filled in (an answer and a note are saved first, so the forms that
 #: act on them are there too).
 PAGES = ("/lesson", "/section/4", "/explorer", "/explorer?n_head=2", "/notes", "/search")

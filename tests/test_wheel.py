@@ -39,8 +39,8 @@ LESSON_ROWS = (
     "cost.elements_long",
     "shapes.raw_scores",
 )
-#: Run inside the fresh environment: the installed web lesson serves a page, a static file and a
-#: figure with Chinese labels (the CJK font comes from the mplfonts dependency).
+#: Run inside the fresh environment: the installed web lesson serves a page, a static file, a
+#: figure with Chinese labels (the CJK font comes from the mplfonts dependency) and its web fonts.
 SERVE_PROBE = """
 import sys
 from fastapi.testclient import TestClient
@@ -52,6 +52,10 @@ for url in ("/lesson?lang=en", "/glossary?lang=zh", "/static/style.css", "/figur
     print(url, answer.status_code, len(answer.content))
     assert answer.status_code == 200, (url, answer.status_code)
 assert "<svg" in client.get("/figures/zh/mask.svg").text
+from attnlab.web.fonts import FACES, url  # the served fonts are package data
+for family in FACES:
+    answer = client.get(url(family))
+    assert answer.status_code == 200 and answer.content[:4] == b"wOF2", (family, answer.status_code)
 """
 
 

@@ -14,5 +14,5 @@ Modules:
 * :mod:`attnlab.web.routes_*`: the HTTP routes.
 
 May import: every package below the front ends (core, text, inputs, lesson, mistakes,
-progress, content, grading, figures); never cli or notebook.
+progress, content, grading, audit (for "Check my code"), figures); never cli or notebook.
 """

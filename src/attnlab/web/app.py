@@ -28,7 +28,7 @@ from attnlab.core.example import SECTION_COUNT
 from attnlab.grading import practice
 from attnlab.progress.exchange import check_profile
 from attnlab.text.i18n import LANGS, resolve_lang
-from attnlab.web import blocks, figures
+from attnlab.web import blocks, figures, fonts
 from attnlab.web.common import Settings
 from attnlab.web.errors import add_error_handlers
 from attnlab.web.security import (
@@ -61,6 +61,8 @@ def _environment(figures_on: bool) -> Environment:
     env.globals["mastery_n"] = practice.MASTERY
     env.globals["mathml"] = blocks.mathml
     env.globals["highlighted"] = blocks.highlighted
+    env.globals["font_faces"] = fonts.face_css
+    env.globals["code_css_url"] = blocks.code_css_url
 
     # A section's explanation depends only on its language, so it is rendered once; the
     # learner's check and progress around it are rendered on every request.
@@ -89,6 +91,7 @@ def create_app(
     figures_on: bool = True,
     hosts: list[str] | None = None,
     max_body: int = MAX_BODY_BYTES,
+    audit_off: str | None = "auto",
 ) -> FastAPI:
     """Build the web lesson.
 
@@ -99,17 +102,25 @@ def create_app(
         lang: default page language (``zh`` unless ``$ATTNLAB_LANG`` says otherwise).
         figures_on: draw the figures (tests switch them off to stay fast).
         hosts: host names to answer to (default: the loopback names).
-        max_body: largest request body accepted, in bytes.
+        max_body: largest request body accepted, in bytes (the "Check my code" form: more).
+        audit_off: why "Check my code" is off, ``"shared"`` or ``"sandbox"``
+            (:func:`attnlab.web.routes_audit.gate` decides it for ``attnlab serve``); ``None``:
+            on; ``"auto"``: on when only loopback host names are answered, else ``"shared"``.
     """
     if profile is not None:
         check_profile(profile)
     app = FastAPI(title="attnlab web lesson", docs_url=None, redoc_url=None, openapi_url=None)
+    if audit_off == "auto":
+        audit_off = None if set(hosts or LOCAL_HOSTS) <= set(LOCAL_HOSTS) else "shared"
+    if audit_off not in (None, "shared", "sandbox"):
+        raise ValueError(f"audit_off must be None, 'shared' or 'sandbox', got {audit_off!r}")
     app.state.settings = Settings(
-        Path(data_dir) if data_dir else None, profile, resolve_lang(lang), figures_on
+        Path(data_dir) if data_dir else None, profile, resolve_lang(lang), figures_on, audit_off
     )
     app.state.templates = _environment(figures_on)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     from attnlab.web import (
+        routes_audit,
         routes_explorer,
         routes_notes,
         routes_pages,
@@ -119,7 +130,7 @@ def create_app(
     )
 
     routes = (routes_pages, routes_progress, routes_practice, routes_explorer, routes_notes)
-    for module in (*routes, routes_search):
+    for module in (*routes, routes_search, routes_audit, fonts):
         app.include_router(module.router)
     add_error_handlers(app)  # 4xx refusals and the 500 page: attnlab.web.errors
     # Inside the session middleware, which streams what it passes on: GZip sees whole answers
@@ -127,7 +138,8 @@ def create_app(
     app.add_middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES, compresslevel=GZIP_LEVEL)
     app.middleware("http")(_session_and_headers)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=hosts or list(LOCAL_HOSTS))
-    app.add_middleware(BodyLimit, max_bytes=max_body)
+    wide = (routes_audit.AUDIT_PATH, routes_audit.AUDIT_BODY_BYTES)
+    app.add_middleware(BodyLimit, max_bytes=max_body, wide=wide)
     return app
 
 

@@ -28,6 +28,8 @@ from attnlab.web.security import (
 from attnlab.web.ui_text import UI
 
 LANG_COOKIE = "attnlab_lang"
+#: The sections whose page carries the "Check my code" box (13: one head, 15: several).
+AUDIT_SECTIONS = (13, 15)
 
 
 @dataclass
@@ -38,6 +40,8 @@ class Settings:
     profile: str | None
     default_lang: str
     figures: bool
+    #: Why "Check my code" is off (``"shared"`` or ``"sandbox"``), ``None`` when it is on.
+    audit_off: str | None = None
     _local: threading.local = field(default_factory=threading.local)
 
     def store(self) -> ProgressStore:
@@ -133,6 +137,15 @@ async def csrf_protect(request: Request) -> None:
         value = form.get(CSRF_FIELD)
         sent = value if isinstance(value, str) else None
     check_token(request.cookies.get(CSRF_COOKIE), sent)
+
+
+def audit_view(request: Request, lang: str, **more: Any) -> dict[str, Any]:
+    """What the "Check my code" boxes show: on which sections, why they are off (a sentence, or
+    ``None``), the form's values and, after a check, its ``result`` (``more`` overrides)."""
+    off = settings(request).audit_off
+    form = {"code": "", "name": "", "kind": "auto", "init": ""}
+    view = {"sections": AUDIT_SECTIONS, "off": UI[lang][f"audit_off_{off}"] if off else None}
+    return {**view, "form": form, "result": None, **more}
 
 
 def see_other(url: str) -> RedirectResponse:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -16,7 +17,8 @@ from attnlab.progress.store import StoreBusy
 from attnlab.text.i18n import LANGS
 from attnlab.web import figures
 from attnlab.web.blocks import code_css
-from attnlab.web.common import lang_of, page_context, render, see_other, settings
+from attnlab.web.common import audit_view, lang_of, page_context, render, see_other, settings
+from attnlab.web.fonts import IMMUTABLE
 from attnlab.web.routes_notes import NotesView
 from attnlab.web.routes_search import highlighter
 from attnlab.web.security import refused
@@ -114,6 +116,24 @@ def one_section(request: Request, section_id: str) -> HTMLResponse:
     if request.headers.get("sec-fetch-site", "none") in ("same-origin", "none") and store.writable:
         with contextlib.suppress(StoreBusy):
             store.set_last_section(sid)
+    query = request.query_params.get("q")  # opened from a search hit: mark the words
+    try:
+        marks = highlighter(query) if query else None
+    except ValueError:
+        marks = None  # an over-long q only loses its marks; the section still opens
+    return section_page(request, sid, lang, marks)
+
+
+def section_page(
+    request: Request,
+    sid: int,
+    lang: str,
+    marks: Callable[[str], str] | None = None,
+    audit: dict[str, Any] | None = None,
+) -> HTMLResponse:
+    """Section ``sid`` alone in ``lang`` (``marks`` rewrites the HTML to mark search hits;
+    ``audit``: the "Check my code" box's state, default :func:`~attnlab.web.common.audit_view`)."""
+    store = settings(request).store()
     ctx = page_context(
         request,
         lang,
@@ -126,12 +146,8 @@ def one_section(request: Request, section_id: str) -> HTMLResponse:
         prev_id=sid - 1 if sid > 0 else None,
         next_id=sid + 1 if sid + 1 < example.SECTION_COUNT else None,
         notes=NotesView.of(store),
+        audit=audit or audit_view(request, lang),
     )
-    query = request.query_params.get("q")  # opened from a search hit: mark the words
-    try:
-        marks = highlighter(query) if query else None
-    except ValueError:
-        marks = None  # an over-long q only loses its marks; the section still opens
     return render("section.html", lang, ctx, marks)
 
 
@@ -175,8 +191,11 @@ def progress_json(request: Request) -> dict[str, object]:
 
 @router.get("/assets/code.css")
 def code_stylesheet() -> Response:
-    """Highlighting colours for the code blocks (pygments)."""
-    return PlainTextResponse(code_css(), media_type="text/css")
+    """Highlighting colours for the code blocks (pygments). Pages link it with its hash in the
+    address, so browsers keep it a year instead of fetching it on every page."""
+    return PlainTextResponse(
+        code_css(), media_type="text/css", headers={"Cache-Control": IMMUTABLE}
+    )
 
 
 @router.get("/figures/{lang}/{name}.svg")

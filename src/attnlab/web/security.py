@@ -80,19 +80,32 @@ def _refusal(scope: Scope, status: int, message: str) -> Response:
 
 
 class BodyLimit:
-    """ASGI middleware: buffer the request body up to ``max_bytes``, refuse more with 413."""
+    """ASGI middleware: buffer the request body up to ``max_bytes``, refuse more with 413.
 
-    def __init__(self, app: Callable[..., Awaitable[None]], max_bytes: int = MAX_BODY_BYTES):
-        self.app, self.max_bytes = app, max_bytes
+    Args:
+        wide: ``(pattern, bytes)``: paths that match ``pattern`` may send up to ``bytes``
+            (the "Check my code" form carries a whole file).
+    """
+
+    def __init__(
+        self,
+        app: Callable[..., Awaitable[None]],
+        max_bytes: int = MAX_BODY_BYTES,
+        wide: tuple[re.Pattern[str], int] | None = None,
+    ):
+        self.app, self.max_bytes, self.wide = app, max_bytes, wide
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self.max_bytes
+        if self.wide is not None and self.wide[0].fullmatch(str(scope.get("path", ""))):
+            limit = max(limit, self.wide[1])
         declared = dict(scope["headers"]).get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
+        if declared is not None and (not declared.isdigit() or int(declared) > limit):
             found = declared.decode("latin-1")[:20]
-            msg = f"request body too large: at most {self.max_bytes} bytes, Content-Length {found}"
+            msg = f"request body too large: at most {limit} bytes, Content-Length {found}"
             await _refusal(scope, 413, msg)(scope, receive, send)
             return
         chunks, size = [], 0
@@ -101,8 +114,8 @@ class BodyLimit:
             if message["type"] != "http.request":
                 break  # the client went away; let the app see the disconnect
             size += len(message.get("body", b""))
-            if size > self.max_bytes:
-                msg = f"request body too large: at most {self.max_bytes} bytes were allowed"
+            if size > limit:
+                msg = f"request body too large: at most {limit} bytes were allowed"
                 await _refusal(scope, 413, msg)(scope, receive, send)
                 return
             chunks.append(message.get("body", b""))

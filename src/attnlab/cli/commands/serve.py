@@ -18,6 +18,15 @@ HostOption = Annotated[
 ]
 PortOption = Annotated[int, typer.Option("--port", min=0, max=65535, help="Port.")]
 OpenOption = Annotated[bool, typer.Option("--open", help="Open the lesson in your web browser.")]
+AllowAuditOption = Annotated[
+    bool,
+    typer.Option(
+        "--allow-audit",
+        help='Turn on "Check my code" (sections 13 and 15: learners\' code through the sandboxed '
+        "auditor) on a non-loopback --host; it stays off where bubblewrap cannot isolate the "
+        "code. On 127.0.0.1, localhost or ::1 it is always on.",
+    ),
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -31,12 +40,15 @@ def register(app: typer.Typer) -> None:
         host: HostOption = LOOPBACK,
         port: PortOption = DEFAULT_PORT,
         open_browser: OpenOption = False,
+        allow_audit: AllowAuditOption = False,
     ) -> None:
         """Serve the web lesson: 20 sections with live numbers, the explorer, checks, progress."""
-        _serve(host, port, open_browser, opts)
+        _serve(host, port, open_browser, opts, allow_audit)
 
 
-def _serve(host: str, port: int, open_browser: bool, opts: StoreOptions) -> None:
+def _serve(
+    host: str, port: int, open_browser: bool, opts: StoreOptions, allow_audit: bool = False
+) -> None:
     import socket
     import threading
     import webbrowser
@@ -45,6 +57,7 @@ def _serve(host: str, port: int, open_browser: bool, opts: StoreOptions) -> None
 
     from attnlab.progress.store import ProgressStore, StoreError, StoreReadOnly
     from attnlab.web.app import build_shared, create_app
+    from attnlab.web.routes_audit import gate
     from attnlab.web.security import allowed_hosts
 
     data_dir, profile, lang = opts.data_dir, opts.profile, opts.lang
@@ -62,13 +75,16 @@ def _serve(host: str, port: int, open_browser: bool, opts: StoreOptions) -> None
             port = probe.getsockname()[1]  # --port 0 picks a free one
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
-    app = create_app(data_dir, profile, lang=lang, hosts=allowed_hosts(host))
+    audit_off = gate(host, allow_audit)
+    app = create_app(data_dir, profile, lang=lang, hosts=allowed_hosts(host), audit_off=audit_off)
     build_shared(app)  # before listening: the first requests find every section and figure
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else shown}:{port}/lesson"
     typer.echo(f"attnlab web lesson: {url}  (Ctrl+C to stop)")
     if host not in ("127.0.0.1", "localhost", "::1"):
         typer.echo(f"warning: listening on {host}: other machines on the network can reach it")
+        if audit_off == "sandbox":
+            typer.echo("warning: --allow-audit ignored: this machine cannot isolate learner code")
     if open_browser:
         threading.Timer(1.0, webbrowser.open, args=(url,)).start()
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
