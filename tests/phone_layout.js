@@ -11,6 +11,8 @@ async ({ SCROLLERS, SLACK, HINTS }) => {
   for (const el of document.body.querySelectorAll("*")) {
     if (!(el instanceof HTMLElement) || el.matches("input, textarea, select")) continue;
     if (getComputedStyle(el).display === "none" || el.scrollWidth <= el.clientWidth + 1) continue;
+    // Screen-reader-only text (.sr-only, .visually-hidden) is clipped to nothing on purpose.
+    if (getComputedStyle(el).clip === "rect(0px, 0px, 0px, 0px)") continue;
     if (scrolls(el)) continue;
     // Content spilling out of a box that does not scroll: fine only inside a box that does.
     let up = el.parentElement;
