@@ -135,11 +135,12 @@ def test_json_is_an_input_document_that_check_grades(tmp_path: Path) -> None:
 def test_the_terminal_session_grades_shows_the_solution_and_stops() -> None:
     p = practice.deal(5, 1)
     right = _typed(torch.tensor(p.expected()))
-    lines = "0 0 0\n" + right + "\ns\nq\n"
+    lines = "\n0 0 0\n" + right + "\ns\nq\n"  # an empty line first: the hint, no error
     done = CliRunner().invoke(app, ["--lang", "en", "practice", "--section", "5", "--seed", "1"],
                               input=lines)  # fmt: skip
     assert done.exit_code == 0, done.output
     assert "✗ Not yet" in done.output and "✓ Right" in done.output
+    assert "empty answer" not in done.output and done.output.count("(type your answer;") == 2
     assert f"Answer (row t={p.row}): {right}" in done.output
     assert right not in done.output.split("✓ Right")[0].split("> ")[0]  # not shown before
 

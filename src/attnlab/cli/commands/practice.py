@@ -96,6 +96,9 @@ def _session(store: ProgressStore, dealt: Dealt, section: int, lang: str, hint: 
         word = line.strip().lower()
         if word in QUIT:
             return
+        if not word:  # an empty line is no answer: say what to type, as the quiz does
+            typer.echo(hint)
+            continue
         if word in SOLUTION:
             typer.echo(practice.solution_text(dealt, lang))
             save_practice(store, dealt, "", None)
