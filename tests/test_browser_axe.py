@@ -14,6 +14,7 @@ import pytest
 from axe_support import found
 from store_support import serve_in_thread
 from test_browser import browser  # noqa: F401  (the shared Chromium fixture)
+from web_support import PAGE_TYPES
 
 from attnlab.content import knowledge
 
@@ -23,20 +24,7 @@ TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 BLOCKING = ("critical", "serious")
 #: A section with graded exercises: one is answered wrong first, so its verdict is checked too.
 EXERCISE_SECTION = next(s.id for s in knowledge.sections() if s.exercises)
-PAGES = [
-    "/lesson",
-    "/section/0",
-    f"/section/{EXERCISE_SECTION}",
-    "/section/10",
-    "/section/13",
-    "/explorer",
-    "/explorer?n_head=2",
-    "/glossary",
-    "/notes",
-    "/search?q=mask",
-    "/practice/5?seed=1",
-    "/no-such-page",
-]
+PAGES = [*PAGE_TYPES[:2], f"/section/{EXERCISE_SECTION}", *PAGE_TYPES[2:]]
 SIZE_OF = "els => els.map(e => [e.getBoundingClientRect().width, e.getBoundingClientRect().height])"
 RUN = "tags => axe.run(document, {runOnly: {type: 'tag', values: tags}})"
 

@@ -11,24 +11,13 @@ from pathlib import Path
 
 import pytest
 from test_web import make_client
+from web_support import PAGE_TYPES
 
 from attnlab.web.blocks import code_css
 from attnlab.web.explorer import contrast, heat
 from attnlab.web.ui_text import UI
 
-PAGES = [
-    "/lesson",
-    "/section/0",
-    "/section/10",
-    "/section/13",
-    "/explorer",
-    "/explorer?n_head=2",
-    "/glossary",
-    "/notes",
-    "/search?q=mask",
-    "/practice/5?seed=1",
-    "/no-such-page",
-]
+PAGES = PAGE_TYPES
 #: The background of highlighted code (``.hl pre`` in style.css).
 CODE_BACKGROUND = "#fbfcfd"
 

@@ -13,6 +13,20 @@ from typing import Any
 
 #: The test clients' ``base_url``: the origin a same-site request names.
 ORIGIN = "http://127.0.0.1"
+#: One page of each type the web lesson serves (the accessibility checks walk them all).
+PAGE_TYPES = [
+    "/lesson",
+    "/section/0",
+    "/section/10",
+    "/section/13",
+    "/explorer",
+    "/explorer?n_head=2",
+    "/glossary",
+    "/notes",
+    "/search?q=mask",
+    "/practice/5?seed=1",
+    "/no-such-page",
+]
 #: The cookie holding the session's CSRF token (set by any page, e.g. ``/healthz``).
 CSRF_COOKIE = "attnlab_csrf"
 #: The form field and the header a page sends the token back in.
