@@ -1,5 +1,6 @@
 """The option bundle of every command that reads the progress store (``progress``, ``notes``,
-``bookmark``, ``quiz``, ``search``, ``serve``): ``--data-dir``, ``--profile`` and ``--lang``,
+``bookmark``, ``quiz``, ``search``, ``serve``): ``--data-dir``, ``--db``, ``--profile`` and
+``--lang``,
 resolved into one :class:`StoreOptions`, and the store opener. Every problem with the progress
 file is one line and exit 2, never a traceback.
 
@@ -38,6 +39,15 @@ DataDirOption = Annotated[
         show_default=False,
     ),
 ]
+DbOption = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        help="A PostgreSQL server for the progress store instead of the file in --data-dir: "
+        "postgresql://user:password@host:5432/dbname. Also ATTNLAB_DB.",
+        show_default=False,
+    ),
+]
 ProfileOption = Annotated[
     str | None,
     typer.Option(
@@ -49,7 +59,9 @@ ProfileOption = Annotated[
 
 
 @contextmanager
-def open_store(data_dir: str | None, profile: str | None, lang: str) -> Iterator[ProgressStore]:
+def open_store(
+    data_dir: str | None, profile: str | None, lang: str, db: str | None = None
+) -> Iterator[ProgressStore]:
     """The progress store for a ``with`` block, closed after it.
 
     Any :class:`~attnlab.progress.store.StoreError` on opening or inside the block (a file that is
@@ -58,7 +70,7 @@ def open_store(data_dir: str | None, profile: str | None, lang: str) -> Iterator
     from attnlab.progress.store import ProgressStore, StoreError
 
     try:
-        store = ProgressStore.open(data_dir, profile)
+        store = ProgressStore.open(data_dir, profile, db)
     except StoreError as exc:
         fail(exc.text(lang))
     except (ValueError, OSError) as exc:
@@ -78,39 +90,52 @@ class StoreOptions:
     data_dir: str | None
     profile: str | None
     lang: str
+    #: A PostgreSQL server's URL (``--db``; ``None``: ``$ATTNLAB_DB``, else the file).
+    db: str | None = None
 
     def open(self) -> AbstractContextManager[ProgressStore]:
         """The store for a ``with`` block (:func:`open_store`)."""
-        return open_store(self.data_dir, self.profile, self.lang)
+        return open_store(self.data_dir, self.profile, self.lang, self.db)
 
 
 def store_options(
-    ctx: typer.Context, data_dir: str | None, profile: str | None, lang: str | None
+    ctx: typer.Context,
+    data_dir: str | None,
+    db: str | None,
+    profile: str | None,
+    lang: str | None,
 ) -> StoreOptions:
-    """The command's own ``--data-dir``/``--profile``, else its group's (``attnlab progress
-    --profile P export F``), and its language (:func:`attnlab.cli._common.lang_of`)."""
+    """The command's own ``--data-dir``/``--db``/``--profile``, else its group's (``attnlab
+    progress --profile P export F``), and its language (:func:`attnlab.cli._common.lang_of`)."""
     group = ctx.obj or {}
     return StoreOptions(
-        data_dir or group.get("data_dir"), profile or group.get("profile"), lang_of(ctx, lang)
+        data_dir or group.get("data_dir"),
+        profile or group.get("profile"),
+        lang_of(ctx, lang),
+        db or group.get("db"),
     )
 
 
 def keep_for_subcommands(ctx: typer.Context, opts: StoreOptions) -> None:
-    """In a group's callback: its ``--data-dir``/``--profile`` become its subcommands'."""
-    ctx.obj = {**(ctx.obj or {}), "data_dir": opts.data_dir, "profile": opts.profile}
+    """In a group's callback: its ``--data-dir``/``--db``/``--profile`` become its
+    subcommands'."""
+    ctx.obj = {**(ctx.obj or {}), "data_dir": opts.data_dir, "profile": opts.profile,
+               "db": opts.db}  # fmt: skip
 
 
 _BUNDLE = tuple(
     inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=option)
     for name, option in (
-        ("data_dir", DataDirOption), ("profile", ProfileOption), ("lang", LangOption)
+        ("data_dir", DataDirOption), ("db", DbOption), ("profile", ProfileOption),
+        ("lang", LangOption)
     )
 )  # fmt: skip
 
 
 def with_store(command: Callable[..., None]) -> Callable[..., None]:
     """``command(ctx, ..., opts)``, whose parameter ``opts`` is a :class:`StoreOptions`, as a
-    typer command with the options ``--data-dir``, ``--profile`` and ``--lang`` after its own;
+    typer command with the options ``--data-dir``, ``--db``, ``--profile`` and ``--lang`` after
+    its own;
     they reach ``command`` resolved by :func:`store_options`."""
     own = inspect.signature(command, eval_str=True).parameters
     shown = [p for name, p in own.items() if name != "opts"] + list(_BUNDLE)

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from datetime import UTC, datetime
 from typing import Any
 
 from attnlab.core.example import SECTION_COUNT
 from attnlab.inputs.text_limits import check_text
+from attnlab.progress.backend import Connection
 from attnlab.progress.store_errors import EXPECTED, file_error
 from attnlab.text.errors import InputError, filled
 
@@ -272,11 +272,12 @@ def verdict_data(text: str) -> str | None:
     return text if isinstance(data, dict) and isinstance(data.get("kind"), str) else None
 
 
-def merge_into(db: sqlite3.Connection, profile: str, clean: dict[str, Any]) -> None:
+def merge_into(db: Connection, profile: str, clean: dict[str, Any]) -> None:
     """Merge validated entries inside the caller's transaction; the newer entry always wins."""
     db.executemany(
         "INSERT INTO completions VALUES (?, ?, ?) ON CONFLICT (profile, section) DO UPDATE "
-        "SET completed_at = MIN(completed_at, excluded.completed_at)",
+        "SET completed_at = excluded.completed_at "
+        "WHERE excluded.completed_at < completions.completed_at",
         [(profile, s, at) for s, at in clean["completed"]],
     )
     db.executemany(
@@ -286,8 +287,8 @@ def merge_into(db: sqlite3.Connection, profile: str, clean: dict[str, Any]) -> N
         [(profile, s, st, at) for s, st, at in clean["assessments"]],
     )
     db.executemany(
-        "INSERT OR IGNORE INTO attempts (profile, exercise, answer, correct, diagnosis, "
-        "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO attempts (profile, exercise, answer, correct, diagnosis, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         [(profile, *row) for row in clean["attempts"]],
     )
     if clean["visit"] is not None:

@@ -20,7 +20,6 @@ Example::
 from __future__ import annotations
 
 import re
-import sqlite3
 import uuid
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -28,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from attnlab.inputs.text_limits import check_text
+from attnlab.progress.backend import Connection
 from attnlab.progress.exchange import NoteError, check_section
 
 #: Shortest id prefix ``attnlab notes rm`` accepts (the list shows 8 characters).
@@ -65,8 +65,8 @@ class NotesMixin:
         profile: str
         _clock: Callable[[], str]
 
-        def _write(self) -> AbstractContextManager[sqlite3.Connection]: ...
-        def _read(self) -> AbstractContextManager[sqlite3.Connection]: ...
+        def _write(self) -> AbstractContextManager[Connection]: ...
+        def _read(self) -> AbstractContextManager[Connection]: ...
 
     def add_note(self, section: int, text: str) -> Note:
         """Add a new note to ``section``; ``ValueError`` for a bad section,
@@ -115,7 +115,7 @@ class NotesMixin:
             )
         return note
 
-    def _find(self, db: sqlite3.Connection, id_or_prefix: str) -> Note:
+    def _find(self, db: Connection, id_or_prefix: str) -> Note:
         key = id_or_prefix.strip().lower()
         rows = []
         if _ID_PREFIX.fullmatch(key):  # nothing else can start an id, nor reach LIKE

@@ -11,7 +11,8 @@ query. Two query paths (https://sqlite.org/fts5.html#the_trigram_tokenizer):
 * a shorter word (掩码, 缩放, W): the trigram index cannot look up fewer than 3 characters, so
   a ``LIKE`` scan over the few hundred documents, ranked by the same weights on counts.
 
-A read-only progress file with an out-of-date index is searched through an in-memory copy.
+A read-only progress file with an out-of-date index, and a store on PostgreSQL, are searched
+through this process's copy in memory.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from attnlab.progress.backend import Connection
 from attnlab.progress.notes import Note
 from attnlab.progress.store_errors import StoreBusy
 
@@ -52,13 +54,13 @@ class Doc:
     terms: str = ""
 
 
-def stored_digest(db: sqlite3.Connection) -> str | None:
+def stored_digest(db: Connection) -> str | None:
     """The digest of the documents in the index (None when it was never filled)."""
     row = db.execute("SELECT value FROM search_meta WHERE name = 'digest'").fetchone()
     return None if row is None else str(row[0])
 
 
-def replace_docs(db: sqlite3.Connection, digest: str, docs: Sequence[Doc]) -> None:
+def replace_docs(db: Connection, digest: str, docs: Sequence[Doc]) -> None:
     """Replace every document of the index and record their digest (inside a transaction)."""
     db.execute("DELETE FROM search_docs")
     db.executemany(
@@ -82,7 +84,7 @@ def _count_score(doc: Doc, words: Sequence[str]) -> float:
     )
 
 
-def query(db: sqlite3.Connection, words: Sequence[str], limit: int) -> list[tuple[Doc, float]]:
+def query(db: Connection, words: Sequence[str], limit: int) -> list[tuple[Doc, float]]:
     """Documents containing every word (case-insensitive), best first, with a score (higher is
     better; comparable only within one query)."""
     if all(len(w) >= MIN_TRIGRAM for w in words):
@@ -127,18 +129,22 @@ class SearchMixin:
 
         @property
         def writable(self) -> bool: ...
-        def _write(self) -> AbstractContextManager[sqlite3.Connection]: ...
-        def _read(self) -> AbstractContextManager[sqlite3.Connection]: ...
+        @property
+        def keeps_index(self) -> bool: ...
+        def _write(self) -> AbstractContextManager[Connection]: ...
+        def _read(self) -> AbstractContextManager[Connection]: ...
 
     def search_docs(
         self, digest: str, build: Callable[[], Sequence[Doc]], words: Sequence[str], limit: int
     ) -> list[tuple[Doc, float]]:
         """Search the index whose content has ``digest``; when the stored one differs it is
-        first rebuilt from ``build()`` (once, in one transaction)."""
-        with self._read() as db:
-            if stored_digest(db) == digest:
-                return query(db, words, limit)
-        if self.writable:
+        first rebuilt from ``build()`` (once, in one transaction). A store on PostgreSQL
+        searches this process's copy in memory."""
+        if self.keeps_index:
+            with self._read() as db:
+                if stored_digest(db) == digest:
+                    return query(db, words, limit)
+        if self.keeps_index and self.writable:
             # Another writer holding the lock: answer from memory meanwhile.
             with contextlib.suppress(StoreBusy), self._write() as db:
                 if stored_digest(db) != digest:  # again, now that we hold the lock
@@ -150,7 +156,8 @@ class SearchMixin:
 
     def search_notes(self, words: Sequence[str]) -> list[Note]:
         """This profile's notes containing every word (case-insensitive), in page order."""
-        where = " AND ".join(["text LIKE ? ESCAPE '\\'"] * len(words))
+        # LOWER on both sides: SQLite's LIKE ignores case, PostgreSQL's does not.
+        where = " AND ".join(["LOWER(text) LIKE LOWER(?) ESCAPE '\\'"] * len(words))
         with self._read() as db:
             rows = db.execute(
                 "SELECT id, section, text, created_at, updated_at FROM notes WHERE profile = ? "

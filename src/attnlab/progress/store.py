@@ -1,5 +1,5 @@
-"""The learner's saved progress: one SQLite file, shared by ``attnlab quiz``, ``attnlab progress``
-and the web lesson.
+"""The learner's saved progress: one SQLite file (or a PostgreSQL server), shared by
+``attnlab quiz``, ``attnlab progress`` and the web lesson.
 
 Per profile (``default`` unless ``--profile`` names another, for a shared classroom machine) it
 keeps the sections marked complete, the self-assessment of each knowledge check ("understood" or
@@ -8,7 +8,8 @@ and bookmarks (:mod:`attnlab.progress.notes`).
 
 Every write is one short ``BEGIN IMMEDIATE`` transaction on a WAL-mode file, so a quiz and the
 web lesson can write at the same time without losing or half-writing anything; opening the file
-safely and migrating it is :mod:`attnlab.progress.db`'s job.
+safely and migrating it is :mod:`attnlab.progress.db`'s job. With ``ATTNLAB_DB`` (or ``db=``)
+naming a ``postgresql://`` server, the same SQL runs there instead (:mod:`attnlab.progress.pg`).
 
 Example::
 
@@ -28,12 +29,13 @@ import weakref
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attnlab.inputs.text_limits import check_text
 from attnlab.progress import access as progress_access
+from attnlab.progress import backend, exchange
 from attnlab.progress import db as progress_db
-from attnlab.progress import exchange
+from attnlab.progress.backend import Connection
 from attnlab.progress.db import APPLICATION_ID, SCHEMA_VERSION, migrate, utc_now
 from attnlab.progress.exchange import ASSESSMENTS, check_profile, check_section
 from attnlab.progress.notes import NotesMixin
@@ -41,6 +43,9 @@ from attnlab.progress.search_index import SearchMixin
 from attnlab.progress.store_errors import StoreBusy, StoreError, StoreReadOnly, translate
 from attnlab.progress.summary import Summary
 from attnlab.text.errors import InputError
+
+if TYPE_CHECKING:
+    from attnlab.progress.pg import PgDatabase
 
 DATA_DIR_ENV = "ATTNLAB_DATA_DIR"
 PROFILE_ENV = "ATTNLAB_PROFILE"
@@ -69,16 +74,21 @@ def _close_read_only_stores(path: Path) -> None:
     # So once the file can be written, this process's read-only stores of it are closed first
     # (the web server reopens a closed store, see attnlab.web.common).
     with _STORES_LOCK:
-        stale = [s for s in _STORES if not (s.writable or s.closed) and s.path.absolute() == path]
+        stale = [
+            s
+            for s in _STORES
+            if not (s.writable or s.closed) and s.file is not None and s.file.absolute() == path
+        ]
     for store in stale:
         store.close()  # waits for a call in progress on another thread (the store's lock)
 
 
 class ProgressStore(NotesMixin, SearchMixin):
-    """Progress of one profile in one SQLite file (see the module docstring).
+    """Progress of one profile in one SQLite file or PostgreSQL server (see the module docstring).
 
     Args:
-        path: the database file (created with its folder when missing).
+        path: the database file (created with its folder when missing), or a
+            ``postgresql://`` URL (:mod:`attnlab.progress.pg`).
         profile: learner profile name (letters, digits, ``_ . -``; at most 64).
         clock: returns the current time as ISO text (tests pass a fake one).
         busy_timeout: seconds to wait for another program's lock (default
@@ -99,23 +109,35 @@ class ProgressStore(NotesMixin, SearchMixin):
 
     def __init__(
         self,
-        path: Path,
+        path: Path | str,
         profile: str = DEFAULT_PROFILE,
         clock: Callable[[], str] = utc_now,
         busy_timeout: float | None = None,
     ) -> None:
-        self.path, self.profile, self._clock = Path(path), check_profile(profile), clock
+        self.profile, self._clock = check_profile(profile), clock
         self.busy_timeout = progress_access.busy_timeout(busy_timeout)
         self._lock = threading.RLock()
         self.closed = False
+        self._held: Connection | None = None  # the open transaction's connection (PostgreSQL)
+        if backend.is_url(path):
+            from attnlab.progress import pg
+
+            #: What messages name: the file's path, or the server's URL without its password.
+            self.where: Path | str = backend.redact(str(path))
+            self.file: Path | None = None  # the SQLite file (None on PostgreSQL)
+            self.read_only: tuple[str, str] | None = None
+            self._pg: PgDatabase | None = pg.database(str(path), self.busy_timeout)
+            return
+        self.file = self.where = path = Path(path)
+        self._pg = None
         #: Why the file cannot be written (English, Chinese), or None when it can.
-        self.read_only = progress_access.why_read_only(self.path)
+        self.read_only = progress_access.why_read_only(path)
         if self.read_only is None:
-            _close_read_only_stores(self.path.absolute())
+            _close_read_only_stores(path.absolute())
         try:
-            self._conn = progress_db.open_checked(self.path, self.read_only, self.busy_timeout)
+            self._conn = progress_db.open_checked(path, self.read_only, self.busy_timeout)
         except sqlite3.Error as exc:
-            raise translate(exc, self.path, self.busy_timeout) from None
+            raise translate(exc, path, self.busy_timeout) from None
         # A store dropped unclosed (a web worker thread that ended) closes its connection at
         # once: sqlite3 connections sit in a reference cycle and would wait for the collector.
         weakref.finalize(self, self._conn.close)
@@ -124,17 +146,31 @@ class ProgressStore(NotesMixin, SearchMixin):
 
     @classmethod
     def open(
-        cls, data_dir: str | os.PathLike[str] | None = None, profile: str | None = None
+        cls,
+        data_dir: str | os.PathLike[str] | None = None,
+        profile: str | None = None,
+        db: str | None = None,
     ) -> ProgressStore:
-        """The store in ``data_dir`` (see :func:`default_data_dir`) for ``profile``
-        (else ``$ATTNLAB_PROFILE``, else ``default``)."""
+        """The store for ``profile`` (else ``$ATTNLAB_PROFILE``, else ``default``) on the
+        PostgreSQL server ``db`` (else ``$ATTNLAB_DB``; ``InputError`` if it is no
+        ``postgresql://`` URL), else in ``data_dir`` (see :func:`default_data_dir`)."""
         chosen = profile or os.environ.get(PROFILE_ENV) or DEFAULT_PROFILE
-        return cls(default_data_dir(data_dir) / FILE_NAME, chosen)
+        url = backend.resolve(db)
+        return cls(url if url else default_data_dir(data_dir) / FILE_NAME, chosen)
+
+    @property
+    def path(self) -> Path:
+        """The SQLite file (``ValueError`` on PostgreSQL: use :attr:`where` to name it)."""
+        if self.file is None:
+            raise ValueError(f"the store is on a PostgreSQL server ({self.where}), not in a file")
+        return self.file
 
     def close(self) -> None:
-        """Close the connection (every write is already committed)."""
+        """Close the connection (every write is already committed; on PostgreSQL the pool's
+        connections stay for the process's other stores)."""
         with self._lock:
-            self._conn.close()
+            if self._pg is None:
+                self._conn.close()
             self.closed = True
 
     def __enter__(self) -> ProgressStore:
@@ -152,17 +188,41 @@ class ProgressStore(NotesMixin, SearchMixin):
         """Whether the file can be written now (a read-only store opened earlier stays read-only:
         open a new one to save)."""
         try:
-            return progress_access.why_read_only(self.path) is None
+            return self.file is None or progress_access.why_read_only(self.file) is None
         except StoreError:
             return False
 
     def check_writable(self) -> None:
         """Raise :class:`StoreReadOnly` (naming the path and why) unless answers can be saved."""
         if self.read_only is not None:
-            raise StoreReadOnly(self.path, *self.read_only)
+            raise StoreReadOnly(self.where, *self.read_only)
+
+    @property
+    def keeps_index(self) -> bool:
+        """Whether the lesson's search index is kept in the store (the SQLite file), not in
+        this process's memory (PostgreSQL)."""
+        return self._pg is None
+
+    def _transaction(self, mode: str) -> AbstractContextManager[Connection]:
+        if self._pg is None:
+            return self._sqlite_transaction(mode)
+        return self._pg_transaction(self._pg, mode)
 
     @contextmanager
-    def _transaction(self, mode: str) -> Iterator[sqlite3.Connection]:
+    def _pg_transaction(self, server: PgDatabase, mode: str) -> Iterator[Connection]:
+        with self._lock:
+            if self._held is not None:  # nested call: already inside one transaction
+                yield self._held
+                return
+            with server.transaction(self.profile, write=mode == "IMMEDIATE") as conn:
+                self._held = conn
+                try:
+                    yield conn
+                finally:
+                    self._held = None
+
+    @contextmanager
+    def _sqlite_transaction(self, mode: str) -> Iterator[sqlite3.Connection]:
         with self._lock:
             if self._conn.in_transaction:  # nested call: already inside one transaction
                 yield self._conn
@@ -178,12 +238,12 @@ class ProgressStore(NotesMixin, SearchMixin):
             except sqlite3.Error as exc:
                 raise translate(exc, self.path, self.busy_timeout) from None
 
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+    def _write(self) -> AbstractContextManager[Connection]:
         # IMMEDIATE takes the write lock up front, so two writers queue instead of deadlocking.
         self.check_writable()
         return self._transaction("IMMEDIATE")
 
-    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
+    def _read(self) -> AbstractContextManager[Connection]:
         # One read transaction = one consistent snapshot, even while another process writes.
         return self._transaction("DEFERRED")
 
@@ -192,7 +252,7 @@ class ProgressStore(NotesMixin, SearchMixin):
         check_section(section)
         with self._write() as db:
             db.execute(
-                "INSERT OR IGNORE INTO completions VALUES (?, ?, ?)",
+                "INSERT INTO completions VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                 (self.profile, section, self._clock()),
             )
 
@@ -230,8 +290,8 @@ class ProgressStore(NotesMixin, SearchMixin):
                 )
         with self._write() as db:
             db.execute(
-                "INSERT OR IGNORE INTO attempts (profile, exercise, answer, correct, created_at, "
-                "diagnosis) VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO attempts (profile, exercise, answer, correct, created_at, diagnosis) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (self.profile, exercise, answer, correct, self._clock(), diagnosis),
             )
 
@@ -247,7 +307,8 @@ class ProgressStore(NotesMixin, SearchMixin):
             )
 
     def _rows(self, sql: str) -> list[tuple[Any, ...]]:
-        return self._conn.execute(sql, (self.profile,)).fetchall()
+        with self._read() as db:  # inside the caller's read: its snapshot
+            return [tuple(row) for row in db.execute(sql, (self.profile,)).fetchall()]
 
     def summary(self) -> Summary:
         """Completed sections, assessments, last section and attempt counts of this profile."""
@@ -279,7 +340,8 @@ class ProgressStore(NotesMixin, SearchMixin):
     def migrations(self) -> list[tuple[int, str]]:
         """The migrations applied to this file, in order."""
         with self._read() as db:
-            return db.execute("SELECT version, name FROM migrations ORDER BY version").fetchall()
+            rows = db.execute("SELECT version, name FROM migrations ORDER BY version").fetchall()
+        return [(int(v), str(n)) for v, n in rows]
 
     def export_dict(self) -> dict[str, Any]:
         """This profile's progress in the export format (:mod:`attnlab.progress.exchange`)."""

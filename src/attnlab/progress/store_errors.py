@@ -45,7 +45,7 @@ class StoreError(RuntimeError):
 class StoreBusy(StoreError):
     """Another program kept the database locked longer than ``seconds``; nothing was saved."""
 
-    def __init__(self, path: Path, seconds: float) -> None:
+    def __init__(self, path: Path | str, seconds: float) -> None:
         super().__init__(
             f"{path} is busy: another program held its lock for more than {seconds:g} s; "
             "nothing was saved, try again in a moment",
@@ -56,7 +56,7 @@ class StoreBusy(StoreError):
 class StoreReadOnly(StoreError):
     """The database (or its folder) cannot be written: reading works, saving is refused."""
 
-    def __init__(self, path: Path, why_en: str, why_zh: str) -> None:
+    def __init__(self, path: Path | str, why_en: str, why_zh: str) -> None:
         super().__init__(
             f"{path} is read-only ({why_en}); nothing was saved: make it writable or choose "
             "another folder with --data-dir or ATTNLAB_DATA_DIR",

@@ -92,6 +92,7 @@ def create_app(
     hosts: list[str] | None = None,
     max_body: int = MAX_BODY_BYTES,
     audit_off: str | None = "auto",
+    db: str | None = None,
 ) -> FastAPI:
     """Build the web lesson.
 
@@ -106,6 +107,8 @@ def create_app(
         audit_off: why "Check my code" is off, ``"shared"`` or ``"sandbox"``
             (:func:`attnlab.web.routes_audit.gate` decides it for ``attnlab serve``); ``None``:
             on; ``"auto"``: on when only loopback host names are answered, else ``"shared"``.
+        db: a PostgreSQL server's URL for the progress store (default ``$ATTNLAB_DB``, else
+            the file in ``data_dir``).
     """
     if profile is not None:
         check_profile(profile)
@@ -115,7 +118,12 @@ def create_app(
     if audit_off not in (None, "shared", "sandbox"):
         raise ValueError(f"audit_off must be None, 'shared' or 'sandbox', got {audit_off!r}")
     app.state.settings = Settings(
-        Path(data_dir) if data_dir else None, profile, resolve_lang(lang), figures_on, audit_off
+        Path(data_dir) if data_dir else None,
+        profile,
+        resolve_lang(lang),
+        figures_on,
+        audit_off,
+        db,
     )
     app.state.templates = _environment(figures_on)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")

@@ -42,6 +42,8 @@ class Settings:
     figures: bool
     #: Why "Check my code" is off (``"shared"`` or ``"sandbox"``), ``None`` when it is on.
     audit_off: str | None = None
+    #: A PostgreSQL server's URL (``None``: ``$ATTNLAB_DB``, else the file in ``data_dir``).
+    db: str | None = None
     _local: threading.local = field(default_factory=threading.local)
 
     def store(self) -> ProgressStore:
@@ -56,7 +58,7 @@ class Settings:
         # fixed the permissions), so answers are saved again without restarting the server.
         if store is None or store.closed or (not store.writable and store.writable_now()):
             try:
-                store = ProgressStore.open(self.data_dir, self.profile)
+                store = ProgressStore.open(self.data_dir, self.profile, self.db)
             except ValueError as exc:
                 why = {lang: error_message(exc, lang) for lang in LANGS}
                 raise refused(503, "store_unavailable", why=why) from None

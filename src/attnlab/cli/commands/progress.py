@@ -51,7 +51,9 @@ def register(app: typer.Typer) -> None:
         chosen = opts.lang
         with opts.open() as store:
             try:
-                write_json_atomic(file, store.export_dict(), keep=own_files(store.path))
+                write_json_atomic(
+                    file, store.export_dict(), keep=own_files(store.file) if store.file else ()
+                )
             except InputError as exc:
                 fail(error_message(exc, chosen))
             except OSError as exc:
@@ -107,8 +109,8 @@ def register(app: typer.Typer) -> None:
             )
         with opts.open() as store:
             store.reset()
-            typer.echo(pick(chosen, f"已清空 {store.profile} 的进度：{store.path}",
-                            f"reset: {store.profile}: {store.path}"))  # fmt: skip
+            typer.echo(pick(chosen, f"已清空 {store.profile} 的进度：{store.where}",
+                            f"reset: {store.profile}: {store.where}"))  # fmt: skip
 
 
 def summary_text(summary: Summary, lang: str) -> str:

@@ -56,27 +56,30 @@ def _serve(
     import uvicorn
 
     from attnlab.progress.store import ProgressStore, StoreError, StoreReadOnly
+    from attnlab.text.i18n import error_message
     from attnlab.web.app import build_shared, create_app
     from attnlab.web.routes_audit import gate
     from attnlab.web.security import allowed_hosts
 
     data_dir, profile, lang = opts.data_dir, opts.profile, opts.lang
     try:  # refuse a broken progress file now, with its path, rather than on the first page
-        with ProgressStore.open(data_dir, profile) as store:
+        with ProgressStore.open(data_dir, profile, opts.db) as store:
             store.check_writable()
     except StoreReadOnly as exc:  # the pages still show it; saving answers is refused (409)
         typer.echo(f"warning: {exc.text(lang)}")
     except StoreError as exc:
         fail(exc.text(lang))
     except (ValueError, OSError) as exc:
-        fail(str(exc))
+        fail(error_message(exc, lang))
     try:
         with socket.create_server((host, port)) as probe:
             port = probe.getsockname()[1]  # --port 0 picks a free one
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     audit_off = gate(host, allow_audit)
-    app = create_app(data_dir, profile, lang=lang, hosts=allowed_hosts(host), audit_off=audit_off)
+    app = create_app(
+        data_dir, profile, lang=lang, hosts=allowed_hosts(host), audit_off=audit_off, db=opts.db
+    )
     build_shared(app)  # before listening: the first requests find every section and figure
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else shown}:{port}/lesson"
