@@ -20,7 +20,9 @@ import torch
 from hypothesis import HealthCheck, settings
 from web_support import ORIGIN
 
-pytest_plugins = ["pytester"]  # test_web_errors checks the no_web_crash guard in a run of its own
+# pytester: test_web_errors checks the no_web_crash guard in a run of its own; store_backends:
+# the store tests run on SQLite and on PostgreSQL.
+pytest_plugins = ["pytester", "store_backends"]
 
 settings.register_profile(
     "attnlab",

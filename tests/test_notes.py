@@ -24,12 +24,12 @@ def _clock(start: int = 0):  # type: ignore[no-untyped-def]
     return lambda: f"2026-12-01T10:{next(ticks):02d}:00.000000+00:00"
 
 
-def _store(home: Path, start: int = 0) -> ProgressStore:
-    return ProgressStore(home / DB, clock=_clock(start))
+def _store(where: Path | str, start: int = 0) -> ProgressStore:
+    return ProgressStore(where, clock=_clock(start))
 
 
-def test_notes_are_saved_listed_and_deleted(tmp_path: Path) -> None:
-    with _store(tmp_path) as store:
+def test_notes_are_saved_listed_and_deleted(store_at) -> None:
+    with _store(store_at()) as store:
         first = store.add_note(5, "  each row sums to 1  ")
         second = store.add_note(5, "softmax along dim=-1")
         store.add_note(10, "the future gets exactly 0")
@@ -41,8 +41,8 @@ def test_notes_are_saved_listed_and_deleted(tmp_path: Path) -> None:
         assert [n.section for n in store.notes()] == [5, 10]
 
 
-def test_bad_notes_are_refused_and_nothing_is_written(tmp_path: Path) -> None:
-    with _store(tmp_path) as store:
+def test_bad_notes_are_refused_and_nothing_is_written(store_at) -> None:
+    with _store(store_at()) as store:
         note = store.add_note(3, "Q asks, K answers")
         with pytest.raises(ValueError, match=r"section must be an integer 0-19 .*, got 20"):
             store.add_note(20, "x")
@@ -63,8 +63,8 @@ def test_bad_notes_are_refused_and_nothing_is_written(tmp_path: Path) -> None:
         assert [n.text for n in store.notes()] == ["Q asks, K answers"]
 
 
-def test_bookmarks_toggle_per_profile(tmp_path: Path) -> None:
-    with _store(tmp_path) as store, ProgressStore(tmp_path / DB, "other") as other:
+def test_bookmarks_toggle_per_profile(store_at) -> None:
+    with _store(store_at()) as store, ProgressStore(store_at(), "other") as other:
         assert store.toggle_bookmark(8) is True
         assert store.toggle_bookmark(12) is True
         assert store.toggle_bookmark(8) is False
@@ -80,7 +80,7 @@ def test_a_store_made_before_notes_is_migrated_and_keeps_its_progress(tmp_path: 
     assert store_db.migrate(conn, path, upto=2) == [1, 2]
     conn.execute("INSERT INTO completions VALUES ('default', 4, '2026-11-30T09:00:00+00:00')")
     conn.close()
-    with _store(tmp_path) as store:
+    with _store(path) as store:
         assert [v for v, _ in store.migrations()] == [v for v, _, _ in store_db.MIGRATIONS]
         assert store.summary().completed == (4,)
         store.add_note(4, "x @ w_q gives the query")
@@ -89,8 +89,8 @@ def test_a_store_made_before_notes_is_migrated_and_keeps_its_progress(tmp_path: 
         assert raw.execute("PRAGMA user_version").fetchone()[0] == store_db.SCHEMA_VERSION
 
 
-def test_export_import_round_trip_without_duplicates(tmp_path: Path) -> None:
-    with _store(tmp_path / "a") as a:
+def test_export_import_round_trip_without_duplicates(store_at) -> None:
+    with _store(store_at("a")) as a:
         kept = a.add_note(5, "rows sum to 1")
         gone = a.add_note(6, "to delete")
         a.delete_note(gone.id)
@@ -104,7 +104,7 @@ def test_export_import_round_trip_without_duplicates(tmp_path: Path) -> None:
         {"section": 8, "marked": True, "at": data["bookmarks"][0]["at"]},
         {"section": 9, "marked": False, "at": data["bookmarks"][1]["at"]},
     ]
-    with _store(tmp_path / "b", start=30) as b:
+    with _store(store_at("b"), start=30) as b:
         assert b.import_dict(data)["notes"] == 2
         b.import_dict(data)  # twice: still one copy of everything
         assert [(n.id, n.text) for n in b.notes()] == [(kept.id, "rows sum to 1")]
@@ -112,12 +112,12 @@ def test_export_import_round_trip_without_duplicates(tmp_path: Path) -> None:
         assert b.export_dict()["notes"] == data["notes"]
 
 
-def test_the_newer_edit_wins_and_a_deletion_is_not_undone(tmp_path: Path) -> None:
-    with _store(tmp_path / "a") as a:
+def test_the_newer_edit_wins_and_a_deletion_is_not_undone(store_at) -> None:
+    with _store(store_at("a")) as a:
         note = a.add_note(5, "first version")
         other = a.add_note(7, "still here in the old export")
         old = a.export_dict()
-    with _store(tmp_path / "b", start=30) as b:  # later clock: b's edits are newer
+    with _store(store_at("b"), start=30) as b:  # later clock: b's edits are newer
         b.import_dict(old)
         b.save_note(5, note.id, "edited later")
         b.delete_note(other.id)
@@ -125,20 +125,20 @@ def test_the_newer_edit_wins_and_a_deletion_is_not_undone(tmp_path: Path) -> Non
         newer = b.export_dict()
         b.import_dict(old)  # the older file changes nothing
         assert [n.text for n in b.notes()] == ["edited later"]
-    with _store(tmp_path / "a", start=10) as a:
+    with _store(store_at("a"), start=10) as a:
         a.import_dict(newer)
         assert [n.text for n in a.notes()] == ["edited later"]
         assert a.bookmarks() == (3,)
 
 
-def test_a_version_1_export_still_imports(tmp_path: Path) -> None:
+def test_a_version_1_export_still_imports(store_at) -> None:
     old = {
         "format": "attnlab-progress", "version": 1, "profile": "default",
         "exported_at": "2026-11-29T10:00:00+00:00",
         "completed": [{"section": 1, "at": "2026-11-29T10:00:00+00:00"}],
         "assessments": [], "attempts": [], "last_section": None,
     }  # fmt: skip
-    with _store(tmp_path) as store:
+    with _store(store_at()) as store:
         assert store.import_dict(old) == {"completed": 1, "assessments": 0, "attempts": 0,
                                           "notes": 0}  # fmt: skip
         assert store.summary().completed == (1,)

@@ -33,7 +33,14 @@ def fake_clock(start: int = 0):
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
+def db(store_location: Path | str) -> Path | str:
+    """The store of a test that runs on SQLite and on PostgreSQL (tests/store_backends.py)."""
+    return store_location
+
+
+@pytest.fixture
+def sqlite_db(tmp_path: Path) -> Path:
+    """The file of a test of SQLite's own checks."""
     return tmp_path / "progress.sqlite3"
 
 
@@ -90,9 +97,9 @@ def test_bad_profile_name(db: Path) -> None:
         ProgressStore(db, "a b/c")
 
 
-def test_file_is_wal_with_schema_version_and_our_application_id(db: Path) -> None:
-    ProgressStore(db).close()
-    conn = sqlite3.connect(db)
+def test_file_is_wal_with_schema_version_and_our_application_id(sqlite_db: Path) -> None:
+    ProgressStore(sqlite_db).close()
+    conn = sqlite3.connect(sqlite_db)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
@@ -100,28 +107,28 @@ def test_file_is_wal_with_schema_version_and_our_application_id(db: Path) -> Non
     assert [r[0] for r in rows] == [m[0] for m in MIGRATIONS]
 
 
-def test_an_old_schema_is_migrated_and_keeps_its_data(db: Path) -> None:
-    conn = connect(db)
-    assert migrate(conn, db, upto=1) == [1]
+def test_an_old_schema_is_migrated_and_keeps_its_data(sqlite_db: Path) -> None:
+    conn = connect(sqlite_db)
+    assert migrate(conn, sqlite_db, upto=1) == [1]
     conn.execute(
         "INSERT INTO attempts (profile, exercise, answer, correct, created_at) "
         "VALUES ('default', '9a', '0.426', 1, '2026-01-01T00:00:00.000000+00:00')"
     )
     conn.close()
-    with ProgressStore(db) as store:
+    with ProgressStore(sqlite_db) as store:
         assert store.migrations() == [(m[0], m[1]) for m in MIGRATIONS]
         assert store.attempts()[0]["answer"] == "0.426"
         store.record_attempt("9c", "0.5", False, VERDICT)
         assert store.attempts("9c")[-1]["diagnosis"] == VERDICT
 
 
-def test_a_newer_schema_is_refused(db: Path) -> None:
-    ProgressStore(db).close()
-    conn = sqlite3.connect(db)
+def test_a_newer_schema_is_refused(sqlite_db: Path) -> None:
+    ProgressStore(sqlite_db).close()
+    conn = sqlite3.connect(sqlite_db)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     conn.close()
     with pytest.raises(StoreError, match=rf"schema version {SCHEMA_VERSION + 1}, newer than"):
-        ProgressStore(db)
+        ProgressStore(sqlite_db)
 
 
 def _foreign_db(path: Path) -> None:
@@ -148,18 +155,20 @@ def _corrupt_db(path: Path) -> None:
         (_corrupt_db, r"(is corrupted|cannot be read as a database)"),
     ],
 )
-def test_bad_files_are_reported_with_their_path_and_left_untouched(db: Path, make, message) -> None:
-    make(db)
-    before = db.read_bytes()
+def test_bad_files_are_reported_with_their_path_and_left_untouched(
+    sqlite_db: Path, make, message
+) -> None:
+    make(sqlite_db)
+    before = sqlite_db.read_bytes()
     with pytest.raises(StoreError, match=message) as info:
-        ProgressStore(db)
-    assert str(db) in str(info.value)
-    assert db.read_bytes() == before, "the bad file was modified"
-    result = CliRunner().invoke(app, ["progress", "--data-dir", str(db.parent)])
+        ProgressStore(sqlite_db)
+    assert str(sqlite_db) in str(info.value)
+    assert sqlite_db.read_bytes() == before, "the bad file was modified"
+    result = CliRunner().invoke(app, ["progress", "--data-dir", str(sqlite_db.parent)])
     assert result.exit_code == 2
-    assert str(db) in result.stderr and "Traceback" not in result.output + result.stderr
+    assert str(sqlite_db) in result.stderr and "Traceback" not in result.output + result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
-    assert db.read_bytes() == before
+    assert sqlite_db.read_bytes() == before
 
 
 def _filled(path: Path, profile: str = "default", start: int = 0) -> ProgressStore:
@@ -180,8 +189,8 @@ def test_export_then_import_into_an_empty_profile_reproduces_it(db: Path) -> Non
         assert again[key] == exported[key], key
 
 
-def test_import_keeps_the_newer_entry_and_loses_nothing(db: Path, tmp_path: Path) -> None:
-    with _filled(tmp_path / "other.sqlite3", start=0) as old:
+def test_import_keeps_the_newer_entry_and_loses_nothing(db: Path, new_location) -> None:
+    with _filled(new_location(), start=0) as old:
         old.record_attempt("5c", "0.599", True)
         old.set_assessment(7, "understood")
         stale = old.export_dict()  # older times: 10:00..

@@ -211,6 +211,7 @@ class PgDatabase:
             kwargs={"cursor_factory": psycopg.ClientCursor, "connect_timeout": wait},
             check=ConnectionPool.check_connection,
             name="attnlab",
+            open=True,
         )
         atexit.register(self.pool.close)
 
@@ -245,3 +246,11 @@ def database(url: str, seconds: float) -> PgDatabase:
         if found is None:
             found = _DATABASES[url] = PgDatabase(url, seconds)
         return found
+
+
+def close_database(url: str) -> None:
+    """Close this process's pool for ``url`` (its next store connects and checks again)."""
+    with _DATABASES_LOCK:
+        found = _DATABASES.pop(url, None)
+    if found is not None:
+        found.pool.close()
