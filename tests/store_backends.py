@@ -32,9 +32,10 @@ def pg_server() -> str:
 
 
 def with_schema(url: str, schema: str) -> str:
-    """``url`` whose connections use ``schema`` (libpq's ``options=-c search_path=...``)."""
+    """``url`` whose connections use ``schema`` (libpq's ``options=-c search_path=...``) and
+    carry its name as their ``application_name``."""
     joiner = "&" if "?" in url else "?"
-    return f"{url}{joiner}options={quote(f'-c search_path={schema}')}"
+    return f"{url}{joiner}options={quote(f'-c search_path={schema}')}&application_name={schema}"
 
 
 class PgSchemas:

@@ -1,4 +1,4 @@
-"""One option bundle for the commands that read the progress store: ``--data-dir``,
+"""One option bundle for the commands that read the progress store: ``--data-dir``, ``--db``,
 ``--profile`` and ``--lang`` on each, resolved once (:mod:`attnlab.cli._store`)."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def _command(path: tuple[str, ...]) -> Any:
 @pytest.mark.parametrize("path", STORE_COMMANDS, ids=" ".join)
 def test_every_store_command_has_the_bundle_last(path: tuple[str, ...]) -> None:
     options = [p.opts[0] for p in _command(path).params if p.param_type_name == "option"]
-    assert options[-3:] == ["--data-dir", "--profile", "--lang"], options
+    assert options[-4:] == ["--data-dir", "--db", "--profile", "--lang"], options
 
 
 def test_a_groups_store_reaches_its_subcommand_and_lang_is_the_commands(tmp_path: Path) -> None:

@@ -94,8 +94,15 @@ def translate(exc: Exception, url: str, seconds: float) -> StoreError:
     from psycopg_pool import PoolTimeout
 
     where = redact(url)
-    if isinstance(exc, PoolTimeout | errors.LockNotAvailable | errors.QueryCanceled):
+    if isinstance(exc, errors.LockNotAvailable | errors.QueryCanceled):
         return StoreBusy(where, seconds)
+    if isinstance(exc, PoolTimeout):
+        return StoreError(
+            f"{where}: no connection to the PostgreSQL server within {seconds:g} s (it is down "
+            "or every connection is busy); nothing was saved, try again in a moment",
+            f"{where}：{seconds:g} 秒内没有连上 PostgreSQL 服务器（服务器已停止，"
+            "或所有连接都在忙）；本次没有保存，请稍后再试",
+        )
     if isinstance(exc, errors.InsufficientPrivilege | errors.ReadOnlySqlTransaction):
         detail = scrub(str(exc).strip().splitlines()[0], url)
         return StoreReadOnly(where, f"the server refused to write: {detail}",

@@ -1,0 +1,239 @@
+"""The progress store on PostgreSQL: migrations from an empty schema, run again and by two
+processes at once; a server that is down, another program's tables, a newer schema; the URL's
+password never shown; ``ATTNLAB_DB`` and ``--db`` in the CLI and the web lesson.
+
+Needs ``ATTNLAB_TEST_PG`` (tests/store_backends.py); the tests of URL checks run without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+from store_backends import PgSchemas
+from typer.testing import CliRunner
+from web_support import post_form
+
+from attnlab.cli.main import app
+from attnlab.progress import backend, pg
+from attnlab.progress.db import MIGRATIONS, SCHEMA_VERSION
+from attnlab.progress.store import ProgressStore, StoreError
+from attnlab.text.errors import InputError
+
+SECRET = "s3cret-Pw"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _nobody_listening() -> str:
+    """A URL with a password, of a port where no server listens."""
+    return f"postgresql://ann:{SECRET}@127.0.0.1:{_free_port()}/course"
+
+
+def _raw(url: str, sql: str) -> list[tuple]:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        cursor = conn.execute(sql)
+        return cursor.fetchall() if cursor.description else []
+
+
+def test_an_empty_schema_is_migrated_once_and_again_finds_nothing(pg_schemas: PgSchemas) -> None:
+    import psycopg
+
+    url = pg_schemas.new()
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert pg.migrate(conn, "test", upto=2) == [1, 2]
+        assert pg.migrate(conn, "test") == [m[0] for m in MIGRATIONS if m[0] > 2]
+        assert pg.migrate(conn, "test") == []
+    rows = _raw(url, "SELECT version, name FROM migrations ORDER BY version")
+    assert rows == [(m[0], m[1]) for m in MIGRATIONS]
+    with ProgressStore(url) as store:
+        assert store.migrations() == [(m[0], m[1]) for m in MIGRATIONS]
+
+
+def test_two_processes_migrating_at_once_migrate_once(pg_schemas: PgSchemas) -> None:
+    url = pg_schemas.new()
+    code = (
+        "import sys\n"
+        "from attnlab.progress.store import ProgressStore\n"
+        "with ProgressStore(sys.argv[1], sys.argv[2]) as s:\n"
+        "    s.mark_complete(int(sys.argv[3]))\n"
+        "print('ok', flush=True)\n"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, url, f"p{i}", str(i)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(2)
+    ]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    rows = _raw(url, "SELECT version FROM migrations ORDER BY version")
+    assert [r[0] for r in rows] == [m[0] for m in MIGRATIONS]
+    assert sorted(_raw(url, "SELECT profile, section FROM completions")) == [("p0", 0), ("p1", 1)]
+
+
+def test_a_server_that_is_down_is_one_clear_line_without_the_password() -> None:
+    url = _nobody_listening()
+    with pytest.raises(StoreError, match=r"cannot reach the PostgreSQL server") as info:
+        ProgressStore(url, busy_timeout=2)
+    assert SECRET not in str(info.value) and SECRET not in info.value.text("zh")
+    assert "postgresql://ann:***@127.0.0.1" in str(info.value)
+    result = CliRunner().invoke(app, ["--lang", "en", "progress", "--db", url])
+    assert result.exit_code == 2
+    assert "cannot reach the PostgreSQL server" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert SECRET not in result.output + result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_web_lesson_answers_503_when_the_server_is_down(
+    web_client_factory, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    client = web_client_factory(tmp_path, db=_nobody_listening())
+    page = client.get("/section/4?lang=en")
+    assert page.status_code == 503
+    assert "cannot reach the PostgreSQL server" in page.text and SECRET not in page.text
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        (
+            f"mysql://ann:{SECRET}@db/course",
+            r"expected a PostgreSQL URL .*found 'mysql://ann:\*\*\*@",
+        ),
+        ("course.sqlite3", r"expected a PostgreSQL URL .*found 'course.sqlite3'"),
+        (f"postgresql://ann:{SECRET}@db:port/course", r"expected a port number in the URL"),
+    ],
+)
+def test_a_bad_url_is_refused_in_one_line_exit_2(url: str, message: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(InputError, match=message):
+        backend.resolve(url)
+    for args, env in ((["--db", url], {}), ([], {"ATTNLAB_DB": url})):
+        for command in (["progress"], ["notes"], ["serve", "--port", "0"]):
+            result = CliRunner().invoke(app, ["--lang", "en", *command, *args], env=env)
+            assert result.exit_code == 2, (command, args, result.output)
+            lines = result.stderr.strip().splitlines()
+            assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+            assert SECRET not in result.output + result.stderr
+
+
+def test_the_password_is_hidden_wherever_it_is() -> None:
+    assert backend.redact(f"postgresql://ann:{SECRET}@h/db") == "postgresql://ann:***@h/db"
+    shown = backend.redact(f"postgresql://h/db?user=ann&password={SECRET}&sslmode=require")
+    assert shown == "postgresql://h/db?user=ann&password=***&sslmode=require"
+    assert backend.redact("postgresql://ann@h/db") == "postgresql://ann@h/db"
+    url = f"postgresql://ann:{SECRET}@h/db"
+    assert backend.scrub(f"auth failed for {SECRET}", url) == "auth failed for ***"
+
+
+def test_another_programs_tables_and_a_newer_schema_are_refused(pg_schemas: PgSchemas) -> None:
+    foreign = pg_schemas.new()
+    _raw(foreign, "CREATE TABLE photos (id INTEGER PRIMARY KEY, name TEXT)")
+    with pytest.raises(StoreError, match=r"belongs to another program \(tables photos\)"):
+        ProgressStore(foreign)
+    assert _raw(foreign, "SELECT count(*) FROM information_schema.tables "
+                "WHERE table_schema = current_schema()") == [(1,)]  # fmt: skip
+    newer = pg_schemas.new()
+    ProgressStore(newer).close()
+    pg.close_database(newer)
+    _raw(newer, f"INSERT INTO migrations VALUES ({SCHEMA_VERSION + 1}, 'future', 'now')")
+    with pytest.raises(StoreError, match=rf"schema version {SCHEMA_VERSION + 1}, newer than"):
+        ProgressStore(newer)
+
+
+def test_a_long_chinese_answer_and_a_true_flag_are_kept(pg_schemas: PgSchemas) -> None:
+    # 2000 characters of 3 bytes: more than a B-tree entry holds; True into an INTEGER column.
+    text = "".join(chr(0x4E00 + (i * 7919) % 20000) for i in range(2000))
+    with ProgressStore(pg_schemas.new()) as store:
+        store.record_attempt("check-4", text, None)
+        store.record_attempt("check-4", text, None)  # the same time is impossible: kept twice
+        store.record_attempt("4c", "1.131", True)
+        assert [a["answer"] for a in store.attempts("check-4")] == [text, text]
+        assert store.summary().correct == 1
+
+
+def test_a_note_is_found_whatever_its_case(store_location) -> None:  # type: ignore[no-untyped-def]
+    from attnlab.content import search
+
+    with ProgressStore(store_location) as store:
+        store.add_note(12, "My own TRICK: mask with -inf, 100% never 0")
+        hits = search.search(store, "trick", "en")
+        assert (hits[0].kind, hits[0].section) == ("note", 12)
+        assert [n.section for n in store.search_notes(["100%"])] == [12]
+        assert store.search_notes(["1000%"]) == []
+        assert any(h.kind == "section" for h in search.search(store, "softmax", "en"))
+
+
+def test_attnlab_db_and_db_reach_the_same_store(
+    pg_schemas: PgSchemas, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    url = pg_schemas.new()
+    runner = CliRunner()
+    added = runner.invoke(app, ["--lang", "en", "notes", "add", "5", "rows sum to 1", "--db", url])
+    assert added.exit_code == 0, added.output
+    monkeypatch.setenv("ATTNLAB_DB", url)
+    monkeypatch.setenv("ATTNLAB_DATA_DIR", str(tmp_path))
+    with ProgressStore.open() as store:
+        assert [n.text for n in store.notes()] == ["rows sum to 1"]
+        assert store.file is None and str(store.where).startswith("postgresql://")
+    listed = runner.invoke(app, ["--lang", "en", "notes"])
+    assert "rows sum to 1" in listed.output
+    assert not (tmp_path / "progress.sqlite3").exists(), "the SQLite file was made as well"
+
+
+def test_the_web_lesson_saves_to_the_server(
+    pg_schemas: PgSchemas, web_client_factory, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    url = pg_schemas.new()
+    client = web_client_factory(tmp_path, db=url)
+    done = post_form(client, "/section/8/bookmark?lang=en")
+    assert done.status_code in (200, 303), done.text[:200]
+    with ProgressStore(url) as store:
+        assert store.bookmarks() == (8,)
+    assert not (tmp_path / "progress.sqlite3").exists()
+
+
+def test_a_url_with_another_host_names_it_without_the_password() -> None:
+    parts = urlsplit(_nobody_listening())
+    other = urlunsplit(parts._replace(netloc=f"bob:{SECRET}@{parts.hostname}:{parts.port}"))
+    with pytest.raises(StoreError) as info:
+        ProgressStore(other, busy_timeout=1)
+    assert "bob:***@" in str(info.value) and SECRET not in str(info.value)
+
+
+def test_connections_the_server_closed_are_replaced(pg_schemas: PgSchemas) -> None:
+    url = pg_schemas.new()
+    name = url.rsplit("application_name=", 1)[1]
+    with ProgressStore(url) as store:
+        store.mark_complete(1)
+        ended = _raw(url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                     f"WHERE application_name = '{name}' AND pid <> pg_backend_pid()")  # fmt: skip
+        assert ended and all(r[0] for r in ended)
+        store.mark_complete(2)  # a fresh connection from the pool, not an error
+        assert store.summary().completed == (1, 2)
+
+
+def test_no_free_connection_within_the_timeout_is_one_clear_line(pg_schemas: PgSchemas) -> None:
+    url = pg_schemas.new()
+    with ProgressStore(url, busy_timeout=1) as store, contextlib.ExitStack() as held:
+        pool = pg.database(url, 1).pool
+        for _ in range(pg.POOL_SIZE):  # every connection busy elsewhere in this process
+            held.enter_context(pool.connection())
+        with pytest.raises(StoreError, match=r"no connection to the PostgreSQL server within 1 s"):
+            store.mark_complete(3)
+    with ProgressStore(url) as store:
+        assert store.summary().completed == ()
