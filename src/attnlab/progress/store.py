@@ -26,8 +26,7 @@ import os
 import sqlite3
 import threading
 import weakref
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +41,7 @@ from attnlab.progress.notes import NotesMixin
 from attnlab.progress.search_index import SearchMixin
 from attnlab.progress.store_errors import StoreBusy, StoreError, StoreReadOnly, translate
 from attnlab.progress.summary import Summary
+from attnlab.progress.transactions import TransactionsMixin
 from attnlab.text.errors import InputError
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def _close_read_only_stores(path: Path) -> None:
         store.close()  # waits for a call in progress on another thread (the store's lock)
 
 
-class ProgressStore(NotesMixin, SearchMixin):
+class ProgressStore(TransactionsMixin, NotesMixin, SearchMixin):
     """Progress of one profile in one SQLite file or PostgreSQL server (see the module docstring).
 
     Args:
@@ -202,50 +202,6 @@ class ProgressStore(NotesMixin, SearchMixin):
         """Whether the lesson's search index is kept in the store (the SQLite file), not in
         this process's memory (PostgreSQL)."""
         return self._pg is None
-
-    def _transaction(self, mode: str) -> AbstractContextManager[Connection]:
-        if self._pg is None:
-            return self._sqlite_transaction(mode)
-        return self._pg_transaction(self._pg, mode)
-
-    @contextmanager
-    def _pg_transaction(self, server: PgDatabase, mode: str) -> Iterator[Connection]:
-        with self._lock:
-            if self._held is not None:  # nested call: already inside one transaction
-                yield self._held
-                return
-            with server.transaction(self.profile, write=mode == "IMMEDIATE") as conn:
-                self._held = conn
-                try:
-                    yield conn
-                finally:
-                    self._held = None
-
-    @contextmanager
-    def _sqlite_transaction(self, mode: str) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            if self._conn.in_transaction:  # nested call: already inside one transaction
-                yield self._conn
-                return
-            try:
-                self._conn.execute(f"BEGIN {mode}")
-                try:
-                    yield self._conn
-                    self._conn.execute("COMMIT")
-                except BaseException:
-                    progress_db.rollback(self._conn)
-                    raise
-            except sqlite3.Error as exc:
-                raise translate(exc, self.path, self.busy_timeout) from None
-
-    def _write(self) -> AbstractContextManager[Connection]:
-        # IMMEDIATE takes the write lock up front, so two writers queue instead of deadlocking.
-        self.check_writable()
-        return self._transaction("IMMEDIATE")
-
-    def _read(self) -> AbstractContextManager[Connection]:
-        # One read transaction = one consistent snapshot, even while another process writes.
-        return self._transaction("DEFERRED")
 
     def mark_complete(self, section: int) -> None:
         """Mark ``section`` (0-19) complete; the first completion time is kept."""
