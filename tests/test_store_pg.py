@@ -11,6 +11,7 @@ import contextlib
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -21,7 +22,7 @@ from web_support import post_form
 
 from attnlab.cli.main import app
 from attnlab.progress import backend, pg
-from attnlab.progress.db import MIGRATIONS, SCHEMA_VERSION
+from attnlab.progress.db import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from attnlab.progress.store import ProgressStore, StoreError
 from attnlab.text.errors import InputError
 
@@ -62,23 +63,31 @@ def test_an_empty_schema_is_migrated_once_and_again_finds_nothing(pg_schemas: Pg
 
 
 def test_two_processes_migrating_at_once_migrate_once(pg_schemas: PgSchemas) -> None:
+    import psycopg
+
     url = pg_schemas.new()
     code = (
         "import sys\n"
         "from attnlab.progress.store import ProgressStore\n"
         "with ProgressStore(sys.argv[1], sys.argv[2]) as s:\n"
         "    s.mark_complete(int(sys.argv[3]))\n"
-        "print('ok', flush=True)\n"
     )
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", code, url, f"p{i}", str(i)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for i in range(2)
-    ]
+    waiting = ("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
+               f"AND objid = {APPLICATION_ID} AND objsubid = 1")  # fmt: skip
+    with psycopg.connect(url, autocommit=True) as holder:
+        # Both processes reach the migration while it is locked, then start it together.
+        holder.execute("SELECT pg_advisory_lock(%s)", (APPLICATION_ID,))
+        procs = [
+            subprocess.Popen([sys.executable, "-c", code, url, f"p{i}", str(i)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for i in range(2)
+        ]  # fmt: skip
+        deadline = time.monotonic() + 120
+        while holder.execute(waiting).fetchone()[0] < 2:
+            assert time.monotonic() < deadline, "the processes never waited for the lock"
+            assert all(p.poll() is None for p in procs), [p.communicate() for p in procs]
+            time.sleep(0.1)
+        holder.execute("SELECT pg_advisory_unlock(%s)", (APPLICATION_ID,))
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     rows = _raw(url, "SELECT version FROM migrations ORDER BY version")
@@ -237,3 +246,17 @@ def test_no_free_connection_within_the_timeout_is_one_clear_line(pg_schemas: PgS
             store.mark_complete(3)
     with ProgressStore(url) as store:
         assert store.summary().completed == ()
+
+
+def test_a_write_waits_for_the_profiles_other_writer_then_is_busy(pg_schemas: PgSchemas) -> None:
+    import psycopg
+
+    url = pg_schemas.new()
+    with ProgressStore(url, "ann", busy_timeout=1) as ann, ProgressStore(url, "bo") as bo:
+        with psycopg.connect(url, autocommit=True) as other:  # ann's writer elsewhere
+            other.execute("SELECT pg_advisory_lock(%s, hashtext('ann'))", (APPLICATION_ID,))
+            with pytest.raises(StoreError, match=r"is busy: another program held its lock"):
+                ann.toggle_bookmark(4)
+            bo.toggle_bookmark(4)  # another profile's writes do not wait
+        assert (ann.bookmarks(), bo.bookmarks()) == ((), (4,))
+        assert ann.toggle_bookmark(4) is True
