@@ -111,3 +111,13 @@ def db_url(new_location: NewLocation) -> str | None:
     fresh schema's URL."""
     where = new_location()
     return where if isinstance(where, str) else None
+
+
+def store_args(where: Path | str) -> list[str]:
+    """The CLI options that open the store at ``where`` (``--data-dir`` or ``--db``)."""
+    return ["--db", where] if isinstance(where, str) else ["--data-dir", str(where.parent)]
+
+
+def app_args(where: Path | str) -> tuple[Path, str | None]:
+    """``create_app``'s ``data_dir`` and ``db`` for the store at ``where``."""
+    return (Path(os.devnull), where) if isinstance(where, str) else (where.parent, None)

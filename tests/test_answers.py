@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from store_backends import app_args, store_args
 from typer.testing import CliRunner
 from web_support import post_form
 
@@ -40,11 +41,12 @@ def _post(client: Any, exercise: str, text: str, lang: str) -> None:
     [("0.123", "wrong"), ("0", "coarse"), ("abc", "unreadable"), ("0.40 0.05", "count")],
 )
 def test_a_verdict_given_in_zh_reads_in_en(
-    tmp_path: Path, web_client_factory: Any, text: str, kind: str
+    store_location: Path | str, web_client_factory: Any, text: str, kind: str
 ) -> None:
-    client = web_client_factory(tmp_path)
+    data_dir, db = app_args(store_location)
+    client = web_client_factory(data_dir, db=db)
     _post(client, "4c", text, "zh")
-    with ProgressStore.open(tmp_path) as store:
+    with ProgressStore(store_location) as store:
         (attempt,) = store.attempts("4c")
     data = json.loads(attempt["diagnosis"])
     assert data["kind"] == kind and not CJK.search(attempt["diagnosis"]), attempt
@@ -56,20 +58,22 @@ def test_a_verdict_given_in_zh_reads_in_en(
     assert all(v.startswith("✗") for v in en), en  # every verdict that is not right says so
 
 
-def test_the_quiz_and_the_web_keep_the_same_data(tmp_path: Path, web_client_factory: Any) -> None:
+def test_the_quiz_and_the_web_keep_the_same_data(new_location, web_client_factory: Any) -> None:  # type: ignore[no-untyped-def]
     """One policy: every answer is kept; only right and wrong count as a try."""
     second = knowledge.exercise("4d").expected
     lines = ["", "0", "0.123", "0.40", f"{second:.2f}", "", "u"]  # "": skip the practice
-    argv = ["--lang", "en", "quiz", "--section", "4", "--data-dir", str(tmp_path / "q")]
+    quiz_at, web_at = new_location(), new_location()
+    argv = ["--lang", "en", "quiz", "--section", "4", *store_args(quiz_at)]
     result = CliRunner().invoke(app, argv, input="".join(f"{line}\n" for line in lines))
     assert result.exit_code == 0, result.output
     assert "✗ Not yet · Too coarse" in result.output, result.output
-    with ProgressStore.open(tmp_path / "q") as store:
+    with ProgressStore(quiz_at) as store:
         quizzed = [(a["answer"], a["correct"], a["diagnosis"]) for a in store.attempts("4c")]
-    client = web_client_factory(tmp_path / "w")
+    data_dir, db = app_args(web_at)
+    client = web_client_factory(data_dir, db=db)
     for text in ("0", "0.123", "0.40"):
         _post(client, "4c", text, "zh")
-    with ProgressStore.open(tmp_path / "w") as store:
+    with ProgressStore(web_at) as store:
         posted = [(a["answer"], a["correct"], a["diagnosis"]) for a in store.attempts("4c")]
     assert quizzed == posted, (quizzed, posted)
     assert [c for _, c, _ in posted] == [None, False, True]
