@@ -17,6 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from store_backends import PgSchemas
+from store_support import cli, post, server
 from typer.testing import CliRunner
 from web_support import post_form
 
@@ -260,3 +261,48 @@ def test_a_write_waits_for_the_profiles_other_writer_then_is_busy(pg_schemas: Pg
             bo.toggle_bookmark(4)  # another profile's writes do not wait
         assert (ann.bookmarks(), bo.bookmarks()) == ((), (4,))
         assert ann.toggle_bookmark(4) is True
+
+
+@pytest.mark.slow
+def test_the_server_and_terminal_commands_share_the_database(  # type: ignore[no-untyped-def]
+    pg_schemas: PgSchemas, tmp_path: Path, monkeypatch
+) -> None:
+    url = pg_schemas.new()
+    monkeypatch.setenv("ATTNLAB_DB", url)  # the server and the commands inherit it
+    with server(tmp_path) as web:
+        assert post(web, "/section/1/answer", answer="web one").status_code < 400
+        assert post(web, "/section/1/complete", back="section").status_code < 400
+        quiz = cli(tmp_path, "quiz", "--section", "0", stdin="quiz answer\nu\n")
+        assert quiz.returncode == 0, quiz.stderr
+        with ProgressStore.open() as store:
+            store.record_attempt("check-3", "in-process", None)
+        view = web.get("/api/progress").json()
+        assert set(view["completed"]) == {0, 1}, view
+        assert "in-process" in web.get("/section/3?lang=en").text
+        summary = cli(tmp_path, "progress")
+        assert "Week progress: 2 of 20" in summary.stdout, summary
+    with ProgressStore(url) as store:
+        kept = {(a["exercise"], a["answer"]) for a in store.attempts()}
+    assert kept == {("check-1", "web one"), ("check-0", "quiz answer"), ("check-3", "in-process")}
+    assert not (tmp_path / "progress.sqlite3").exists(), "the SQLite file was made as well"
+
+
+def test_cli_export_import_and_reset_on_the_server(pg_schemas: PgSchemas, tmp_path: Path) -> None:
+    first, second = pg_schemas.new(), pg_schemas.new()
+    with ProgressStore(first) as store:
+        store.mark_complete(3)
+        store.add_note(3, "x @ w_q gives the query")
+        store.record_attempt("4c", "1.131", True)
+    runner, out = CliRunner(), tmp_path / "mine.json"
+    exported = runner.invoke(app, ["--lang", "en", "progress", "export", str(out), "--db", first])
+    assert exported.exit_code == 0, exported.output
+    imported = runner.invoke(app, ["--lang", "en", "progress", "import", str(out), "--db", second])
+    assert imported.exit_code == 0, imported.output
+    with ProgressStore(first) as a, ProgressStore(second) as b:
+        assert b.summary() == a.summary() and b.notes() == a.notes()
+    reset = runner.invoke(app, ["--lang", "en", "progress", "reset", "--yes", "--db", second])
+    assert reset.exit_code == 0 and "postgresql://attnlab" in reset.output, reset.output
+    password = urlsplit(second).password
+    assert not password or f":{password}@" not in reset.output, reset.output
+    with ProgressStore(second) as b:
+        assert b.summary().completed == () and b.notes() == []
