@@ -100,3 +100,29 @@ def test_package_digest_follows_every_file_but_bytecode(tmp_path: Path) -> None:
 def test_unknown_figure_is_refused() -> None:
     with pytest.raises(KeyError, match=r"figure must be one of weights, .*, got 'pie'"):
         figures.svg("pie", "en")
+
+
+def test_pages_revalidate_with_an_etag_and_change_with_the_learners_state(
+    tmp_path: Path,
+) -> None:
+    from fastapi.testclient import TestClient
+    from web_support import ORIGIN, post_form
+
+    from attnlab.web.app import create_app
+
+    client = TestClient(create_app(tmp_path, figures_on=False), base_url=ORIGIN)
+    client.get("/healthz")
+    for url in ("/section/1", "/lesson", "/glossary", "/notes", "/search?q=mask"):
+        first = client.get(url)
+        tag = first.headers["etag"]
+        assert first.status_code == 200 and "no-cache" in first.headers["cache-control"]
+        again = client.get(url, headers={"If-None-Match": tag})
+        assert again.status_code == 304 and again.content == b"", url
+        assert again.headers["etag"] == tag
+        other = client.get(url, headers={"If-None-Match": 'W/"stale"'})
+        assert other.status_code == 200 and other.headers["etag"] == tag
+    # The learner's own answer changes the page, so the old tag no longer matches.
+    tag = client.get("/section/1").headers["etag"]
+    post_form(client, "/section/1/answer", answer="each token reads only the past")
+    fresh = client.get("/section/1", headers={"If-None-Match": tag})
+    assert fresh.status_code == 200 and "each token reads only the past" in fresh.text

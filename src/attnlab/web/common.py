@@ -3,6 +3,7 @@ the cross-site check and redirects."""
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 from attnlab.content import sections
 from attnlab.core.example import SECTION_COUNT
+from attnlab.progress.notes import new_note_id
 from attnlab.progress.store import ProgressStore, StoreError, StoreReadOnly
 from attnlab.progress.summary import Summary
 from attnlab.text.i18n import LANGS, error_message
@@ -28,6 +30,8 @@ from attnlab.web.security import (
 from attnlab.web.ui_text import UI
 
 LANG_COOKIE = "attnlab_lang"
+#: Stands for a fresh note id in a rendered page until :func:`render` fills one in.
+NEW_NOTE = "new-note-id-placeholder"
 #: The sections whose page carries the "Check my code" box (13: one head, 15: several).
 AUDIT_SECTIONS = (13, 15)
 
@@ -99,12 +103,32 @@ def render(
     template: str, lang: str, ctx: dict[str, Any], transform: Callable[[str], str] | None = None
 ) -> HTMLResponse:
     """The page ``template`` rendered with ``ctx`` (``transform`` rewrites the HTML, e.g. to
-    mark search hits), remembering the language."""
+    mark search hits), remembering the language.
+
+    The page carries an ETag of its HTML and asks the browser to check it before reuse
+    (``no-cache``, ``private``: it holds the learner's own answers); a browser that sends the
+    same tag back gets ``304 Not Modified`` and no body.
+    """
     request: Request = ctx["request"]
     html = request.app.state.templates.get_template(template).render(**ctx)
-    response = HTMLResponse(transform(html) if transform else html)
+    html = transform(html) if transform else html
+    # Weak: the same HTML is sent gzipped or not, equivalent but not byte-identical.
+    etag = 'W/"' + hashlib.blake2b(html.encode(), digest_size=12).hexdigest() + '"'
+    headers = {"ETag": etag, "Cache-Control": "private, no-cache"}
+    if request.method == "GET" and etag in _tags(request.headers.get("if-none-match", "")):
+        response = HTMLResponse(status_code=304, headers=headers)
+    else:  # each new-note box gets its own id (a re-sent form updates that note, not a copy)
+        parts = html.split(NEW_NOTE)
+        html = parts[0] + "".join(new_note_id() + part for part in parts[1:])
+        response = HTMLResponse(html, headers=headers)
     remember_lang(request, response, lang)
     return response
+
+
+def _tags(header: str) -> set[str]:
+    """The entity tags of an ``If-None-Match`` header (weak or strong: compared weakly)."""
+    tags = {t.strip() for t in header.split(",") if t.strip()}
+    return tags | {"W/" + t for t in tags if not t.startswith("W/")}
 
 
 def page_context(request: Request, lang: str, summary: Summary, **extra: Any) -> dict[str, Any]:

@@ -7,17 +7,18 @@ POST sent with ``Accept: application/json`` answers ``{"saved": ...}`` instead o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from attnlab.content import sections
-from attnlab.progress.notes import Note, new_note_id
+from attnlab.progress.notes import Note
 from attnlab.progress.store import ProgressStore
 from attnlab.text.i18n import error_message
 from attnlab.web.common import (
+    NEW_NOTE,
     csrf_protect,
     lang_of,
     page_context,
@@ -39,7 +40,6 @@ class NotesView:
 
     by_section: dict[int, list[Note]]
     marks: set[int]
-    _new: dict[int, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, store: ProgressStore) -> NotesView:
@@ -59,9 +59,11 @@ class NotesView:
         return mine[-1] if mine else None
 
     def box_id(self, section: int) -> str:
-        """The id the note box saves under."""
+        """The id the note box saves under: the latest note's, or :data:`NEW_NOTE` (which
+        :func:`~attnlab.web.common.render` replaces with a fresh id after taking the page's
+        ETag, so a page without notes keeps its tag)."""
         note = self.current(section)
-        return note.id if note else self._new.setdefault(section, new_note_id())
+        return note.id if note else NEW_NOTE
 
 
 def _wants_json(request: Request) -> bool:

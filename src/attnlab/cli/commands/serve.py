@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -27,6 +27,23 @@ AllowAuditOption = Annotated[
         "code. On 127.0.0.1, localhost or ::1 it is always on.",
     ),
 ]
+WorkersOption = Annotated[
+    int | None,
+    typer.Option(
+        "--workers",
+        min=1,
+        max=64,
+        help="Worker processes answering requests (default: one per CPU core this process may "
+        "use). They share the progress store, so any of them can answer any learner.",
+    ),
+]
+
+
+def default_workers() -> int:
+    """One worker per CPU core this process may run on."""
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def register(app: typer.Typer) -> None:
@@ -41,14 +58,21 @@ def register(app: typer.Typer) -> None:
         port: PortOption = DEFAULT_PORT,
         open_browser: OpenOption = False,
         allow_audit: AllowAuditOption = False,
+        workers: WorkersOption = None,
     ) -> None:
         """Serve the web lesson: 20 sections with live numbers, the explorer, checks, progress."""
-        _serve(host, port, open_browser, opts, allow_audit)
+        _serve(host, port, open_browser, opts, allow_audit, workers or default_workers())
 
 
 def _serve(
-    host: str, port: int, open_browser: bool, opts: StoreOptions, allow_audit: bool = False
+    host: str,
+    port: int,
+    open_browser: bool,
+    opts: StoreOptions,
+    allow_audit: bool = False,
+    workers: int = 1,
 ) -> None:
+    import os
     import socket
     import threading
     import webbrowser
@@ -57,7 +81,6 @@ def _serve(
 
     from attnlab.progress.store import ProgressStore, StoreError, StoreReadOnly
     from attnlab.text.i18n import error_message
-    from attnlab.web.app import build_shared, create_app
     from attnlab.web.routes_audit import gate
     from attnlab.web.security import allowed_hosts
 
@@ -77,10 +100,9 @@ def _serve(
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     audit_off = gate(host, allow_audit)
-    app = create_app(
-        data_dir, profile, lang=lang, hosts=allowed_hosts(host), audit_off=audit_off, db=opts.db
-    )
-    build_shared(app)  # before listening: the first requests find every section and figure
+    settings: dict[str, Any] = {"data_dir": str(data_dir) if data_dir else None, "profile": profile,
+                "lang": lang, "hosts": allowed_hosts(host), "audit_off": audit_off,
+                "db": opts.db}  # fmt: skip
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else shown}:{port}/lesson"
     typer.echo(f"attnlab web lesson: {url}  (Ctrl+C to stop)")
@@ -90,4 +112,21 @@ def _serve(
             typer.echo("warning: --allow-audit ignored: this machine cannot isolate learner code")
     if open_browser:
         threading.Timer(1.0, webbrowser.open, args=(url,)).start()
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    quiet: dict[str, Any] = {
+        "host": host,
+        "port": port,
+        "log_level": "warning",
+        "access_log": False,
+    }
+    if workers == 1:
+        from attnlab.web.app import build_shared, create_app
+
+        app = create_app(**settings)
+        build_shared(app)  # before listening: the first requests find every section and figure
+        uvicorn.run(app, **quiet)
+        return
+    from attnlab.web.worker import app_from_env, config_env
+
+    os.environ.update(config_env(**settings))  # read by every worker (spawned: a fresh process)
+    target = f"{app_from_env.__module__}:{app_from_env.__name__}"
+    uvicorn.run(target, factory=True, workers=workers, **quiet)

@@ -1,0 +1,63 @@
+"""One worker process of ``attnlab serve --workers N``: the app built from the parent's settings.
+
+With one worker, ``attnlab serve`` builds the app in its own process. With N, uvicorn's
+supervisor binds the socket once and starts N processes that accept on it; each calls
+:func:`app_from_env`, which reads the settings the parent put in ``$ATTNLAB_SERVE_CONFIG`` (a
+JSON object of :func:`attnlab.web.app.create_app`'s arguments) and renders the shared pages
+before it serves. Nothing a learner sends lives in a worker's memory: progress is in the store
+every worker opens, and the session token is checked against the learner's own cookie, so any
+worker can answer any request.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import sys
+from typing import Any
+
+from fastapi import FastAPI
+
+CONFIG_ENV = "ATTNLAB_SERVE_CONFIG"
+#: Linux's prctl option that signals a process when its parent dies.
+_PR_SET_PDEATHSIG = 1
+
+
+def config_env(**settings: Any) -> dict[str, str]:
+    """The environment entry carrying ``settings`` (JSON values) to the workers."""
+    return {CONFIG_ENV: json.dumps(settings)}
+
+
+def _stop_with_parent() -> None:
+    """Ask Linux to send SIGTERM to this worker when the supervisor dies, even by SIGKILL, so
+    no worker keeps the port open on its own."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before the request took effect
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def app_from_env() -> FastAPI:
+    """The web lesson for this worker (uvicorn's ``factory=True`` entry point).
+
+    Raises:
+        RuntimeError: ``$ATTNLAB_SERVE_CONFIG`` is missing (this module is only for workers
+            started by ``attnlab serve``).
+    """
+    raw = os.environ.get(CONFIG_ENV)
+    if raw is None:
+        raise RuntimeError(f"expected ${CONFIG_ENV} set by `attnlab serve`, found none")
+    _stop_with_parent()
+    from attnlab.web.app import build_shared, create_app
+
+    settings = json.loads(raw)
+    app = create_app(**settings)
+    build_shared(app)  # before this worker accepts its first request
+    return app

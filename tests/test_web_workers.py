@@ -1,0 +1,116 @@
+"""``attnlab serve --workers N``: N processes share one progress store; a worker killed with
+SIGKILL while learners write loses no confirmed write, and the supervisor replaces it.
+
+The point of these tests is the process boundary, so they run the real server.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+from store_support import DEADLINE_S, post, server
+
+from attnlab.progress.store import ProgressStore
+
+pytestmark = pytest.mark.slow
+
+
+def _workers(server_pid: int) -> list[psutil.Process]:
+    """The uvicorn worker processes under ``attnlab serve`` (not multiprocessing's helper)."""
+    found = []
+    for child in psutil.Process(server_pid).children(recursive=True):
+        try:
+            if "spawn_main" in " ".join(child.cmdline()):
+                found.append(child)
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
+def _wait_for_workers(server_pid: int, n: int, client: httpx.Client) -> list[psutil.Process]:
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        found = _workers(server_pid)
+        if len(found) == n and client.get("/healthz").status_code == 200:
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"expected {n} workers, found {len(_workers(server_pid))}")
+
+
+def _answers(data_dir: Path, db: str | None = None) -> Counter[str]:
+    with ProgressStore.open(data_dir, db=db) as store:
+        return Counter(a["answer"] for a in store.attempts() if a["exercise"] == "check-1")
+
+
+def test_two_workers_share_the_store_and_survive_a_killed_worker(
+    tmp_path: Path, db_url: str | None
+) -> None:
+    # On PostgreSQL (db_url): the workers share the server, given with --db.
+    with server(tmp_path, 2, *(("--db", db_url) if db_url else ())) as client:
+        pid: int = client.server_pid  # type: ignore[attr-defined]
+        first = _wait_for_workers(pid, 2, client)
+        confirmed: Counter[str] = Counter()
+        refused: list[str] = []
+        lock = threading.Lock()
+        stop = threading.Event()
+
+        def write(n: int) -> None:
+            i = 0
+            while not stop.is_set() or i < 3:
+                text = f"writer {n} answer {i}: each token reads only the past"
+                i += 1
+                try:
+                    r = post(client, "/section/1/answer", answer=text)
+                except httpx.TransportError as exc:  # the learner is told: no page came back
+                    with lock:
+                        refused.append(f"{text}: {type(exc).__name__}")
+                    continue
+                with lock:
+                    if r.status_code == 303:
+                        confirmed[text] += 1
+                    else:
+                        assert r.status_code in (500, 502, 503), (r.status_code, r.text[:200])
+                        refused.append(text)
+
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            jobs = [pool.submit(write, n) for n in range(6)]
+            time.sleep(3)
+            first[0].kill()  # SIGKILL, mid-write
+            time.sleep(3)
+            stop.set()
+            for job in jobs:
+                job.result()
+
+        # The supervisor starts a new worker in place of the killed one.
+        after = _wait_for_workers(pid, 2, client)
+        assert first[0].pid not in {p.pid for p in after}
+        # Every write the server confirmed is in the store, once.
+        saved = _answers(tmp_path, db_url)
+        assert confirmed and all(saved[text] == 1 for text in confirmed), sorted(
+            set(confirmed) - set(saved)
+        )
+        # Writes still work on both workers, with the same session cookie.
+        late = [f"after the kill {i}" for i in range(8)]
+        for text in late:
+            assert post(client, "/section/1/answer", answer=text).status_code == 303
+        saved = _answers(tmp_path, db_url)
+        assert all(saved[text] == 1 for text in late)
+        # The page shows the learner's answers whichever worker renders it.
+        pages = [client.get("/section/1?lang=en").text for _ in range(6)]
+        assert all(late[-1] in page for page in pages)
+
+
+def test_workers_stop_with_the_server(tmp_path: Path) -> None:
+    with server(tmp_path, workers=2) as client:
+        pid: int = client.server_pid  # type: ignore[attr-defined]
+        workers = _wait_for_workers(pid, 2, client)
+        psutil.Process(pid).kill()  # the supervisor dies without cleaning up
+        _gone, alive = psutil.wait_procs(workers, timeout=30)
+        assert not alive, f"workers outlived the server: {[p.pid for p in alive]}"
