@@ -146,6 +146,10 @@ def test_the_password_is_hidden_wherever_it_is() -> None:
     shown = backend.redact(f"postgresql://h/db?user=ann&password={SECRET}&sslmode=require")
     assert shown == "postgresql://h/db?user=ann&password=***&sslmode=require"
     assert backend.redact("postgresql://ann@h/db") == "postgresql://ann@h/db"
+    assert backend.redact(f"host=h password={SECRET} dbname=db") == "host=h password=*** dbname=db"
+    with pytest.raises(InputError) as info:
+        backend.resolve(f"host=h password = '{SECRET} x' dbname=db")
+    assert SECRET not in str(info.value) and "password = ***" in str(info.value)
     url = f"postgresql://ann:{SECRET}@h/db"
     assert backend.scrub(f"auth failed for {SECRET}", url) == "auth failed for ***"
 

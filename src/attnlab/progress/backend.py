@@ -15,6 +15,7 @@ Example::
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
@@ -24,6 +25,7 @@ from attnlab.text.errors import InputError
 DB_ENV = "ATTNLAB_DB"
 SCHEMES = ("postgresql", "postgres")
 _HIDDEN = "***"
+_KEYWORD_PASSWORD = re.compile(r"(password\s*=\s*)(?!\*\*\*)('[^']*'|[^\s&]+)", re.IGNORECASE)
 
 
 class Cursor(Protocol):
@@ -62,7 +64,8 @@ def redact(url: str) -> str:
         f"password={_HIDDEN}" if item.lower().startswith("password=") else item
         for item in parts.query.split("&")
     )
-    return urlunsplit((parts.scheme, netloc, parts.path, query if parts.query else "", ""))
+    shown = urlunsplit((parts.scheme, netloc, parts.path, query if parts.query else "", ""))
+    return _KEYWORD_PASSWORD.sub(rf"\1{_HIDDEN}", shown)  # libpq's "host=... password=..." form
 
 
 def scrub(text: str, url: str) -> str:
@@ -88,7 +91,7 @@ def resolve(db: str | None) -> str | None:
         return None
     if not is_url(chosen):
         source = "--db" if db else DB_ENV
-        shown = redact(chosen)[:80] if "://" in chosen else chosen[:80]
+        shown = redact(chosen)[:80]
         raise InputError(
             f"{source}: expected a PostgreSQL URL such as postgresql://user@host:5432/dbname, "
             f"found {shown!r}",
