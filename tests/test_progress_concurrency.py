@@ -1,4 +1,5 @@
-"""Several processes writing progress at once: no lost write, no corrupted file."""
+"""Several processes writing progress at once: no lost write, no corrupted file (on SQLite and on
+PostgreSQL, tests/store_backends.py)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,14 @@ WRITERS = 4
 ATTEMPTS_EACH = 20
 
 
+def _where(location: str) -> Path | str:
+    # A URL stays a URL; anything else is the SQLite file's path.
+    return location if location.startswith("postgresql://") else Path(location)
+
+
 def _writer(path: str, worker: int, start: object) -> None:
     start.wait()  # type: ignore[attr-defined]  # every process opens the (new) file at once
-    with ProgressStore(Path(path)) as store:
+    with ProgressStore(_where(path)) as store:
         for i in range(ATTEMPTS_EACH):
             store.record_attempt("9c", f"w{worker}-{i}", i % 2 == 0)
             store.set_assessment(i % 20, "review" if (worker + i) % 2 else "understood")
@@ -34,13 +40,13 @@ def _importer(path: str, start: object) -> None:
                       "diagnosis": None, "at": "2026-11-29T10:00:00+00:00"} for i in range(10)],
         "last_section": None,
     }  # fmt: skip
-    with ProgressStore(Path(path)) as store:
+    with ProgressStore(_where(path)) as store:
         for _ in range(5):
             store.import_dict(data)
 
 
-def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
-    path = tmp_path / "progress.sqlite3"
+def test_concurrent_writers_lose_nothing(store_location: Path | str) -> None:
+    path = store_location
     ctx = mp.get_context("fork")  # the children need no torch; fork avoids re-importing it
     start = ctx.Barrier(WRITERS + 1)
     procs = [ctx.Process(target=_writer, args=(str(path), w, start)) for w in range(WRITERS)]
@@ -52,9 +58,10 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     codes = [p.exitcode for p in procs]
     assert codes == [0] * len(procs), f"writer exit codes {codes}"
 
-    conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    conn.close()
+    if isinstance(path, Path):
+        conn = sqlite3.connect(path)
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        conn.close()
     with ProgressStore(path) as store:
         answers = [a["answer"] for a in store.attempts()]
         summary = store.summary()
@@ -66,10 +73,10 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     assert summary.last_section in range(WRITERS)
 
 
-def test_threads_sharing_one_store(tmp_path: Path) -> None:
+def test_threads_sharing_one_store(store_location: Path | str) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    with ProgressStore(tmp_path / "progress.sqlite3") as store:
+    with ProgressStore(store_location) as store:
 
         def work(i: int) -> None:
             store.record_attempt("5c", f"t{i}", True)
