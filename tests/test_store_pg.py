@@ -259,7 +259,9 @@ def test_a_write_waits_for_the_profiles_other_writer_then_is_busy(pg_schemas: Pg
     url = pg_schemas.new()
     with ProgressStore(url, "ann", busy_timeout=1) as ann, ProgressStore(url, "bo") as bo:
         with psycopg.connect(url, autocommit=True) as other:  # ann's writer elsewhere
-            other.execute("SELECT pg_advisory_lock(%s, hashtext('ann'))", (APPLICATION_ID,))
+            other.execute(
+                "SELECT pg_advisory_lock(%s, %s)", (APPLICATION_ID, pg.profile_key("ann"))
+            )
             with pytest.raises(StoreError, match=r"is busy: another program held its lock"):
                 ann.toggle_bookmark(4)
             bo.toggle_bookmark(4)  # another profile's writes do not wait
@@ -310,3 +312,9 @@ def test_cli_export_import_and_reset_on_the_server(pg_schemas: PgSchemas, tmp_pa
     assert not password or f":{password}@" not in reset.output, reset.output
     with ProgressStore(second) as b:
         assert b.summary().completed == () and b.notes() == []
+
+
+def test_every_profile_has_a_32_bit_lock_key() -> None:
+    keys = {pg.profile_key(name) for name in ("default", "ann", "李雷", "a" * 64, "x.y-z_1")}
+    assert len(keys) == 5 and all(-(2**31) <= k < 2**31 for k in keys), keys
+    assert any(k < 0 for k in (pg.profile_key(f"p{i}") for i in range(50)))  # the upper half too

@@ -25,6 +25,7 @@ from __future__ import annotations
 import atexit
 import math
 import threading
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -57,6 +58,13 @@ PG_FORMS: dict[int, tuple[str, ...]] = {
     3: tuple(s for s in MIGRATIONS[2][2] if s.startswith("CREATE TABLE") and "search" not in s),
     4: (),
 }
+
+
+def profile_key(profile: str) -> int:
+    """The second key of ``profile``'s advisory write lock (the first is ``APPLICATION_ID``):
+    its CRC-32 as PostgreSQL's signed 32-bit integer."""
+    value = zlib.crc32(profile.encode("utf-8"))
+    return value - 2**32 if value >= 2**31 else value
 
 
 def pg_sql(sql: str) -> str:
@@ -215,6 +223,7 @@ class PgDatabase:
             min_size=1,
             max_size=POOL_SIZE,
             timeout=seconds,
+            # Values bound on the client, as sqlite3 binds them: "? IS NULL" needs no type.
             kwargs={"cursor_factory": psycopg.ClientCursor, "connect_timeout": wait},
             check=ConnectionPool.check_connection,
             name="attnlab",
@@ -233,8 +242,8 @@ class PgDatabase:
             with self.pool.connection() as conn:
                 if write:  # lock_timeout bounds the wait for the lock (0 would mean forever)
                     conn.execute(f"SET LOCAL lock_timeout = {max(1, round(self.seconds * 1000))}")
-                    conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
-                                 (APPLICATION_ID, profile))  # fmt: skip
+                    conn.execute("SELECT pg_advisory_xact_lock(%s, %s)",
+                                 (APPLICATION_ID, profile_key(profile)))  # fmt: skip
                 else:
                     conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                 yield PgConnection(conn)
