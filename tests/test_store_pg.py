@@ -98,13 +98,13 @@ def test_two_processes_migrating_at_once_migrate_once(pg_schemas: PgSchemas) -> 
 
 def test_a_server_that_is_down_is_one_clear_line_without_the_password() -> None:
     url = _nobody_listening()
-    with pytest.raises(StoreError, match=r"cannot reach the PostgreSQL server") as info:
+    with pytest.raises(StoreError, match=r"cannot connect to the PostgreSQL server") as info:
         ProgressStore(url, busy_timeout=2)
     assert SECRET not in str(info.value) and SECRET not in info.value.text("zh")
     assert "postgresql://ann:***@127.0.0.1" in str(info.value)
     result = CliRunner().invoke(app, ["--lang", "en", "progress", "--db", url])
     assert result.exit_code == 2
-    assert "cannot reach the PostgreSQL server" in result.stderr
+    assert "cannot connect to the PostgreSQL server" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert SECRET not in result.output + result.stderr and "Traceback" not in result.stderr
 
@@ -115,7 +115,7 @@ def test_the_web_lesson_answers_503_when_the_server_is_down(
     client = web_client_factory(tmp_path, db=_nobody_listening())
     page = client.get("/section/4?lang=en")
     assert page.status_code == 503
-    assert "cannot reach the PostgreSQL server" in page.text and SECRET not in page.text
+    assert "cannot connect to the PostgreSQL server" in page.text and SECRET not in page.text
 
 
 @pytest.mark.parametrize(
@@ -318,3 +318,12 @@ def test_every_profile_has_a_32_bit_lock_key() -> None:
     keys = {pg.profile_key(name) for name in ("default", "ann", "李雷", "a" * 64, "x.y-z_1")}
     assert len(keys) == 5 and all(-(2**31) <= k < 2**31 for k in keys), keys
     assert any(k < 0 for k in (pg.profile_key(f"p{i}") for i in range(50)))  # the upper half too
+
+
+def test_a_refused_login_is_one_clear_line_without_the_password(pg_schemas: PgSchemas) -> None:
+    parts = urlsplit(pg_schemas.new())
+    wrong = urlunsplit(parts._replace(netloc=f"nobody_here:{SECRET}@{parts.hostname}:{parts.port}"))
+    with pytest.raises(StoreError, match=r"cannot connect to the PostgreSQL server") as info:
+        ProgressStore(wrong, busy_timeout=2)
+    assert "nobody_here:***@" in str(info.value) and SECRET not in str(info.value)
+    assert len(str(info.value).splitlines()) == 1

@@ -118,7 +118,7 @@ def translate(exc: Exception, url: str, seconds: float) -> StoreError:
     detail = scrub(" ".join(str(exc).split()), url)[:300] or type(exc).__name__
     if isinstance(exc, psycopg.OperationalError):
         return StoreError(
-            f"{where}: cannot reach the PostgreSQL server ({detail}); nothing was saved",
+            f"{where}: cannot connect to the PostgreSQL server ({detail}); nothing was saved",
             f"{where}：无法连接 PostgreSQL 服务器（{detail}）；没有保存任何内容",
         )
     return StoreError(
