@@ -28,6 +28,15 @@ AllowAuditOption = Annotated[
     ),
 ]
 
+ClassOnlyOption = Annotated[
+    bool,
+    typer.Option(
+        "--class-only",
+        help="Serve class learners only (attnlab class invite): a visitor without a session "
+        "from their invitation link is asked for it instead of seeing this profile's progress.",
+    ),
+]
+
 
 def register(app: typer.Typer) -> None:
     """Add ``serve`` to ``app``."""
@@ -41,13 +50,20 @@ def register(app: typer.Typer) -> None:
         port: PortOption = DEFAULT_PORT,
         open_browser: OpenOption = False,
         allow_audit: AllowAuditOption = False,
+        class_only: ClassOnlyOption = False,
     ) -> None:
         """Serve the web lesson: 20 sections with live numbers, the explorer, checks, progress."""
-        _serve(host, port, open_browser, opts, allow_audit)
+        _serve(host, port, open_browser, opts, allow_audit, class_only=class_only)
 
 
 def _serve(
-    host: str, port: int, open_browser: bool, opts: StoreOptions, allow_audit: bool = False
+    host: str,
+    port: int,
+    open_browser: bool,
+    opts: StoreOptions,
+    allow_audit: bool = False,
+    *,
+    class_only: bool = False,
 ) -> None:
     import socket
     import threading
@@ -76,7 +92,14 @@ def _serve(
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     audit_off = gate(host, allow_audit)
-    app = create_app(data_dir, profile, lang=lang, hosts=allowed_hosts(host), audit_off=audit_off)
+    app = create_app(
+        data_dir,
+        profile,
+        lang=lang,
+        hosts=allowed_hosts(host),
+        audit_off=audit_off,
+        class_only=class_only,
+    )
     build_shared(app)  # before listening: the first requests find every section and figure
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else shown}:{port}/lesson"
