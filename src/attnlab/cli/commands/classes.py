@@ -186,11 +186,12 @@ def register(app: typer.Typer) -> None:
     @with_store
     def import_(ctx: typer.Context, file: FileArgument, *, opts: StoreOptions) -> None:
         """Merge a class file written by 'attnlab class export' into this store."""
-        from attnlab.progress.class_exchange import import_class
+        from attnlab.progress.class_exchange import import_class, validate_class
         from attnlab.progress.exchange_files import read_export
 
-        try:
+        try:  # checked before the store is opened: a bad file never touches it
             data = read_export(file)
+            validate_class(data)
         except ValueError as exc:
             fail(error_message(exc, opts.lang))
         done = _run(opts, lambda s: import_class(s, data))
