@@ -50,9 +50,10 @@ def _read_line(proc: subprocess.Popen[str], err: IO[str]) -> str:
 
 
 @contextmanager
-def server(data_dir: Path) -> Iterator[httpx.Client]:
-    """``attnlab serve --port 0`` in a subprocess; yields a client holding the session cookie."""
-    cmd = [sys.executable, "-m", "attnlab", "serve", "--port", "0"]
+def server(data_dir: Path, *options: str) -> Iterator[httpx.Client]:
+    """``attnlab serve --port 0 OPTIONS`` in a subprocess; yields a client holding the session
+    cookie."""
+    cmd = [sys.executable, "-m", "attnlab", "serve", "--port", "0", *options]
     with tempfile.TemporaryFile("w+") as err:  # a file, not a pipe: a chatty server never blocks
         proc = subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env_for(data_dir)
