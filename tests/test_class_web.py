@@ -13,7 +13,7 @@ from web_support import post_form
 from attnlab.content import knowledge
 from attnlab.grading import answers
 from attnlab.mistakes import catalogue
-from attnlab.progress.classes import MAX_FAILURES
+from attnlab.progress.sessions import MAX_FAILURES
 from attnlab.progress.store import FILE_NAME
 from attnlab.text.fmt import answer as right_answer
 

@@ -16,10 +16,13 @@ A file that breaks any rule is refused as a whole with one line; nothing is merg
 from __future__ import annotations
 
 import re
+import sqlite3
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from attnlab.progress import exchange
-from attnlab.progress.classes import check_learner_name
+from attnlab.progress.classes import CLASS, check_name
 from attnlab.text.errors import InputError
 
 if TYPE_CHECKING:
@@ -28,23 +31,6 @@ if TYPE_CHECKING:
 FORMAT = "attnlab-class"
 FORMAT_VERSION = 1
 _HEX = re.compile(r"[0-9a-f]{32,128}")
-
-
-def export_class(store: ProgressStore, class_id: int) -> dict[str, Any]:
-    """Class ``class_id`` with every learner's progress (``InputError`` if there is none)."""
-    learners = store.class_learners(class_id)  # checks the class exists
-    with store._read() as db:
-        row = db.execute(
-            "SELECT id, name, key_salt, key_hash, created_at FROM classes WHERE id = ?",
-            (class_id,),
-        ).fetchone()
-        people = [
-            {"name": name, "profile": profile, "progress": store.as_profile(profile).export_dict()}
-            for name, profile in learners
-        ]
-    head = dict(zip(("id", "name", "key_salt", "key_hash", "created"), row, strict=True))
-    return {"format": FORMAT, "version": FORMAT_VERSION,
-            "exported_at": store._clock(), "class": head, "learners": people}  # fmt: skip
 
 
 def _fail(field: str, expected: str, found: object, zh_expected: str) -> InputError:
@@ -68,10 +54,13 @@ def validate_class(data: object) -> dict[str, Any]:
     cid = head.get("id")
     if isinstance(cid, bool) or not isinstance(cid, int) or not 0 < cid < 10**9:
         raise _fail("class.id", "a positive integer", cid, "正整数")
-    check_learner_name(head.get("name"))
+    check_name(head.get("name"), CLASS)
     for key in ("key_salt", "key_hash"):
         if not isinstance(head.get(key), str) or not _HEX.fullmatch(head[key]):
             raise _fail(f"class.{key}", "hexadecimal text", head.get(key), "十六进制文本")
+    created = head.get("created")
+    if not isinstance(created, str) or not 0 < len(created) <= 40:
+        raise _fail("class.created", "an ISO 8601 time", created, " ISO 8601 时间")
     learners = data.get("learners")
     if not isinstance(learners, list):
         raise _fail("learners", "a list", learners, "列表")
@@ -81,7 +70,7 @@ def validate_class(data: object) -> dict[str, Any]:
         if not isinstance(item, dict) or set(item) != {"name", "profile", "progress"}:
             raise _fail(f"learners[{i}]", "{name, profile, progress}", item,
                         " {name, profile, progress}")  # fmt: skip
-        name, profile = check_learner_name(item["name"]), item["profile"]
+        name, profile = check_name(item["name"]), item["profile"]
         if not isinstance(profile, str) or not re.fullmatch(rf"c{cid}-[1-9][0-9]*", profile):
             raise _fail(f"learners[{i}].profile", f"'c{cid}-N'", profile, f" 'c{cid}-N'")
         if profile in seen or name in {n for n, _, _ in clean}:
@@ -92,39 +81,75 @@ def validate_class(data: object) -> dict[str, Any]:
     return {"class": head, "learners": clean}
 
 
-def import_class(store: ProgressStore, data: object) -> dict[str, int]:
-    """Merge a class file into ``store`` in one transaction: the class is created when its id
-    is free, merged when the id holds the same class (same key hash), else refused; each
-    learner's progress is merged as ``attnlab progress import`` does. Returns the class id and
-    the number of learners."""
-    clean = validate_class(data)
-    head = clean["class"]
-    with store._write() as db:
-        row = db.execute("SELECT key_hash FROM classes WHERE id = ?", (head["id"],)).fetchone()
-        if row is not None and row[0] != head["key_hash"]:
-            raise InputError(
-                f"class {head['id']}: this store already has another class with that id; "
-                "nothing was imported",
-                f"班级 {head['id']}：本存储已有另一个同编号的班级；未导入任何内容",
-            )
-        if row is None:
-            db.execute(
-                "INSERT INTO classes VALUES (?, ?, ?, ?, ?)",
-                (head["id"], head["name"], head["key_salt"], head["key_hash"],
-                 head.get("created") or store._clock()),
-            )  # fmt: skip
-        for name, profile, progress in clean["learners"]:
-            db.execute(
-                "INSERT INTO class_learners VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                (head["id"], name, profile, store._clock()),
-            )
-            owner = db.execute(
-                "SELECT class_id, name FROM class_learners WHERE profile = ?", (profile,)
+class ClassExchangeMixin:
+    """Export and import of a whole class, methods of
+    :class:`~attnlab.progress.store.ProgressStore`."""
+
+    _clock: Callable[[], str]
+
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        raise NotImplementedError
+
+    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
+        raise NotImplementedError
+
+    def as_profile(self, profile: str) -> ProgressStore:
+        raise NotImplementedError
+
+    def class_learners(self, class_id: int) -> list[tuple[str, str]]:
+        raise NotImplementedError
+
+    def export_class(self, class_id: int) -> dict[str, Any]:
+        """Class ``class_id`` with every learner's progress (``InputError`` if there is none)."""
+        learners = self.class_learners(class_id)  # checks the class exists
+        with self._read() as db:
+            row = db.execute(
+                "SELECT id, name, key_salt, key_hash, created_at FROM classes WHERE id = ?",
+                (class_id,),
             ).fetchone()
-            if owner is None or tuple(owner) != (head["id"], name):
+            people = [
+                {"name": name, "profile": profile,
+                 "progress": self.as_profile(profile).export_dict()}
+                for name, profile in learners
+            ]  # fmt: skip
+        head = dict(zip(("id", "name", "key_salt", "key_hash", "created"), row, strict=True))
+        return {"format": FORMAT, "version": FORMAT_VERSION,
+                "exported_at": self._clock(), "class": head, "learners": people}  # fmt: skip
+
+    def import_class(self, data: object) -> dict[str, int]:
+        """Merge a class file into this store in one transaction: the class is created when its id
+        is free, merged when the id holds the same class (same key hash), else refused; each
+        learner's progress is merged as ``attnlab progress import`` does. Returns the class id and
+        the number of learners."""
+        clean = validate_class(data)
+        head = clean["class"]
+        with self._write() as db:
+            row = db.execute("SELECT key_hash FROM classes WHERE id = ?", (head["id"],)).fetchone()
+            if row is not None and row[0] != head["key_hash"]:
                 raise InputError(
-                    f"learners: {profile} is another learner in this store; nothing was imported",
-                    f"学员：{profile} 在本存储中是另一位学员；未导入任何内容",
+                    f"class {head['id']}: this store already has another class with that id; "
+                    "nothing was imported",
+                    f"班级 {head['id']}：本存储已有另一个同编号的班级；未导入任何内容",
                 )
-            exchange.merge_into(db, profile, progress)
-    return {"class": int(head["id"]), "learners": len(clean["learners"])}
+            if row is None:
+                db.execute(
+                    "INSERT INTO classes VALUES (?, ?, ?, ?, ?)",
+                    (head["id"], head["name"], head["key_salt"], head["key_hash"],
+                     head["created"]),
+                )  # fmt: skip
+            for name, profile, progress in clean["learners"]:
+                db.execute(
+                    "INSERT INTO class_learners VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                    (head["id"], name, profile, self._clock()),
+                )
+                owner = db.execute(
+                    "SELECT class_id, name FROM class_learners WHERE profile = ?", (profile,)
+                ).fetchone()
+                if owner is None or tuple(owner) != (head["id"], name):
+                    raise InputError(
+                        f"learners: {profile} is another learner in this store; "
+                        "nothing was imported",
+                        f"学员：{profile} 在本存储中是另一位学员；未导入任何内容",
+                    )
+                exchange.merge_into(db, profile, progress)
+        return {"class": int(head["id"]), "learners": len(clean["learners"])}

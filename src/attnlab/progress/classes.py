@@ -1,5 +1,5 @@
-"""Classes in the progress store (schema migration 5): learners, invitation links, sessions and
-the teacher's key.
+"""Classes in the progress store (schema migration 5): classes, their learners and invitation
+links (sessions: :mod:`attnlab.progress.sessions`).
 
 A learner of class ``N`` is an ordinary profile of the store (``cN-1``, ``cN-2``, ...), so every
 progress, notes and search method works for them unchanged (:meth:`ProgressStore.as_profile`).
@@ -23,22 +23,15 @@ Example::
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import secrets
 import sqlite3
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from typing import Any
 
+from attnlab.progress.sessions import key_hash, token_hash
 from attnlab.text.errors import InputError
-
-#: Wrong teacher keys one client may try per :data:`FAILURE_WINDOW` before it must wait.
-MAX_FAILURES = 5
-FAILURE_WINDOW = timedelta(minutes=1)
-_SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}  # about 16 MiB and tens of ms per try
 
 
 @dataclass(frozen=True)
@@ -59,25 +52,6 @@ class Invite:
     token: str
 
 
-class KeyRefused(InputError):
-    """A teacher key that opens no class (``wait`` is None) or a client that must wait ``wait``
-    seconds after too many wrong keys."""
-
-    def __init__(self, en: str, zh: str, wait: int | None = None) -> None:
-        super().__init__(en, zh)
-        self.wait = wait
-
-
-def token_hash(token: str) -> str:
-    """The SHA-256 of a random token (invitation or session), as stored."""
-    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def key_hash(key: str, salt: bytes) -> str:
-    """The scrypt hash of a teacher key with ``salt``, as stored."""
-    return hashlib.scrypt(key.encode("utf-8", "surrogatepass"), salt=salt, **_SCRYPT).hex()
-
-
 def _no_class(class_id: object) -> InputError:
     return InputError(
         f"class: expected the id of a class of this store (see 'attnlab class list'), "
@@ -86,15 +60,18 @@ def _no_class(class_id: object) -> InputError:
     )
 
 
-def check_learner_name(name: object) -> str:
+LEARNER = {"zh": "学员名", "en": "learner name"}
+CLASS = {"zh": "班级名", "en": "class name"}
+
+
+def check_name(name: object, field: dict[str, str] = LEARNER) -> str:
     """``name`` without surrounding blanks if it is 1-64 characters on one line, else
-    ``InputError``."""
+    ``InputError`` naming ``field`` (:data:`LEARNER` or :data:`CLASS`)."""
     text = name.strip() if isinstance(name, str) else None
     if not text or len(text) > 64 or any(c in text for c in "\r\n\t\0"):
-        raise InputError(
-            f"learner name: expected 1-64 characters on one line, found {str(name)[:40]!r}",
-            f"学员名：应为一行 1–64 个字符，实际是 {str(name)[:40]!r}",
-        )
+        shown = repr(str(name)[:40])
+        raise InputError(f"{field['en']}: expected 1-64 characters on one line, found {shown}",
+                         f"{field['zh']}：应为一行 1–64 个字符，实际是 {shown}")  # fmt: skip
     return text
 
 
@@ -111,7 +88,7 @@ class ClassesMixin:
 
     def create_class(self, name: str) -> NewClass:
         """A new class named ``name`` with a fresh teacher key (``"ID.secret"``)."""
-        name = check_learner_name(name)
+        name = check_name(name, CLASS)
         salt = secrets.token_bytes(16)
         with self._write() as db:
             (last,) = db.execute("SELECT COALESCE(MAX(id), 0) FROM classes").fetchone()
@@ -152,7 +129,7 @@ class ClassesMixin:
     def invite(self, class_id: int, names: list[str]) -> list[Invite]:
         """One link per name: a new learner, or a new link for a learner of that name (their
         unused links are revoked; they keep their progress)."""
-        names = [check_learner_name(n) for n in names]
+        names = [check_name(n) for n in names]
         links = []
         with self._write() as db:
             self._check_class(db, class_id)
@@ -194,108 +171,6 @@ class ClassesMixin:
             (class_id, name, profile, self._clock()),
         )
         return profile
-
-    def join(self, token: str) -> tuple[str, str] | None:
-        """Use an invitation: a new learner session ``(session id, profile)``, or None for a
-        token that is unknown, used or revoked (a token works once)."""
-        hashed = token_hash(token)
-        session = secrets.token_urlsafe(32)
-        with self._write() as db:
-            row = db.execute(
-                "SELECT class_id, profile FROM class_invites WHERE token_hash = ? "
-                "AND used_at IS NULL AND revoked = 0",
-                (hashed,),
-            ).fetchone()
-            if row is None:
-                return None
-            now = self._clock()
-            db.execute("UPDATE class_invites SET used_at = ? WHERE token_hash = ?", (now, hashed))
-            db.execute(
-                "INSERT INTO class_sessions VALUES (?, 'learner', ?, ?, ?)",
-                (token_hash(session), row[0], row[1], now),
-            )
-        return session, str(row[1])
-
-    def learner_of(self, session: str) -> str | None:
-        """The profile of a learner session, None if there is no such session."""
-        with self._read() as db:
-            row = db.execute(
-                "SELECT profile FROM class_sessions WHERE id_hash = ? AND kind = 'learner'",
-                (token_hash(session),),
-            ).fetchone()
-        return None if row is None else str(row[0])
-
-    def teacher_of(self, session: str) -> int | None:
-        """The class of a teacher session, None if there is no such session."""
-        with self._read() as db:
-            row = db.execute(
-                "SELECT class_id FROM class_sessions WHERE id_hash = ? AND kind = 'teacher'",
-                (token_hash(session),),
-            ).fetchone()
-        return None if row is None else int(row[0])
-
-    def teacher_login(self, key: str, client: str) -> tuple[str, int]:
-        """A teacher session ``(session id, class id)`` for the right key.
-
-        Raises:
-            KeyRefused: the key opens no class (the failure is counted for ``client``), or
-                ``client`` gave :data:`MAX_FAILURES` wrong keys within :data:`FAILURE_WINDOW`
-                (``wait``: seconds until it may try again; the key is not even checked).
-        """
-        wait = self._wait(client)
-        if wait:
-            raise KeyRefused(
-                f"teacher key: too many wrong keys; try again in {wait} s",
-                f"教师密钥：错误次数太多，请 {wait} 秒后再试",
-                wait,
-            )
-        class_id = self._key_class(key)
-        if class_id is None:
-            with self._write() as db:
-                cutoff = self._before(FAILURE_WINDOW)
-                db.execute("DELETE FROM class_key_failures WHERE failed_at < ?", (cutoff,))
-                db.execute("INSERT INTO class_key_failures VALUES (?, ?)", (client, self._clock()))
-            raise KeyRefused(
-                "teacher key: expected the key 'attnlab class create' printed, found a key "
-                "that opens no class",
-                "教师密钥：应为 'attnlab class create' 打印的密钥，实际的密钥不属于任何班级",
-            )
-        session = secrets.token_urlsafe(32)
-        with self._write() as db:
-            db.execute(
-                "INSERT INTO class_sessions VALUES (?, 'teacher', ?, NULL, ?)",
-                (token_hash(session), class_id, self._clock()),
-            )
-        return session, class_id
-
-    def _before(self, span: timedelta) -> str:
-        return (datetime.fromisoformat(self._clock()) - span).isoformat(timespec="microseconds")
-
-    def _wait(self, client: str) -> int:
-        with self._read() as db:
-            times = db.execute(
-                "SELECT failed_at FROM class_key_failures WHERE client = ? AND failed_at >= ? "
-                "ORDER BY failed_at",
-                (client, self._before(FAILURE_WINDOW)),
-            ).fetchall()
-        if len(times) < MAX_FAILURES:
-            return 0
-        oldest = datetime.fromisoformat(times[-MAX_FAILURES][0])
-        left = oldest + FAILURE_WINDOW - datetime.fromisoformat(self._clock())
-        return max(1, int(left.total_seconds()) + 1)
-
-    def _key_class(self, key: str) -> int | None:
-        head, _, _ = key.strip().partition(".")
-        if not head.isdigit() or len(head) > 9:
-            return None
-        with self._read() as db:
-            row = db.execute(
-                "SELECT key_salt, key_hash FROM classes WHERE id = ?", (int(head),)
-            ).fetchone()
-        if row is None:
-            return None
-        found = key_hash(key.strip(), bytes.fromhex(row[0]))
-        return int(head) if hmac.compare_digest(found, row[1]) else None
 
     def class_data(self, class_id: int) -> dict[str, Any]:
         """What the teacher's report is computed from: the class's id and name, and per

@@ -1,13 +1,13 @@
 """A class on the web: ``/join/TOKEN`` starts a learner's session, ``/teacher`` shows the
 class report to the holder of the teacher key.
 
-* ``GET /join/TOKEN`` uses the invitation once (:meth:`~attnlab.progress.classes.ClassesMixin.
+* ``GET /join/TOKEN`` uses the invitation once (:meth:`~attnlab.progress.sessions.SessionsMixin.
   join`) and sets the learner cookie (HttpOnly, SameSite=Lax so the link opened from a mail
   or chat works, Secure over https); from then on :func:`attnlab.web.common.settings` binds
   every route's store to that learner.
 * ``/teacher`` asks for the key once, then keeps a teacher session in its own cookie (only its
   hash is stored); a learner's cookie opens nothing here. Wrong keys are counted per client in
-  the store, so after :data:`~attnlab.progress.classes.MAX_FAILURES` in a minute the answer is
+  the store, so after :data:`~attnlab.progress.sessions.MAX_FAILURES` in a minute the answer is
   429 with ``Retry-After``, without checking the key and without sleeping in the request.
 """
 
@@ -20,7 +20,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from attnlab.content import sections
 from attnlab.grading import class_report
-from attnlab.progress.classes import KeyRefused
+from attnlab.progress.sessions import KeyRefused
 from attnlab.progress.summary import Summary
 from attnlab.web.common import (
     LEARNER_COOKIE,

@@ -166,14 +166,13 @@ def register(app: typer.Typer) -> None:
                opts: StoreOptions) -> None:  # fmt: skip
         """Write the class and every learner's progress, answers and notes to FILE."""
         from attnlab.progress.access import own_files
-        from attnlab.progress.class_exchange import export_class
         from attnlab.progress.exchange_files import write_json_atomic
 
         cid = _class_id(class_id, opts.lang)
 
         def write(store: ProgressStore) -> None:
             try:
-                write_json_atomic(file, export_class(store, cid), keep=own_files(store.path))
+                write_json_atomic(file, store.export_class(cid), keep=own_files(store.path))
             except OSError as exc:
                 why = exc.strerror or exc
                 fail(pick(opts.lang, f"{file}：无法写入导出文件（{why}）",
@@ -186,7 +185,7 @@ def register(app: typer.Typer) -> None:
     @with_store
     def import_(ctx: typer.Context, file: FileArgument, *, opts: StoreOptions) -> None:
         """Merge a class file written by 'attnlab class export' into this store."""
-        from attnlab.progress.class_exchange import import_class, validate_class
+        from attnlab.progress.class_exchange import validate_class
         from attnlab.progress.exchange_files import read_export
 
         try:  # checked before the store is opened: a bad file never touches it
@@ -194,7 +193,7 @@ def register(app: typer.Typer) -> None:
             validate_class(data)
         except ValueError as exc:
             fail(error_message(exc, opts.lang))
-        done = _run(opts, lambda s: import_class(s, data))
+        done = _run(opts, lambda s: s.import_class(data))
         cid, n = done["class"], done["learners"]
         typer.echo(pick(opts.lang, f"已导入班级 {cid}（{n} 位学员）",
                         f"Imported class {cid} ({n} learners)"))  # fmt: skip
