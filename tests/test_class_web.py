@@ -133,3 +133,33 @@ def test_report_counts_and_ranks_what_learners_posted(
     assert 'data-section="8"' in stuck and "Cy" in stuck.split('data-section="8"')[1][:200]
     zh = teacher.get("/teacher?lang=zh").text
     assert f"3 人中有 2 人：{catalogue.get('no_scale').title['zh']}" in zh
+
+
+def test_a_link_opened_on_many_devices_at_once_starts_one_session(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from attnlab.progress.store import ProgressStore
+
+    _, _, links = make_class(tmp_path, ["Ada"])
+    token = links[0].rsplit("/", 1)[1]
+
+    def open_link(_: int) -> tuple[str, str] | None:
+        with ProgressStore.open(tmp_path) as store:  # a connection of its own, as a worker's
+            return store.join(token)
+
+    with ThreadPoolExecutor(8) as pool:
+        started = [s for s in pool.map(open_link, range(8)) if s is not None]
+    assert len(started) == 1 and started[0][1] == "c1-1"
+
+
+def test_a_teacher_sees_their_own_class_only(web_client_factory: Any, tmp_path: Path) -> None:
+    from attnlab.progress.store import ProgressStore
+
+    make_class(tmp_path, ["Ada"])
+    with ProgressStore.open(tmp_path) as store:
+        other = store.create_class("group B")
+        store.invite(other.id, ["Zoe"])
+    teacher = web_client_factory(tmp_path)
+    assert post_form(teacher, "/teacher", key=other.teacher_key).status_code == 303
+    page = teacher.get("/teacher?lang=en").text
+    assert "Zoe" in page and "Ada" not in page and "group B" in page
