@@ -35,7 +35,8 @@ ROUTES: dict[tuple[str, str], list[tuple[str, dict[str, Any] | None]]] = {
     ("GET", "/section/{section_id}"): [(f"/section/{s}?lang=en", None) for s in (3, 4, 5, 6)],
     ("GET", "/continue"): [("/continue", None)],
     ("GET", "/glossary"): [("/glossary", None)],
-    ("GET", "/api/progress"): [("/api/progress", None)],
+    # A profile named in the query is not a way in: the session alone says who is asking.
+    ("GET", "/api/progress"): [("/api/progress", None), ("/api/progress?profile=c1-1", None)],
     ("GET", "/assets/code.css"): [("/assets/code.css", None)],
     ("GET", "/figures/{lang}/{name}.svg"): [("/figures/en/no-such-figure.svg", None)],
     ("GET", "/healthz"): [("/healthz", None)],
@@ -55,7 +56,7 @@ ROUTES: dict[tuple[str, str], list[tuple[str, dict[str, Any] | None]]] = {
                                               {"note_id": NOTE_ID_A, "text": "B's note"}),
                                              ("/section/5/note", {"note_id": NOTE_ID_A})],
     ("POST", "/section/{section_id}/bookmark"): [("/section/6/bookmark", {})],
-    ("GET", "/notes"): [("/notes", None)],
+    ("GET", "/notes"): [("/notes", None), ("/notes?profile=c1-1", None)],
     ("GET", "/search"): [("/search?q=alpha", None), ("/search?q=softmax", None)],
     ("POST", "/section/{section_id}/audit"): [("/section/13/audit", {"code": "x = 1"})],
     ("GET", "/fonts/{digest}/{name}"): [("/fonts/0/none.woff2", None)],
