@@ -21,6 +21,7 @@ Example::
 
 from __future__ import annotations
 
+import copy
 import os
 import sqlite3
 import threading
@@ -34,10 +35,13 @@ from attnlab.inputs.text_limits import check_text
 from attnlab.progress import access as progress_access
 from attnlab.progress import db as progress_db
 from attnlab.progress import exchange
+from attnlab.progress.class_exchange import ClassExchangeMixin
+from attnlab.progress.classes import ClassesMixin
 from attnlab.progress.db import APPLICATION_ID, SCHEMA_VERSION, migrate, utc_now
 from attnlab.progress.exchange import ASSESSMENTS, check_profile, check_section
 from attnlab.progress.notes import NotesMixin
 from attnlab.progress.search_index import SearchMixin
+from attnlab.progress.sessions import SessionsMixin
 from attnlab.progress.store_errors import StoreBusy, StoreError, StoreReadOnly, translate
 from attnlab.progress.summary import Summary
 from attnlab.text.errors import InputError
@@ -74,7 +78,7 @@ def _close_read_only_stores(path: Path) -> None:
         store.close()  # waits for a call in progress on another thread (the store's lock)
 
 
-class ProgressStore(NotesMixin, SearchMixin):
+class ProgressStore(NotesMixin, SearchMixin, ClassesMixin, SessionsMixin, ClassExchangeMixin):
     """Progress of one profile in one SQLite file (see the module docstring).
 
     Args:
@@ -130,6 +134,13 @@ class ProgressStore(NotesMixin, SearchMixin):
         (else ``$ATTNLAB_PROFILE``, else ``default``)."""
         chosen = profile or os.environ.get(PROFILE_ENV) or DEFAULT_PROFILE
         return cls(default_data_dir(data_dir) / FILE_NAME, chosen)
+
+    def as_profile(self, profile: str) -> ProgressStore:
+        """This store acting for ``profile``: the same connection and lock, another profile
+        (cheap: the web binds one per request to the learner of its session)."""
+        view = copy.copy(self)
+        view.profile = check_profile(profile)
+        return view
 
     def close(self) -> None:
         """Close the connection (every write is already committed)."""

@@ -92,6 +92,7 @@ def create_app(
     hosts: list[str] | None = None,
     max_body: int = MAX_BODY_BYTES,
     audit_off: str | None = "auto",
+    class_only: bool = False,
 ) -> FastAPI:
     """Build the web lesson.
 
@@ -106,6 +107,8 @@ def create_app(
         audit_off: why "Check my code" is off, ``"shared"`` or ``"sandbox"``
             (:func:`attnlab.web.routes_audit.gate` decides it for ``attnlab serve``); ``None``:
             on; ``"auto"``: on when only loopback host names are answered, else ``"shared"``.
+        class_only: serve class learners only (a visitor without a session from
+            ``/join/TOKEN`` is asked for their link instead of seeing ``profile``'s progress).
     """
     if profile is not None:
         check_profile(profile)
@@ -115,12 +118,18 @@ def create_app(
     if audit_off not in (None, "shared", "sandbox"):
         raise ValueError(f"audit_off must be None, 'shared' or 'sandbox', got {audit_off!r}")
     app.state.settings = Settings(
-        Path(data_dir) if data_dir else None, profile, resolve_lang(lang), figures_on, audit_off
+        Path(data_dir) if data_dir else None,
+        profile,
+        resolve_lang(lang),
+        figures_on,
+        audit_off,
+        class_only,
     )
     app.state.templates = _environment(figures_on)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     from attnlab.web import (
         routes_audit,
+        routes_class,
         routes_explorer,
         routes_notes,
         routes_pages,
@@ -130,7 +139,7 @@ def create_app(
     )
 
     routes = (routes_pages, routes_progress, routes_practice, routes_explorer, routes_notes)
-    for module in (*routes, routes_search, routes_audit, fonts):
+    for module in (*routes, routes_search, routes_audit, routes_class, fonts):
         app.include_router(module.router)
     add_error_handlers(app)  # 4xx refusals and the 500 page: attnlab.web.errors
     # Inside the session middleware, which streams what it passes on: GZip sees whole answers
