@@ -130,8 +130,15 @@ def _pct(values: list[float], q: int) -> float:
 
 
 def _cpu(proc: psutil.Process) -> float:
-    times = proc.cpu_times()
-    return float(times.user + times.system)
+    """CPU seconds of ``proc`` and of its living worker processes."""
+    total = 0.0
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            times = p.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system
+    return total
 
 
 def _wait_ready(base: str, proc: subprocess.Popen[bytes]) -> float:
@@ -156,6 +163,8 @@ def _server(args: argparse.Namespace, port: int, data_dir: Path) -> subprocess.P
     env["ATTNLAB_CACHE_DIR"] = str(cache)
     cmd = [sys.executable, "-m", "attnlab", "serve", "--port", str(port)]
     cmd += ["--data-dir", str(data_dir)]
+    if args.workers is not None:  # else serve's default: one worker per core
+        cmd += ["--workers", str(args.workers)]
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=env)
 
 
@@ -166,6 +175,9 @@ def _report(args: argparse.Namespace, tally: Tally, start_s: float) -> bool:
     gzip = "no" if args.no_gzip else "yes"
     think = f"{args.think:g} ms on average" if args.think > 0 else "none (back to back)"
     print(f"  server start-up {start_s:.1f} s; gzip asked: {gzip}; {tally.bytes / 2**20:.1f} MiB")
+    workers = "serve's default" if args.workers is None else args.workers
+    total = sum(len(v) for v in tally.latency.values())
+    print(f"  workers: {workers}; {total / args.seconds:.0f} requests/s")
     print(f"  pause between a client's requests: {think}")
     for kind, values in [*tally.latency.items(), ("all", every)]:
         if values:
@@ -190,6 +202,7 @@ def main() -> int:
     parser.add_argument("--no-gzip", action="store_true", help="ask for uncompressed pages")
     parser.add_argument("--src", type=Path, help="serve the attnlab found in this folder")
     parser.add_argument("--figure-cache", type=Path, help="the server's figure cache folder")
+    parser.add_argument("--workers", type=int, help="serve --workers N (default: serve's own)")
     parser.add_argument(
         "--think",
         type=float,

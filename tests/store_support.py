@@ -50,11 +50,11 @@ def _read_line(proc: subprocess.Popen[str], err: IO[str]) -> str:
 
 
 @contextmanager
-def server(data_dir: Path, workers: int = 1, *extra: str) -> Iterator[httpx.Client]:
-    """``attnlab serve --port 0 --workers N EXTRA...`` in a subprocess; yields a client holding
+def server(data_dir: Path, *options: str, workers: int = 1) -> Iterator[httpx.Client]:
+    """``attnlab serve --port 0 --workers N OPTIONS`` in a subprocess; yields a client holding
     the session cookie (``client.server_pid``: the server's process id)."""
-    cmd = [sys.executable, "-m", "attnlab", "serve", "--port", "0", "--workers", str(workers),
-           *extra]  # fmt: skip
+    cmd = [sys.executable, "-m", "attnlab", "serve", "--port", "0", "--workers", str(workers)]
+    cmd += options
     with tempfile.TemporaryFile("w+") as err:  # a file, not a pipe: a chatty server never blocks
         proc = subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env_for(data_dir)

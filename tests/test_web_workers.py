@@ -53,7 +53,7 @@ def test_two_workers_share_the_store_and_survive_a_killed_worker(
     tmp_path: Path, db_url: str | None
 ) -> None:
     # On PostgreSQL (db_url): the workers share the server, given with --db.
-    with server(tmp_path, 2, *(("--db", db_url) if db_url else ())) as client:
+    with server(tmp_path, *(("--db", db_url) if db_url else ()), workers=2) as client:
         pid: int = client.server_pid  # type: ignore[attr-defined]
         first = _wait_for_workers(pid, 2, client)
         confirmed: Counter[str] = Counter()

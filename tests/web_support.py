@@ -25,6 +25,7 @@ PAGE_TYPES = [
     "/notes",
     "/search?q=mask",
     "/practice/5?seed=1",
+    "/teacher",
     "/no-such-page",
 ]
 #: The cookie holding the session's CSRF token (set by any page, e.g. ``/healthz``).

@@ -5,8 +5,11 @@ it (:mod:`~attnlab.progress.db`, :mod:`~attnlab.progress.access`), answers and c
 (:mod:`~attnlab.progress.notes`), the search index table (:mod:`~attnlab.progress.search_index`),
 the export format and its files
 (:mod:`~attnlab.progress.exchange`, :mod:`~attnlab.progress.exchange_files`), the resume rule
-(:mod:`~attnlab.progress.summary`) and why a store cannot be used
-(:mod:`~attnlab.progress.store_errors`).
+(:mod:`~attnlab.progress.summary`), why a store cannot be used
+(:mod:`~attnlab.progress.store_errors`), and classes: their learners and links
+(:mod:`~attnlab.progress.classes`), sessions and the teacher key
+(:mod:`~attnlab.progress.sessions`) and a whole class as one file
+(:mod:`~attnlab.progress.class_exchange`).
 
 May import: core (the section ids of the example), text and inputs; never the lesson's content.
 """

@@ -74,6 +74,25 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         "UPDATE attempts SET diagnosis = NULL WHERE diagnosis IS NOT NULL "
         "AND json_valid(diagnosis) = 0",
     )),
+    # A class's learners are profiles of this store; keys, links and sessions are kept as
+    # hashes only (attnlab.progress.classes). Portable SQL: the same statements run elsewhere.
+    (5, "classes, invitations and sessions", (
+        "CREATE TABLE classes (id INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+        "key_salt TEXT NOT NULL, key_hash TEXT NOT NULL, created_at TEXT NOT NULL)",
+        "CREATE TABLE class_learners (class_id INTEGER NOT NULL REFERENCES classes (id), "
+        "name TEXT NOT NULL, profile TEXT NOT NULL UNIQUE, created_at TEXT NOT NULL, "
+        "PRIMARY KEY (class_id, name))",
+        "CREATE TABLE class_invites (token_hash TEXT PRIMARY KEY, "
+        "class_id INTEGER NOT NULL REFERENCES classes (id), "
+        "profile TEXT NOT NULL REFERENCES class_learners (profile), created_at TEXT NOT NULL, "
+        "used_at TEXT, revoked INTEGER NOT NULL DEFAULT 0)",
+        "CREATE TABLE class_sessions (id_hash TEXT PRIMARY KEY, "
+        "kind TEXT NOT NULL CHECK (kind IN ('learner', 'teacher')), "
+        "class_id INTEGER NOT NULL REFERENCES classes (id), profile TEXT, "
+        "created_at TEXT NOT NULL)",
+        "CREATE TABLE class_key_failures (client TEXT NOT NULL, failed_at TEXT NOT NULL)",
+        "CREATE INDEX class_key_failures_by_client ON class_key_failures (client, failed_at)",
+    )),
 )  # fmt: skip
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 _OUR_TABLES = {"migrations", "completions", "assessments", "attempts", "visits"}

@@ -22,6 +22,7 @@ Example::
 
 from __future__ import annotations
 
+import copy
 import os
 import sqlite3
 import threading
@@ -35,10 +36,13 @@ from attnlab.progress import access as progress_access
 from attnlab.progress import backend, exchange
 from attnlab.progress import db as progress_db
 from attnlab.progress.backend import Connection
+from attnlab.progress.class_exchange import ClassExchangeMixin
+from attnlab.progress.classes import ClassesMixin
 from attnlab.progress.db import APPLICATION_ID, SCHEMA_VERSION, migrate, utc_now
 from attnlab.progress.exchange import ASSESSMENTS, check_profile, check_section
 from attnlab.progress.notes import NotesMixin
 from attnlab.progress.search_index import SearchMixin
+from attnlab.progress.sessions import SessionsMixin
 from attnlab.progress.store_errors import StoreBusy, StoreError, StoreReadOnly, translate
 from attnlab.progress.summary import Summary
 from attnlab.progress.transactions import TransactionsMixin
@@ -83,7 +87,9 @@ def _close_read_only_stores(path: Path) -> None:
         store.close()  # waits for a call in progress on another thread (the store's lock)
 
 
-class ProgressStore(TransactionsMixin, NotesMixin, SearchMixin):
+class ProgressStore(
+    TransactionsMixin, NotesMixin, SearchMixin, ClassesMixin, SessionsMixin, ClassExchangeMixin
+):
     """Progress of one profile in one SQLite file or PostgreSQL server (see the module docstring).
 
     Args:
@@ -164,6 +170,13 @@ class ProgressStore(TransactionsMixin, NotesMixin, SearchMixin):
         if self.file is None:
             raise ValueError(f"the store is on a PostgreSQL server ({self.where}), not in a file")
         return self.file
+
+    def as_profile(self, profile: str) -> ProgressStore:
+        """This store acting for ``profile``: the same connection and lock, another profile
+        (cheap: the web binds one per request to the learner of its session)."""
+        view = copy.copy(self)
+        view.profile = check_profile(profile)
+        return view
 
     def close(self) -> None:
         """Close the connection (every write is already committed; on PostgreSQL the pool's

@@ -93,6 +93,7 @@ def create_app(
     max_body: int = MAX_BODY_BYTES,
     audit_off: str | None = "auto",
     db: str | None = None,
+    class_only: bool = False,
 ) -> FastAPI:
     """Build the web lesson.
 
@@ -109,6 +110,8 @@ def create_app(
             on; ``"auto"``: on when only loopback host names are answered, else ``"shared"``.
         db: a PostgreSQL server's URL for the progress store (default ``$ATTNLAB_DB``, else
             the file in ``data_dir``).
+        class_only: serve class learners only (a visitor without a session from
+            ``/join/TOKEN`` is asked for their link instead of seeing ``profile``'s progress).
     """
     if profile is not None:
         check_profile(profile)
@@ -124,11 +127,13 @@ def create_app(
         figures_on,
         audit_off,
         db,
+        class_only,
     )
     app.state.templates = _environment(figures_on)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     from attnlab.web import (
         routes_audit,
+        routes_class,
         routes_explorer,
         routes_notes,
         routes_pages,
@@ -138,7 +143,7 @@ def create_app(
     )
 
     routes = (routes_pages, routes_progress, routes_practice, routes_explorer, routes_notes)
-    for module in (*routes, routes_search, routes_audit, fonts):
+    for module in (*routes, routes_search, routes_audit, routes_class, fonts):
         app.include_router(module.router)
     add_error_handlers(app)  # 4xx refusals and the 500 page: attnlab.web.errors
     # Inside the session middleware, which streams what it passes on: GZip sees whole answers

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,8 @@ from attnlab.web.ui_text import UI
 LANG_COOKIE = "attnlab_lang"
 #: Stands for a fresh note id in a rendered page until :func:`render` fills one in.
 NEW_NOTE = "new-note-id-placeholder"
+#: A class learner's session (set by ``/join/TOKEN``); its hash is kept in the store.
+LEARNER_COOKIE = "attnlab_learner"
 #: The sections whose page carries the "Check my code" box (13: one head, 15: several).
 AUDIT_SECTIONS = (13, 15)
 
@@ -48,9 +50,35 @@ class Settings:
     audit_off: str | None = None
     #: A PostgreSQL server's URL (``None``: ``$ATTNLAB_DB``, else the file in ``data_dir``).
     db: str | None = None
+    #: Serve class learners only: a visitor without a learner session is asked for their link.
+    class_only: bool = False
+    #: The learner session cookie of the request (``None``: no session; see :func:`settings`).
+    session: str | None = None
     _local: threading.local = field(default_factory=threading.local)
+    _learner: list[str | None] = field(default_factory=list)
 
     def store(self) -> ProgressStore:
+        """The progress store of this request's learner: the learner of its class session, else
+        the server's profile (refused when the server serves class learners only, or when the
+        session is unknown, e.g. revoked). It acts through :meth:`thread_store`'s connection.
+        """
+        store = self.thread_store()
+        if not self._learner:
+            self._learner.append(self._profile_of_session(store))
+        profile = self._learner[0]
+        return store if profile is None else store.as_profile(profile)
+
+    def _profile_of_session(self, store: ProgressStore) -> str | None:
+        if self.session is None:
+            if self.class_only:
+                raise refused(401, "class_only")
+            return None
+        profile = store.learner_of(self.session)
+        if profile is None:
+            raise refused(403, "session_unknown")
+        return profile
+
+    def thread_store(self) -> ProgressStore:
         """This thread's connection to the progress file (SQLite connections are per thread;
         WAL mode lets them all write safely, see :mod:`attnlab.progress.store`).
 
@@ -77,9 +105,14 @@ def store_status(exc: StoreError) -> int:
 
 
 def settings(request: Request) -> Settings:
-    """The app's settings."""
-    chosen: Settings = request.app.state.settings
-    return chosen
+    """The app's settings bound to this request's learner session (one object per request:
+    its :meth:`Settings.store` looks the session up once)."""
+    bound: Settings | None = getattr(request.state, "settings", None)
+    if bound is None:
+        chosen: Settings = request.app.state.settings
+        bound = replace(chosen, session=request.cookies.get(LEARNER_COOKIE), _learner=[])
+        request.state.settings = bound
+    return bound
 
 
 def lang_of(request: Request) -> str:

@@ -46,6 +46,16 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+ClassOnlyOption = Annotated[
+    bool,
+    typer.Option(
+        "--class-only",
+        help="Serve class learners only (attnlab class invite): a visitor without a session "
+        "from their invitation link is asked for it instead of seeing this profile's progress.",
+    ),
+]
+
+
 def register(app: typer.Typer) -> None:
     """Add ``serve`` to ``app``."""
 
@@ -59,9 +69,11 @@ def register(app: typer.Typer) -> None:
         open_browser: OpenOption = False,
         allow_audit: AllowAuditOption = False,
         workers: WorkersOption = None,
+        class_only: ClassOnlyOption = False,
     ) -> None:
         """Serve the web lesson: 20 sections with live numbers, the explorer, checks, progress."""
-        _serve(host, port, open_browser, opts, allow_audit, workers or default_workers())
+        _serve(host, port, open_browser, opts, allow_audit, workers or default_workers(),
+               class_only=class_only)  # fmt: skip
 
 
 def _serve(
@@ -71,6 +83,8 @@ def _serve(
     opts: StoreOptions,
     allow_audit: bool = False,
     workers: int = 1,
+    *,
+    class_only: bool = False,
 ) -> None:
     import os
     import socket
@@ -102,7 +116,7 @@ def _serve(
     audit_off = gate(host, allow_audit)
     settings: dict[str, Any] = {"data_dir": str(data_dir) if data_dir else None, "profile": profile,
                 "lang": lang, "hosts": allowed_hosts(host), "audit_off": audit_off,
-                "db": opts.db}  # fmt: skip
+                "db": opts.db, "class_only": class_only}  # fmt: skip
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else shown}:{port}/lesson"
     typer.echo(f"attnlab web lesson: {url}  (Ctrl+C to stop)")

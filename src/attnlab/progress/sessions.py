@@ -1,0 +1,160 @@
+"""Sessions of a class: a learner's from an invitation link, a teacher's from the key, and the
+count of wrong keys that slows a guesser down.
+
+Only hashes are stored (:func:`token_hash`, :func:`key_hash`; see
+:mod:`attnlab.progress.classes`), so a copy of the database opens no session. A session lives
+in the store, so it is valid on every process and machine sharing it. Wrong keys are counted per
+client in the store: after :data:`MAX_FAILURES` within :data:`FAILURE_WINDOW` the key is not
+even checked until the oldest failure leaves the window (no request sleeps).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from datetime import datetime, timedelta
+
+from attnlab.progress.backend import Connection
+from attnlab.text.errors import InputError
+
+#: Wrong teacher keys one client may try per :data:`FAILURE_WINDOW` before it must wait.
+MAX_FAILURES = 5
+FAILURE_WINDOW = timedelta(minutes=1)
+_SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}  # about 16 MiB and tens of ms per try
+
+
+class KeyRefused(InputError):
+    """A teacher key that opens no class (``wait`` is None) or a client that must wait ``wait``
+    seconds after too many wrong keys."""
+
+    def __init__(self, en: str, zh: str, wait: int | None = None) -> None:
+        super().__init__(en, zh)
+        self.wait = wait
+
+
+def token_hash(token: str) -> str:
+    """The SHA-256 of a random token (invitation or session), as stored."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def key_hash(key: str, salt: bytes) -> str:
+    """The scrypt hash of a teacher key with ``salt``, as stored."""
+    return hashlib.scrypt(key.encode("utf-8", "surrogatepass"), salt=salt, **_SCRYPT).hex()
+
+
+class SessionsMixin:
+    """The session methods of :class:`~attnlab.progress.store.ProgressStore`."""
+
+    _clock: Callable[[], str]
+
+    def _write(self) -> AbstractContextManager[Connection]:
+        raise NotImplementedError
+
+    def _read(self) -> AbstractContextManager[Connection]:
+        raise NotImplementedError
+
+    def join(self, token: str) -> tuple[str, str] | None:
+        """Use an invitation: a new learner session ``(session id, profile)``, or None for a
+        token that is unknown, used or revoked (a token works once: one conditional UPDATE
+        claims it, so two devices opening the same link at once cannot both get it)."""
+        hashed, session, now = token_hash(token), secrets.token_urlsafe(32), self._clock()
+        with self._write() as db:
+            claimed = db.execute(
+                "UPDATE class_invites SET used_at = ? WHERE token_hash = ? "
+                "AND used_at IS NULL AND revoked = 0",
+                (now, hashed),
+            ).rowcount
+            if claimed != 1:
+                return None
+            class_id, profile = db.execute(
+                "SELECT class_id, profile FROM class_invites WHERE token_hash = ?", (hashed,)
+            ).fetchone()
+            db.execute(
+                "INSERT INTO class_sessions VALUES (?, 'learner', ?, ?, ?)",
+                (token_hash(session), class_id, profile, now),
+            )
+        return session, str(profile)
+
+    def learner_of(self, session: str) -> str | None:
+        """The profile of a learner session, None if there is no such session."""
+        with self._read() as db:
+            row = db.execute(
+                "SELECT profile FROM class_sessions WHERE id_hash = ? AND kind = 'learner'",
+                (token_hash(session),),
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def teacher_of(self, session: str) -> int | None:
+        """The class of a teacher session, None if there is no such session."""
+        with self._read() as db:
+            row = db.execute(
+                "SELECT class_id FROM class_sessions WHERE id_hash = ? AND kind = 'teacher'",
+                (token_hash(session),),
+            ).fetchone()
+        return None if row is None else int(row[0])
+
+    def teacher_login(self, key: str, client: str) -> tuple[str, int]:
+        """A teacher session ``(session id, class id)`` for the right key.
+
+        Raises:
+            KeyRefused: the key opens no class (the failure is counted for ``client``), or
+                ``client`` gave :data:`MAX_FAILURES` wrong keys within :data:`FAILURE_WINDOW`
+                (``wait``: seconds until it may try again; the key is not even checked).
+        """
+        wait = self._wait(client)
+        if wait:
+            raise KeyRefused(
+                f"teacher key: too many wrong keys; try again in {wait} s",
+                f"教师密钥：错误次数太多，请 {wait} 秒后再试",
+                wait,
+            )
+        class_id = self._key_class(key)
+        if class_id is None:
+            with self._write() as db:
+                cutoff = self._before(FAILURE_WINDOW)
+                db.execute("DELETE FROM class_key_failures WHERE failed_at < ?", (cutoff,))
+                db.execute("INSERT INTO class_key_failures VALUES (?, ?)", (client, self._clock()))
+            raise KeyRefused(
+                "teacher key: expected the key 'attnlab class create' printed, found a key "
+                "that opens no class",
+                "教师密钥：应为 'attnlab class create' 打印的密钥，实际的密钥不属于任何班级",
+            )
+        session = secrets.token_urlsafe(32)
+        with self._write() as db:
+            db.execute(
+                "INSERT INTO class_sessions VALUES (?, 'teacher', ?, NULL, ?)",
+                (token_hash(session), class_id, self._clock()),
+            )
+        return session, class_id
+
+    def _before(self, span: timedelta) -> str:
+        return (datetime.fromisoformat(self._clock()) - span).isoformat(timespec="microseconds")
+
+    def _wait(self, client: str) -> int:
+        with self._read() as db:
+            times = db.execute(
+                "SELECT failed_at FROM class_key_failures WHERE client = ? AND failed_at >= ? "
+                "ORDER BY failed_at",
+                (client, self._before(FAILURE_WINDOW)),
+            ).fetchall()
+        if len(times) < MAX_FAILURES:
+            return 0
+        oldest = datetime.fromisoformat(times[-MAX_FAILURES][0])
+        left = oldest + FAILURE_WINDOW - datetime.fromisoformat(self._clock())
+        return max(1, int(left.total_seconds()) + 1)
+
+    def _key_class(self, key: str) -> int | None:
+        head, _, _ = key.strip().partition(".")
+        if not head.isdigit() or len(head) > 9:
+            return None
+        with self._read() as db:
+            row = db.execute(
+                "SELECT key_salt, key_hash FROM classes WHERE id = ?", (int(head),)
+            ).fetchone()
+        if row is None:
+            return None
+        found = key_hash(key.strip(), bytes.fromhex(row[0]))
+        return int(head) if hmac.compare_digest(found, row[1]) else None

@@ -1,0 +1,71 @@
+"""The teacher's report page in a real headless Chromium: the key typed into the form opens it,
+axe-core finds no critical or serious violation (desktop and phone, both languages), and on a
+phone nothing scrolls the page sideways. Skipped loudly without Chromium or axe-core, unless
+ATTNLAB_REQUIRE_BROWSER=1."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from class_support import EXERCISE, make_class, no_scale_answer
+from store_support import serve_in_thread
+from test_browser import browser  # noqa: F401  (the shared Chromium fixture)
+from test_browser_axe import RUN, SIZES, TAGS, _axe, blocking
+from test_phone import LAYOUT_REPORT, SCROLLERS, SLACK
+
+from attnlab.grading import answers
+from attnlab.progress.store import ProgressStore
+from attnlab.web.ui_text import UI
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def teacher_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """A server whose class has three learners, two of them with a wrong answer; and the key."""
+    from attnlab.web.app import create_app
+
+    home = tmp_path_factory.mktemp("class")
+    _, key, _ = make_class(home, ["Ada Lovelace", "张三", "Bo"])
+    wrong = answers.submit(EXERCISE, no_scale_answer())
+    for n, profile in enumerate(("c1-1", "c1-2", "c1-3")):
+        with ProgressStore.open(home, profile) as store:
+            store.mark_complete(n)
+            if n < 2:
+                store.record_attempt(EXERCISE, wrong.text, False, json.dumps(wrong.data()))
+    with serve_in_thread(create_app(home, figures_on=False)) as url:
+        yield url, key
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_report_page_is_accessible_and_fits(  # type: ignore[no-untyped-def]
+    browser,  # noqa: F811
+    teacher_server: tuple[str, str],
+    lang: str,
+    size: str,
+) -> None:
+    script = _axe()
+    url, key = teacher_server
+    context = browser.new_context(viewport=SIZES[size], base_url=url, bypass_csp=True)
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    try:
+        page.goto(f"/teacher?lang={lang}")
+        page.fill("#teacher-key", key)
+        page.click("form.teacher-key button")
+        page.wait_for_selector("#by-learner")
+        assert page.locator("[data-mistake=no_scale]").count() == 1
+        page.add_script_tag(path=str(script))
+        results = page.evaluate(RUN, TAGS)
+        layout = page.evaluate(LAYOUT_REPORT, {"SCROLLERS": list(SCROLLERS), "SLACK": SLACK,
+                               "HINTS": {"zh-CN": UI["zh"]["scroll_hint"],
+                                         "en": UI["en"]["scroll_hint"]}})  # fmt: skip
+    finally:
+        context.close()
+    assert results["passes"], "axe ran its rules"
+    assert not blocking(results), blocking(results)
+    if size == "phone":
+        assert not layout["problems"], layout["problems"]

@@ -1,0 +1,127 @@
+"""``attnlab class``: create, invite, list, report, export and import, round trip through the
+web, and one line with exit 2 (nothing written) for a wrong class id or file."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from class_support import EXERCISE, joined, no_scale_answer
+from typer.testing import CliRunner
+from web_support import post_form
+
+from attnlab.cli.main import app
+from attnlab.progress.store import FILE_NAME, ProgressStore
+
+
+def _run(home: Path, *args: str, lang: str = "en") -> Any:
+    return CliRunner().invoke(app, [*args, "--data-dir", str(home), "--lang", lang])
+
+
+def _ok(home: Path, *args: str) -> Any:
+    r = _run(home, *args)
+    assert r.exit_code == 0, r.output
+    return r
+
+
+def _refused(home: Path, *args: str, match: str) -> None:
+    before = (home / FILE_NAME).read_bytes() if (home / FILE_NAME).exists() else None
+    r = _run(home, *args)
+    lines = r.output.strip().splitlines()
+    assert r.exit_code == 2 and len(lines) == 1 and match in lines[0], r.output
+    assert "Traceback" not in r.output
+    after = (home / FILE_NAME).read_bytes() if (home / FILE_NAME).exists() else None
+    assert after == before, "nothing written"
+
+
+def _report(home: Path, cid: int) -> dict[str, Any]:
+    data = json.loads(_ok(home, "class", "report", "--class", str(cid), "--json").stdout)
+    data.pop("name")
+    return data
+
+
+def test_round_trip_create_invite_join_report_export_import(
+    web_client_factory: Any, tmp_path: Path
+) -> None:
+    home, other = tmp_path / "a", tmp_path / "b"
+    made = json.loads(_ok(home, "class", "create", "week 7", "--json").stdout)
+    assert made["teacher_url"] == "/teacher" and made["class"] == 1
+    names = tmp_path / "names.txt"
+    names.write_text("Ada\n张三\n", encoding="utf-8")
+    cid = str(made["class"])
+    invites = json.loads(
+        _ok(home, "class", "invite", "--class", cid, "--names", str(names), "--json").stdout
+    )["invites"]
+    assert [i["learner"] for i in invites] == ["Ada", "张三"]
+    assert all(i["url"].startswith("/join/") for i in invites)
+    more = json.loads(_ok(home, "class", "invite", "--class", cid, "--count", "1", "--json").stdout)
+    assert [i["learner"] for i in more["invites"]] == ["learner-1"]
+
+    ada = joined(web_client_factory, home, invites[0]["url"])
+    post_form(ada, f"/exercise/{EXERCISE}", answer=no_scale_answer())
+    post_form(ada, "/section/5/note", note_id="0a0a0a0a-0000-4000-8000-00000000000a", text="mine")
+    post_form(ada, "/section/2/complete", back="section")
+    report = _report(home, made["class"])
+    [first] = [p for p in report["learners"] if p["name"] == "Ada"]
+    assert first["completed"] == [2] and not first["exercises"][EXERCISE]["correct"]
+    assert report["exercises"][EXERCISE]["mistakes"][0]["learners"] == 1
+    listed = _ok(home, "class", "list").stdout
+    assert "week 7" in listed and "3 learners" in listed
+    text = _run(home, "class", "report", "--class", cid, lang="zh").stdout
+    assert "张三" in text and "3 位学员" in text
+    rows = list(csv.DictReader(io.StringIO(_ok(home, "class", "report", "--class", cid,
+                                                "--csv").stdout)))  # fmt: skip
+    assert {r["learner"] for r in rows} == {"Ada", "张三", "learner-1"}
+    assert [r["exercise"] for r in rows if r["learner"] == "Ada"] == [EXERCISE]
+
+    file = tmp_path / "class.json"
+    _ok(home, "class", "export", "--class", cid, str(file))
+    _ok(other, "class", "import", str(file))
+    assert _report(other, 1) == report
+    with ProgressStore.open(other, "c1-1") as store:
+        assert [n.text for n in store.notes()] == ["mine"]
+        assert store.teacher_login(made["teacher_key"], "me")[1] == 1, "the key still opens it"
+    _ok(other, "class", "import", str(file))  # again: merged, nothing doubled
+    assert _report(other, 1) == report
+
+
+def test_wrong_ids_and_files_are_one_line_and_write_nothing(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    _ok(home, "class", "create", "week 7")
+    _refused(home, "class", "invite", "--class", "9", "--count", "2", match="class: expected")
+    _refused(home, "class", "invite", "--class", "x", "--count", "2", match="--class: expected")
+    _refused(home, "class", "invite", "--class", "1", "--count", "0", match="--count: expected")
+    _refused(home, "class", "report", "--class", "9", match="class: expected")
+    (tmp_path / "names.txt").write_text("Ada\n", encoding="utf-8")
+    _refused(home, "class", "invite", "--class", "1", "--count", "2", "--names",
+             str(tmp_path / "names.txt"), match="expected 2 names, found 1")  # fmt: skip
+    _refused(home, "class", "export", "--class", "9", str(tmp_path / "x.json"),
+             match="class: expected")  # fmt: skip
+    assert not (tmp_path / "x.json").exists()
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"format": "attnlab-progress"}), encoding="utf-8")
+    _refused(home, "class", "import", str(bad), match="format: expected 'attnlab-class'")
+    bad.write_text("{", encoding="utf-8")
+    _refused(home, "class", "import", str(bad), match="bad.json")
+
+
+@pytest.mark.parametrize("clash", ["another class", "a broken learner"])
+def test_an_import_that_clashes_changes_nothing(tmp_path: Path, clash: str) -> None:
+    home, other = tmp_path / "a", tmp_path / "b"
+    _ok(home, "class", "create", "week 7")
+    _ok(home, "class", "invite", "--class", "1", "--count", "2")
+    file = tmp_path / "class.json"
+    _ok(home, "class", "export", "--class", "1", str(file))
+    data = json.loads(file.read_text(encoding="utf-8"))
+    if clash == "another class":  # class 1 here is not the file's class 1
+        _ok(other, "class", "create", "another")
+        expected = "another class with that id"
+    else:  # the first learner is fine, the second is not: neither is imported
+        data["learners"][1]["progress"]["attempts"] = "not a list"
+        expected = "attempts"
+    file.write_text(json.dumps(data), encoding="utf-8")
+    _refused(other, "class", "import", str(file), match=expected)

@@ -1,0 +1,165 @@
+"""The class on the web: invitations work once, only hashes are stored, ``/teacher`` opens for
+the teacher key alone (and slows down a guesser), and the report counts what learners posted."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from class_support import EXERCISE, joined, make_class, no_scale_answer
+from web_support import post_form
+
+from attnlab.content import knowledge
+from attnlab.grading import answers
+from attnlab.mistakes import catalogue
+from attnlab.progress.sessions import MAX_FAILURES
+from attnlab.progress.store import FILE_NAME
+from attnlab.text.fmt import answer as right_answer
+
+
+def _db_bytes(data_dir: Path) -> bytes:
+    """The database and its WAL as bytes (a secret may sit in either)."""
+    with sqlite3.connect(data_dir / FILE_NAME) as raw:
+        raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return b"".join(p.read_bytes() for p in data_dir.glob(f"{FILE_NAME}*"))
+
+
+def test_a_link_works_once_and_sets_a_safe_cookie(web_client_factory: Any, tmp_path: Path) -> None:
+    _, _, links = make_class(tmp_path, ["Ada"])
+    first = web_client_factory(tmp_path)
+    r = first.get(links[0] + "?lang=en", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/lesson?lang=en"
+    cookie = r.headers["set-cookie"].lower()
+    assert "attnlab_learner=" in cookie and "httponly" in cookie and "samesite=lax" in cookie
+    assert "path=/" in cookie and "secure" not in cookie, "Secure only over https"
+    again = web_client_factory(tmp_path).get(links[0] + "?lang=en")
+    assert again.status_code == 404 and "already used" in again.text
+    assert 'class="top"' in again.text, "a page with the site's header"
+    assert web_client_factory(tmp_path).get("/join/nonsense?lang=en").status_code == 404
+    assert first.get("/api/progress").json()["profile"] == "c1-1"
+
+
+def test_a_link_over_https_sets_a_secure_cookie(web_client_factory: Any, tmp_path: Path) -> None:
+    _, _, links = make_class(tmp_path, ["Ada"])
+    client = web_client_factory(tmp_path)
+    client.base_url = client.base_url.copy_with(scheme="https")
+    r = client.get(links[0], follow_redirects=False)
+    assert r.status_code == 303 and "secure" in r.headers["set-cookie"].lower()
+
+
+def test_a_new_link_revokes_the_unused_one(web_client_factory: Any, tmp_path: Path) -> None:
+    from attnlab.progress.store import ProgressStore
+
+    cid, _, links = make_class(tmp_path, ["Ada"])
+    with ProgressStore.open(tmp_path) as store:
+        [fresh] = store.invite(cid, ["Ada"])
+    assert fresh.profile == "c1-1", "the same learner, a new link"
+    assert web_client_factory(tmp_path).get(links[0]).status_code == 404
+    assert joined(web_client_factory, tmp_path, f"/join/{fresh.token}")
+
+
+def test_only_hashes_of_keys_links_and_sessions_are_stored(
+    web_client_factory: Any, tmp_path: Path
+) -> None:
+    _, key, links = make_class(tmp_path, ["Ada", "Bo"])
+    learner = joined(web_client_factory, tmp_path, links[0])
+    teacher = web_client_factory(tmp_path)
+    assert post_form(teacher, "/teacher", key=key).status_code == 303
+    stored = _db_bytes(tmp_path)
+    secrets = [key, key.partition(".")[2], *(link.rsplit("/", 1)[1] for link in links),
+               learner.cookies["attnlab_learner"], teacher.cookies["attnlab_teacher"]]  # fmt: skip
+    for secret in secrets:
+        assert secret.encode() not in stored, f"{secret[:8]}... is stored in the clear"
+    assert b"c1-1" in stored, "the check reads the file (the learner's profile is in it)"
+
+
+def test_teacher_needs_the_key_not_a_learner_cookie(
+    web_client_factory: Any, tmp_path: Path
+) -> None:
+    _, key, links = make_class(tmp_path, ["Ada"])
+    nobody = web_client_factory(tmp_path)
+    r = nobody.get("/teacher?lang=en")
+    assert r.status_code == 403 and 'name="key"' in r.text and "By learner" not in r.text
+    learner = joined(web_client_factory, tmp_path, links[0])
+    r = learner.get("/teacher?lang=en")
+    assert r.status_code == 403 and "By learner" not in r.text, "a learner's cookie opens nothing"
+    learner.cookies.set("attnlab_teacher", learner.cookies["attnlab_learner"])
+    assert learner.get("/teacher?lang=en").status_code == 403, "nor in the teacher's cookie"
+    r = post_form(nobody, "/teacher?lang=en", key=key[:-1] + ("A" if key[-1] != "A" else "B"))
+    assert r.status_code == 403 and "opens no class" in r.text
+    r = post_form(nobody, "/teacher?lang=en", key=key)
+    assert r.status_code == 303
+    assert "httponly" in r.headers["set-cookie"].lower()
+    page = nobody.get("/teacher?lang=en")
+    assert page.status_code == 200 and "By learner" in page.text and "Ada" in page.text
+
+
+def test_repeated_wrong_keys_are_slowed_down(web_client_factory: Any, tmp_path: Path) -> None:
+    _, key, _ = make_class(tmp_path, ["Ada"])
+    guesser = web_client_factory(tmp_path)
+    for _ in range(MAX_FAILURES):
+        assert post_form(guesser, "/teacher?lang=en", key="1.wrong").status_code == 403
+    r = post_form(guesser, "/teacher?lang=en", key=key)
+    assert r.status_code == 429, "even the right key waits: it is not checked now"
+    assert 1 <= int(r.headers["retry-after"]) <= 60 and "too many wrong keys" in r.text
+
+
+def test_report_counts_and_ranks_what_learners_posted(
+    web_client_factory: Any, tmp_path: Path
+) -> None:
+    _, key, links = make_class(tmp_path, ["Ada", "Bo", "Cy"])
+    ex = knowledge.exercise(EXERCISE, "en")
+    right, wrong = right_answer(ex.expected, ex.decimals), no_scale_answer()
+    plans = {0: [wrong], 1: [wrong, right], 2: [right]}
+    for i, plan in plans.items():
+        learner = joined(web_client_factory, tmp_path, links[i])
+        for text in plan:
+            assert post_form(learner, f"/exercise/{EXERCISE}", answer=text).status_code == 303
+    post_form(learner, "/section/9/complete", back="section")  # Cy skipped ahead
+    made = answers.submit(EXERCISE, wrong).data()["mistakes"]
+    assert "no_scale" in made, "the wrong answer is the catalogued no-scale mistake"
+
+    teacher = web_client_factory(tmp_path)
+    post_form(teacher, "/teacher", key=key)
+    page = teacher.get("/teacher?lang=en").text
+    assert "Last answers: 2 right, 1 wrong" in page
+    title = catalogue.get("no_scale").title["en"]
+    assert f"2 of 3: {title}" in page, "Ada and Bo made it, Bo fixed it since"
+    teaches = catalogue.get("no_scale").section
+    assert f'<li data-mistake="no_scale">2 of 3: {title} · <a href="/section/{teaches}' in page
+    stuck = page.split('id="by-section"')[1]
+    assert f'data-section="{ex.section}"' in stuck and "Ada" in stuck
+    assert 'data-section="8"' in stuck and "Cy" in stuck.split('data-section="8"')[1][:200]
+    zh = teacher.get("/teacher?lang=zh").text
+    assert f"3 人中有 2 人：{catalogue.get('no_scale').title['zh']}" in zh
+
+
+def test_a_link_opened_on_many_devices_at_once_starts_one_session(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from attnlab.progress.store import ProgressStore
+
+    _, _, links = make_class(tmp_path, ["Ada"])
+    token = links[0].rsplit("/", 1)[1]
+
+    def open_link(_: int) -> tuple[str, str] | None:
+        with ProgressStore.open(tmp_path) as store:  # a connection of its own, as a worker's
+            return store.join(token)
+
+    with ThreadPoolExecutor(8) as pool:
+        started = [s for s in pool.map(open_link, range(8)) if s is not None]
+    assert len(started) == 1 and started[0][1] == "c1-1"
+
+
+def test_a_teacher_sees_their_own_class_only(web_client_factory: Any, tmp_path: Path) -> None:
+    from attnlab.progress.store import ProgressStore
+
+    make_class(tmp_path, ["Ada"])
+    with ProgressStore.open(tmp_path) as store:
+        other = store.create_class("group B")
+        store.invite(other.id, ["Zoe"])
+    teacher = web_client_factory(tmp_path)
+    assert post_form(teacher, "/teacher", key=other.teacher_key).status_code == 303
+    page = teacher.get("/teacher?lang=en").text
+    assert "Zoe" in page and "Ada" not in page and "group B" in page
