@@ -121,3 +121,15 @@ def store_args(where: Path | str) -> list[str]:
 def app_args(where: Path | str) -> tuple[Path, str | None]:
     """``create_app``'s ``data_dir`` and ``db`` for the store at ``where``."""
     return (Path(os.devnull), where) if isinstance(where, str) else (where.parent, None)
+
+
+@pytest.fixture
+def db_env(db_url: str | None, monkeypatch: pytest.MonkeyPatch) -> str | None:
+    """Runs a whole test on both backends through the environment: on PostgreSQL,
+    ``ATTNLAB_DB`` names a fresh schema, so every store the test opens (in this process, the
+    web app, the commands it starts) is there; on SQLite it is unset."""
+    if db_url is None:
+        monkeypatch.delenv("ATTNLAB_DB", raising=False)
+    else:
+        monkeypatch.setenv("ATTNLAB_DB", db_url)
+    return db_url

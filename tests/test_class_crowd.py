@@ -18,6 +18,9 @@ from attnlab.content import knowledge
 from attnlab.core.example import SECTION_COUNT
 from attnlab.text.fmt import answer as right_answer
 
+#: On SQLite and on PostgreSQL (tests/store_backends.py).
+pytestmark = pytest.mark.usefixtures("db_env")
+
 LEARNERS = 30
 
 

@@ -23,6 +23,9 @@ from attnlab.grading import answers
 from attnlab.progress.store import ProgressStore
 from attnlab.web.app import create_app
 
+#: On SQLite and on PostgreSQL (tests/store_backends.py).
+pytestmark = pytest.mark.usefixtures("db_env")
+
 NOTE_ID_A = "0a0a0a0a-0000-4000-8000-000000000001"
 SECRET_NOTE = "alpha-secret-note softmax"
 SECRET_CHECK = "alpha-secret-check answer"

@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
 from class_support import EXERCISE, joined, make_class, no_scale_answer
 from web_support import post_form
 
@@ -25,6 +26,7 @@ def _db_bytes(data_dir: Path) -> bytes:
     return b"".join(p.read_bytes() for p in data_dir.glob(f"{FILE_NAME}*"))
 
 
+@pytest.mark.usefixtures("db_env")
 def test_a_link_works_once_and_sets_a_safe_cookie(web_client_factory: Any, tmp_path: Path) -> None:
     _, _, links = make_class(tmp_path, ["Ada"])
     first = web_client_factory(tmp_path)
@@ -40,6 +42,7 @@ def test_a_link_works_once_and_sets_a_safe_cookie(web_client_factory: Any, tmp_p
     assert first.get("/api/progress").json()["profile"] == "c1-1"
 
 
+@pytest.mark.usefixtures("db_env")
 def test_a_link_over_https_sets_a_secure_cookie(web_client_factory: Any, tmp_path: Path) -> None:
     _, _, links = make_class(tmp_path, ["Ada"])
     client = web_client_factory(tmp_path)
@@ -48,6 +51,7 @@ def test_a_link_over_https_sets_a_secure_cookie(web_client_factory: Any, tmp_pat
     assert r.status_code == 303 and "secure" in r.headers["set-cookie"].lower()
 
 
+@pytest.mark.usefixtures("db_env")
 def test_a_new_link_revokes_the_unused_one(web_client_factory: Any, tmp_path: Path) -> None:
     from attnlab.progress.store import ProgressStore
 
@@ -74,6 +78,7 @@ def test_only_hashes_of_keys_links_and_sessions_are_stored(
     assert b"c1-1" in stored, "the check reads the file (the learner's profile is in it)"
 
 
+@pytest.mark.usefixtures("db_env")
 def test_teacher_needs_the_key_not_a_learner_cookie(
     web_client_factory: Any, tmp_path: Path
 ) -> None:
@@ -95,6 +100,7 @@ def test_teacher_needs_the_key_not_a_learner_cookie(
     assert page.status_code == 200 and "By learner" in page.text and "Ada" in page.text
 
 
+@pytest.mark.usefixtures("db_env")
 def test_repeated_wrong_keys_are_slowed_down(web_client_factory: Any, tmp_path: Path) -> None:
     _, key, _ = make_class(tmp_path, ["Ada"])
     guesser = web_client_factory(tmp_path)
@@ -105,6 +111,7 @@ def test_repeated_wrong_keys_are_slowed_down(web_client_factory: Any, tmp_path: 
     assert 1 <= int(r.headers["retry-after"]) <= 60 and "too many wrong keys" in r.text
 
 
+@pytest.mark.usefixtures("db_env")
 def test_report_counts_and_ranks_what_learners_posted(
     web_client_factory: Any, tmp_path: Path
 ) -> None:
@@ -135,6 +142,7 @@ def test_report_counts_and_ranks_what_learners_posted(
     assert f"3 人中有 2 人：{catalogue.get('no_scale').title['zh']}" in zh
 
 
+@pytest.mark.usefixtures("db_env")
 def test_a_link_opened_on_many_devices_at_once_starts_one_session(tmp_path: Path) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
@@ -152,6 +160,7 @@ def test_a_link_opened_on_many_devices_at_once_starts_one_session(tmp_path: Path
     assert len(started) == 1 and started[0][1] == "c1-1"
 
 
+@pytest.mark.usefixtures("db_env")
 def test_a_teacher_sees_their_own_class_only(web_client_factory: Any, tmp_path: Path) -> None:
     from attnlab.progress.store import ProgressStore
 
