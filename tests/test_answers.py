@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from web_support import post_form
 from attnlab.cli.main import app
 from attnlab.content import knowledge
 from attnlab.grading import answers
+from attnlab.progress.db import connect, migrate
 from attnlab.progress.store import ProgressStore
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -82,13 +82,14 @@ def test_the_quiz_and_the_web_keep_the_same_data(new_location, web_client_factor
 def test_a_sentence_kept_by_an_older_store_is_worded_again(
     tmp_path: Path, web_client_factory: Any
 ) -> None:
-    with ProgressStore.open(tmp_path) as store:
-        store.record_attempt("4c", "0.123", False)
-    db = sqlite3.connect(tmp_path / "progress.sqlite3")
-    with db:  # as version 3 left it, a sentence kept: the migration runs again on the next open
-        db.execute("UPDATE attempts SET diagnosis = '这正是这个错误会算出的数'")
-        db.execute("DELETE FROM migrations WHERE version = 4")
-        db.execute("PRAGMA user_version = 3")
+    path = tmp_path / "progress.sqlite3"
+    db = connect(path)  # as version 3 left it, a sentence kept: later migrations run on open
+    assert migrate(db, path, upto=3) == [1, 2, 3]
+    db.execute(
+        "INSERT INTO attempts (profile, exercise, answer, correct, created_at, diagnosis) "
+        "VALUES ('default', '4c', '0.123', 0, '2026-11-29T10:00:00.000000+00:00', "
+        "'这正是这个错误会算出的数')"
+    )
     db.close()
     with ProgressStore.open(tmp_path) as store:
         (attempt,) = store.attempts("4c")

@@ -1,5 +1,6 @@
 """``attnlab class``: create, invite, list, report, export and import, round trip through the
-web, and one line with exit 2 (nothing written) for a wrong class id or file."""
+web, and one line with exit 2 (nothing written) for a wrong class id or file; on SQLite (a
+store's folder) and on PostgreSQL (a fresh schema's URL, given with ``--db``)."""
 
 from __future__ import annotations
 
@@ -17,37 +18,66 @@ from web_support import post_form
 from attnlab.cli.main import app
 from attnlab.progress.store import FILE_NAME, ProgressStore
 
-
-def _run(home: Path, *args: str, lang: str = "en") -> Any:
-    return CliRunner().invoke(app, [*args, "--data-dir", str(home), "--lang", lang])
+Home = Path | str  # a store's folder, or a PostgreSQL URL
 
 
-def _ok(home: Path, *args: str) -> Any:
+@pytest.fixture
+def home_of(store_at: Any) -> Any:
+    """``home_of(name)``: the store named ``name`` on this test's backend."""
+
+    def of(name: str) -> Home:
+        where = store_at(name)
+        return where if isinstance(where, str) else where.parent
+
+    return of
+
+
+def _run(home: Home, *args: str, lang: str = "en") -> Any:
+    where = ["--db", home] if isinstance(home, str) else ["--data-dir", str(home)]
+    return CliRunner().invoke(app, [*args, *where, "--lang", lang])
+
+
+def _open(home: Home, profile: str) -> ProgressStore:
+    return ProgressStore(home if isinstance(home, str) else home / FILE_NAME, profile)
+
+
+def _state(home: Home) -> object:
+    """Everything the store holds: the file's bytes, or every row of every table."""
+    if isinstance(home, Path):
+        return (home / FILE_NAME).read_bytes() if (home / FILE_NAME).exists() else None
+    import psycopg
+
+    with psycopg.connect(home) as conn:
+        tables = [r[0] for r in conn.execute("SELECT table_name FROM information_schema.tables "
+                                             "WHERE table_schema = current_schema()")]  # fmt: skip
+        return {t: sorted(map(repr, conn.execute(f"SELECT * FROM {t}"))) for t in sorted(tables)}
+
+
+def _ok(home: Home, *args: str) -> Any:
     r = _run(home, *args)
     assert r.exit_code == 0, r.output
     return r
 
 
-def _refused(home: Path, *args: str, match: str) -> None:
-    before = (home / FILE_NAME).read_bytes() if (home / FILE_NAME).exists() else None
+def _refused(home: Home, *args: str, match: str) -> None:
+    before = _state(home)
     r = _run(home, *args)
     lines = r.output.strip().splitlines()
     assert r.exit_code == 2 and len(lines) == 1 and match in lines[0], r.output
     assert "Traceback" not in r.output
-    after = (home / FILE_NAME).read_bytes() if (home / FILE_NAME).exists() else None
-    assert after == before, "nothing written"
+    assert _state(home) == before, "nothing written"
 
 
-def _report(home: Path, cid: int) -> dict[str, Any]:
+def _report(home: Home, cid: int) -> dict[str, Any]:
     data = json.loads(_ok(home, "class", "report", "--class", str(cid), "--json").stdout)
     data.pop("name")
     return data
 
 
 def test_round_trip_create_invite_join_report_export_import(
-    web_client_factory: Any, tmp_path: Path
+    web_client_factory: Any, tmp_path: Path, home_of: Any
 ) -> None:
-    home, other = tmp_path / "a", tmp_path / "b"
+    home, other = home_of("a"), home_of("b")
     made = json.loads(_ok(home, "class", "create", "week 7", "--json").stdout)
     assert made["teacher_url"] == "/teacher" and made["class"] == 1
     names = tmp_path / "names.txt"
@@ -61,7 +91,10 @@ def test_round_trip_create_invite_join_report_export_import(
     more = json.loads(_ok(home, "class", "invite", "--class", cid, "--count", "1", "--json").stdout)
     assert [i["learner"] for i in more["invites"]] == ["learner-1"]
 
-    ada = joined(web_client_factory, home, invites[0]["url"])
+    if isinstance(home, str):
+        ada = joined(web_client_factory, tmp_path, invites[0]["url"], db=home)
+    else:
+        ada = joined(web_client_factory, home, invites[0]["url"])
     post_form(ada, f"/exercise/{EXERCISE}", answer=no_scale_answer())
     post_form(ada, "/section/5/note", note_id="0a0a0a0a-0000-4000-8000-00000000000a", text="mine")
     post_form(ada, "/section/2/complete", back="section")
@@ -82,15 +115,15 @@ def test_round_trip_create_invite_join_report_export_import(
     _ok(home, "class", "export", "--class", cid, str(file))
     _ok(other, "class", "import", str(file))
     assert _report(other, 1) == report
-    with ProgressStore.open(other, "c1-1") as store:
+    with _open(other, "c1-1") as store:
         assert [n.text for n in store.notes()] == ["mine"]
         assert store.teacher_login(made["teacher_key"], "me")[1] == 1, "the key still opens it"
     _ok(other, "class", "import", str(file))  # again: merged, nothing doubled
     assert _report(other, 1) == report
 
 
-def test_wrong_ids_and_files_are_one_line_and_write_nothing(tmp_path: Path) -> None:
-    home = tmp_path / "home"
+def test_wrong_ids_and_files_are_one_line_and_write_nothing(tmp_path: Path, home_of: Any) -> None:
+    home = home_of("home")
     _ok(home, "class", "create", "week 7")
     _refused(home, "class", "invite", "--class", "9", "--count", "2", match="class: expected")
     _refused(home, "class", "invite", "--class", "x", "--count", "2", match="--class: expected")
@@ -110,8 +143,8 @@ def test_wrong_ids_and_files_are_one_line_and_write_nothing(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("clash", ["another class", "a broken learner"])
-def test_an_import_that_clashes_changes_nothing(tmp_path: Path, clash: str) -> None:
-    home, other = tmp_path / "a", tmp_path / "b"
+def test_an_import_that_clashes_changes_nothing(tmp_path: Path, clash: str, home_of: Any) -> None:
+    home, other = home_of("a"), home_of("b")
     _ok(home, "class", "create", "week 7")
     _ok(home, "class", "invite", "--class", "1", "--count", "2")
     file = tmp_path / "class.json"

@@ -164,13 +164,6 @@ class ProgressStore(
         url = backend.resolve(db)
         return cls(url if url else default_data_dir(data_dir) / FILE_NAME, chosen)
 
-    @property
-    def path(self) -> Path:
-        """The SQLite file (``ValueError`` on PostgreSQL: use :attr:`where` to name it)."""
-        if self.file is None:
-            raise ValueError(f"the store is on a PostgreSQL server ({self.where}), not in a file")
-        return self.file
-
     def as_profile(self, profile: str) -> ProgressStore:
         """This store acting for ``profile``: the same connection and lock, another profile
         (cheap: the web binds one per request to the learner of its session)."""
@@ -191,30 +184,6 @@ class ProgressStore(
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    @property
-    def writable(self) -> bool:
-        """Whether answers can be saved (False for a read-only file or folder)."""
-        return self.read_only is None
-
-    def writable_now(self) -> bool:
-        """Whether the file can be written now (a read-only store opened earlier stays read-only:
-        open a new one to save)."""
-        try:
-            return self.file is None or progress_access.why_read_only(self.file) is None
-        except StoreError:
-            return False
-
-    def check_writable(self) -> None:
-        """Raise :class:`StoreReadOnly` (naming the path and why) unless answers can be saved."""
-        if self.read_only is not None:
-            raise StoreReadOnly(self.where, *self.read_only)
-
-    @property
-    def keeps_index(self) -> bool:
-        """Whether the lesson's search index is kept in the store (the SQLite file), not in
-        this process's memory (PostgreSQL)."""
-        return self._pg is None
 
     def mark_complete(self, section: int) -> None:
         """Mark ``section`` (0-19) complete; the first completion time is kept."""

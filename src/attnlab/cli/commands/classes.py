@@ -165,14 +165,13 @@ def register(app: typer.Typer) -> None:
     def export(ctx: typer.Context, class_id: ClassOption, file: FileArgument, *,
                opts: StoreOptions) -> None:  # fmt: skip
         """Write the class and every learner's progress, answers and notes to FILE."""
-        from attnlab.progress.access import own_files
         from attnlab.progress.exchange_files import write_json_atomic
 
         cid = _class_id(class_id, opts.lang)
 
         def write(store: ProgressStore) -> None:
             try:
-                write_json_atomic(file, store.export_class(cid), keep=own_files(store.path))
+                write_json_atomic(file, store.export_class(cid), keep=store.own_files())
             except OSError as exc:
                 why = exc.strerror or exc
                 fail(pick(opts.lang, f"{file}：无法写入导出文件（{why}）",

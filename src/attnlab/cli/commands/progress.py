@@ -44,16 +44,13 @@ def register(app: typer.Typer) -> None:
     def export_command(ctx: typer.Context, file: FileArgument, opts: StoreOptions) -> None:
         """Write your progress to FILE (JSON), replacing a regular file all at once (never a
         symbolic link or a device)."""
-        from attnlab.progress.access import own_files
         from attnlab.progress.exchange_files import write_json_atomic
         from attnlab.text.errors import InputError
 
         chosen = opts.lang
         with opts.open() as store:
             try:
-                write_json_atomic(
-                    file, store.export_dict(), keep=own_files(store.file) if store.file else ()
-                )
+                write_json_atomic(file, store.export_dict(), keep=store.own_files())
             except InputError as exc:
                 fail(error_message(exc, chosen))
             except OSError as exc:
