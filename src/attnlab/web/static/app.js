@@ -387,30 +387,43 @@ var attnlabPage = (function () {
   document.querySelectorAll("form.note-form").forEach(function (form) {
     var box = form.querySelector("textarea");
     var status = form.querySelector(".note-status");
-    var saved = box.value, timer = null;
+    // ``saved``: the text the server holds and ``said``, what its last save answered; a save
+    // on its way (``sending``, of ``sendingText``) answers a second request for the same text.
+    var saved = box.value, said = form.dataset.saved, timer = null;
+    var sending = null, sendingText = null;
     function save(leaving, asked) {
       clearTimeout(timer);
       timer = null;
+      if (sending && box.value === sendingText) {
+        sending.then(function (text) { tell(text, asked); });
+        return;
+      }
       if (box.value === saved) {
-        if (!leaving) tell(form.dataset.saved, asked);
+        if (!leaving) tell(said, asked);
         return;
       }
       var sent = box.value;
-      fetch(form.action, {
+      var mine = fetch(form.action, {
         method: "POST", credentials: "same-origin", keepalive: leaving,
         headers: { "X-CSRF-Token": attnlabPage.token(), "Accept": "application/json" },
         body: new URLSearchParams(new FormData(form))
       }).then(function (r) {
         if (r.status === 403 || r.status === 422) {
-          return r.text().then(function (html) { tell(attnlabPage.refusal(r.status, html), asked); });
+          return r.text().then(function (html) { return attnlabPage.refusal(r.status, html); });
         }
         if (!r.ok) throw new Error(String(r.status));
         return r.json().then(function (body) {
           saved = sent;
-          if (box.value !== sent) return;
-          tell(body.deleted ? form.dataset.deleted : form.dataset.saved, asked);
+          said = body.deleted ? form.dataset.deleted : form.dataset.saved;
+          return said;
         });
-      }).catch(function () { tell(form.dataset.failed, asked); });
+      }).catch(function () { return form.dataset.failed; });
+      sending = mine;
+      sendingText = sent;
+      mine.then(function (text) {
+        if (sending === mine) sending = null;
+        if (box.value === sent || text !== said) tell(text, asked);
+      });
     }
     // What a save says; after the "Save note" button (``asked``) the focus goes back to the
     // note, and the live region reads out what was asked for and every failure.
