@@ -73,7 +73,7 @@ def submit(page, selector: str) -> None:  # type: ignore[no-untyped-def]
         return
     page.evaluate("document.getElementById('announce').textContent = ''")
     page.click(selector)
-    page.wait_for_function("document.getElementById('announce').textContent !== ''")
+    page.wait_for_function("() => document.getElementById('announce').textContent !== ''")
 
 
 def _no_sideways_scroll(page) -> None:  # type: ignore[no-untyped-def]
