@@ -243,3 +243,23 @@ def test_a_lost_session_keeps_the_typed_answer_without_javascript(browser, serve
     assert page.url.endswith(f"/lesson?lang=zh#ex-{ex.id}"), page.url
     expect(page.locator(f"#ex-{ex.id} .verdict")).to_be_visible()
     context.close()
+
+
+@pytest.mark.parametrize("status", ["understood", "review"])
+def test_a_self_assessment_is_announced(browser, server, status: str) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    from playwright.sync_api import expect
+
+    context = _context(browser, server, PHONE)
+    page = _watched(context.new_page())
+    sid = {"understood": 10, "review": 12}[status]
+    page.goto(f"/section/{sid}?lang=zh")
+    page.fill(f"#answer-{sid}", "my own words")
+    page.click(f"#check-{sid} .answer-form button")
+    _stayed(page)
+    page.evaluate("document.getElementById('announce').textContent = ''")
+    page.click(f"#assess-{sid} button:has-text('{UI['zh'][status]}')")
+    chosen = page.locator(f"#assess-{sid} button.chosen")
+    expect(chosen).to_be_focused()
+    assert _announced(page) == _text(chosen) == UI["zh"][status]
+    assert _still_here(page)
+    context.close()

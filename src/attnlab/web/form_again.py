@@ -17,7 +17,13 @@ from starlette.requests import Request
 from attnlab.web.security import CSRF_FIELD
 
 #: Posted fields the learner typed, shown as a text box, and the UI key of their label.
-TYPED = {"answer": "your_answer", "text": "note_label"}
+TYPED = {
+    "answer": "your_answer",
+    "text": "note_label",
+    "code": "audit_code",
+    "name": "audit_name",
+    "init": "audit_init",
+}
 #: At most this many fields are carried over (our forms have five or fewer).
 MAX_FIELDS = 8
 
