@@ -263,3 +263,35 @@ def test_a_self_assessment_is_announced(browser, server, status: str) -> None:  
     assert _announced(page) == _text(chosen) == UI["zh"][status]
     assert _still_here(page)
     context.close()
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_my_notes_edits_and_deletes_in_place(browser, server, size: str) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    from playwright.sync_api import expect
+
+    context = _context(browser, server, DESKTOP if size == "desktop" else PHONE)
+    page = _watched(context.new_page())
+    sid = {"desktop": 2, "phone": 3}[size]
+    page.goto(f"/section/{sid}?lang=en")
+    page.fill(f"#note-{sid}", f"a note on section {sid}")
+    page.locator(f"#notes-{sid} button[type=submit]").click()
+    expect(page.locator(f"#notes-{sid} .note-status")).to_have_text(UI["en"]["note_saved"])
+    page.goto("/notes?lang=en")
+    _stayed(page)
+    group = page.locator(f"#notes-{sid}")
+    group.locator("summary").click()
+    box = group.locator("textarea")
+    box.fill(f"an edited note on section {sid}")
+    group.locator(".note-form button[type=submit]").click()
+    expect(box).to_be_focused()
+    assert _announced(page) == UI["en"]["note_saved"]
+    expect(group.locator(".note-item .note-text")).to_have_text(f"an edited note on section {sid}")
+    page.evaluate("document.getElementById('announce').textContent = ''")
+    group.locator(".note-delete button").click()
+    expect(page.locator(f"#notes-{sid}")).to_have_count(0)  # its only note: the group goes
+    expect(page.locator("#notes")).to_be_focused()
+    assert _announced(page) == UI["en"]["note_deleted"]
+    assert _still_here(page)
+    page.reload()
+    expect(page.locator(f"#notes-{sid}")).to_have_count(0)
+    context.close()

@@ -128,3 +128,19 @@ def test_an_empty_search_is_a_page_of_the_site_in_its_language(client, lang: str
     r = client.get(f"/search?lang={lang}&q=")
     assert r.status_code == 422 and 'class="top-nav"' in r.text
     assert _message(r.text).startswith(UI[lang]["field_q"])
+
+
+def test_my_notes_edits_and_deletes_a_note_and_returns_to_it(client) -> None:  # type: ignore[no-untyped-def]
+    first, second = new_note_id(), new_note_id()
+    for note_id, text in ((first, "first thought"), (second, "second thought")):
+        post_form(client, "/section/4/note?lang=en", note_id=note_id, text=text)
+    page = client.get("/notes?lang=en").text
+    assert f'id="mynote-form-{first}"' in page and f'id="mynote-delete-{first}"' in page
+    r = post_form(client, "/section/4/note?lang=en", note_id=first, text="edited", back="notes")
+    assert (r.status_code, r.headers["location"]) == (303, f"/notes?lang=en#mynote-{first}")
+    page = client.get(r.headers["location"]).text
+    assert f'id="mynote-{first}"' in page and "edited" in page and "first thought" not in page
+    r = post_form(client, "/section/4/note?lang=en", note_id=first, text="", back="notes")
+    assert (r.status_code, r.headers["location"]) == (303, "/notes?lang=en#notes")
+    page = client.get(r.headers["location"]).text
+    assert 'id="notes"' in page and f"mynote-{first}" not in page and "second thought" in page

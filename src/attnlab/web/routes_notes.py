@@ -77,8 +77,10 @@ def save_note(
     text: Annotated[str, Form()] = "",
     back: Annotated[str, Form()] = "section",
 ) -> Response:
-    """Save the section's note box: create or update the note, or delete it when emptied."""
-    sid, where, lang = _section(section_id), _back(back), lang_of(request)
+    """Save the section's note box (or a note's form on "My notes", ``back="notes"``): create
+    or update the note, or delete it when emptied."""
+    sid, lang = _section(section_id), lang_of(request)
+    where = back if back == "notes" else _back(back)  # "notes": from "My notes"
     note_id = _text(note_id, "note_id")
     store = settings(request).store()
     saved, deleted = None, False
@@ -92,6 +94,8 @@ def save_note(
         raise RequestRefused(422, error_message(exc, lang)) from None
     if _wants_json(request):
         return JSONResponse({"saved": saved, "id": note_id, "deleted": deleted})
+    if where == "notes":
+        return see_other(f"/notes?lang={lang}#" + (f"mynote-{note_id}" if saved else "notes"))
     return see_other(section_url(sid, lang, where, anchor=f"notes-{sid}"))
 
 

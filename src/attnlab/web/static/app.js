@@ -32,7 +32,24 @@ var attnlabPage = (function () {
     }
     return line ? line.textContent : String(status);
   }
-  return { token: token, renewToken: renewToken, say: say, focusOn: focusOn, refusal: refusal };
+  // "My notes": a deleted note leaves the list (its section's group too when it was the last);
+  // the focus goes to the group's heading, else to the notes heading.
+  function noteGone(id) {
+    var shown = document.getElementById("mynote-" + id);
+    if (!shown) return null;
+    var group = shown.closest(".note-group");
+    var edit = shown.nextElementSibling;
+    if (edit && edit.matches("details.note-edit")) edit.remove();
+    shown.remove();
+    if (group && !group.querySelector(".note-item")) group.remove();
+    var target = group && group.isConnected ? group.querySelector("h3") : document.getElementById("notes");
+    if (target) focusOn(target);
+    return target;
+  }
+  return {
+    token: token, renewToken: renewToken, say: say, focusOn: focusOn, refusal: refusal,
+    noteGone: noteGone
+  };
 })();
 (function () {
   "use strict";
@@ -242,6 +259,18 @@ var attnlabPage = (function () {
     });
   });
 
+  // "My notes": a note's Delete button removes it from the list in place.
+  document.querySelectorAll("form.note-delete").forEach(function (f) {
+    f.addEventListener("submit", function (e) {
+      e.preventDefault();
+      var words = f.previousElementSibling.dataset.deleted;
+      postInPlace(f, true, function () {
+        attnlabPage.noteGone(f.querySelector("input[name=note_id]").value);
+        say(words);
+      });
+    });
+  });
+
   // Practice: the answer, "show the solution" and "new numbers" swap in the exercise as saved.
   function wirePractice(main) {
     main.querySelectorAll("form").forEach(function (f) {
@@ -390,10 +419,12 @@ var attnlabPage = (function () {
     // ``saved``: the text the server holds and ``said``, what its last save answered; a save
     // on its way (``sending``, of ``sendingText``) answers a second request for the same text.
     var saved = box.value, said = form.dataset.saved, timer = null;
-    var sending = null, sendingText = null;
+    var sending = null, sendingText = null, gone = false;
+    var listed = document.getElementById("mynote-" + form.querySelector("input[name=note_id]").value);
     function save(leaving, asked) {
       clearTimeout(timer);
       timer = null;
+      if (listed && !asked && !box.value.trim()) return;  // "My notes" deletes only on Save
       if (sending && box.value === sendingText) {
         sending.then(function (text) { tell(text, asked); });
         return;
@@ -415,6 +446,9 @@ var attnlabPage = (function () {
         return r.json().then(function (body) {
           saved = sent;
           said = body.deleted ? form.dataset.deleted : form.dataset.saved;
+          var shown = document.getElementById("mynote-" + body.id);  // on "My notes"
+          if (shown && body.deleted) gone = true;
+          else if (shown) shown.querySelector(".note-text").textContent = sent;
           return said;
         });
       }).catch(function () { return form.dataset.failed; });
@@ -422,7 +456,10 @@ var attnlabPage = (function () {
       sendingText = sent;
       mine.then(function (text) {
         if (sending === mine) sending = null;
-        if (box.value === sent || text !== said) tell(text, asked);
+        if (gone) {  // emptied on "My notes": the note leaves the list
+          attnlabPage.noteGone(form.querySelector("input[name=note_id]").value);
+          attnlabPage.say(text);
+        } else if (box.value === sent || text !== said) tell(text, asked);
       });
     }
     // What a save says; after the "Save note" button (``asked``) the focus goes back to the
