@@ -295,3 +295,46 @@ def test_my_notes_edits_and_deletes_in_place(browser, server, size: str) -> None
     page.reload()
     expect(page.locator(f"#notes-{sid}")).to_have_count(0)
     context.close()
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_the_new_form_states_pass_axe(browser, server, size: str) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    """The refusal line by an input, "My notes" with a note open for editing, and the error
+    page offering the form again: 0 critical and 0 serious axe violations."""
+    from test_browser_axe import RUN, TAGS, _axe, blocking
+
+    script = _axe()
+    viewport = DESKTOP if size == "desktop" else PHONE
+    context = browser.new_context(viewport=viewport, base_url=server, bypass_csp=True)
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    problems: dict[str, list[str]] = {}
+
+    def check(name: str) -> None:
+        page.add_script_tag(path=str(script))
+        results = page.evaluate(RUN, TAGS)
+        assert results["passes"], f"axe ran no rule on {name}"
+        if found := blocking(results):
+            problems[name] = found
+
+    ex = EXERCISES[4].exercises[0]
+    page.goto(f"/section/{ex.section}?lang=zh")
+    page.fill(f"#exin-{ex.id}", "  ")
+    page.press(f"#exin-{ex.id}", "Enter")
+    page.wait_for_selector(f"#ex-{ex.id} .form-error")
+    page.fill(f"#note-{ex.section}", "a note for the list")
+    page.locator(f"#notes-{ex.section} button[type=submit]").click()
+    page.wait_for_selector(f"#notes-{ex.section} .note-status:has-text('已保存')")
+    check("refusal line")
+    page.goto("/notes?lang=zh")
+    page.locator(f"#notes-{ex.section} summary").click()
+    check("my notes")
+    page.goto(f"/section/{ex.section}?lang=zh")
+    page.fill(f"#exin-{ex.id}", "1")
+    context.clear_cookies()
+    with page.expect_navigation():  # the plain post, as without JavaScript
+        page.evaluate(f"document.getElementById('ex-{ex.id}').submit()")
+    page.wait_for_selector("#form-again")
+    check("the form offered again")
+    context.close()
+    assert not problems, problems
