@@ -3,8 +3,11 @@
 * A refusal (:class:`~attnlab.web.security.RequestRefused`, a form field that is missing, a page
   or method that does not exist) is a page of the site's layout (top bar, navigation, search
   box) in the learner's language, or ``{"error": ...}`` for ``/api/`` routes, with one line
-  saying what was expected and what was found. The page shows no progress bar: reading the
-  progress may be what failed.
+  saying what was expected and what was found (a field named in the page's language). The page
+  shows no progress bar: reading the progress may be what failed.
+* A form refused for its content (422) or for a lost session token (403, same origin only)
+  comes back below that line with what was typed and the current token, to send again
+  (:mod:`attnlab.web.form_again`).
 * An unforeseen failure (any other exception in a route) is answered with a 500 page in the
   learner's language that says the saved progress is safe and what to do, never the traceback
   or the exception's text. It is logged once with its traceback on :data:`LOGGER` (with the
