@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 from store_support import serve_in_thread
 from test_browser import browser  # noqa: F401  (the shared fixture)
+from test_browser_axe import RUN, SIZES, TAGS, _axe, blocking
 
 from attnlab.progress.store import ProgressStore
 
@@ -89,3 +90,31 @@ def test_a_hit_opens_on_a_visible_mark_in_its_element(page, lang: str, kind: str
     assert not where["covered"], f"{page.url}: the mark is covered (sticky header?): {where}"
     assert where["hidden"] == 0, f"{page.url}: marks left in a closed fold: {where}"
     assert where["lang"].startswith(lang), (page.url, where["lang"])
+
+
+#: What a search opens that no other page shows: the hits found only in the other language, a
+#: check with its folds opened, a catalogued mistake, a section's taught terms, a marked term.
+LANDINGS = [
+    "/search?q=掩码", "/search?q=upper%20triangle", "/section/10?q=mask&open=check-10",
+    "/section/10?q=mask&open=mistake-no_mask", "/section/10?q=causal%20mask&open=s-10",
+    "/glossary?q=mask&open=term-causal-mask",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_pages_a_hit_opens_pass_axe(browser, server, lang: str, size: str) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    script = _axe()
+    context = browser.new_context(viewport=SIZES[size], base_url=server, bypass_csp=True)
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    problems: dict[str, list[str]] = {}
+    try:
+        for path in LANDINGS:
+            page.goto(f"{path}&lang={lang}")
+            page.add_script_tag(path=str(script))
+            if found_here := blocking(page.evaluate(RUN, TAGS)):
+                problems[path] = found_here
+    finally:
+        context.close()
+    assert not problems, "\n".join(f"{u}:\n  " + "\n  ".join(p) for u, p in problems.items())
