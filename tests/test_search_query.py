@@ -85,6 +85,15 @@ def test_the_syntax_finds_what_the_plain_words_find(
     assert ("section", "s10" if "mask" in like else "s15") in found
 
 
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_hits_in_the_pages_language_come_first(store: ProgressStore, lang: str) -> None:
+    for query in ("causal mask", "mask", "softmax"):
+        langs = [h.lang for h in search.search(store, query, lang)]
+        assert lang in langs and langs == sorted(langs, key=lambda x: x != lang), (query, langs)
+    other = search.search(store, "掩码" if lang == "en" else "upper triangle", lang)
+    assert other and all(h.lang != lang for h in other)
+
+
 def test_a_quoted_phrase_finds_only_the_phrase(store: ProgressStore) -> None:
     loose = search.search(store, "mask causal", "en")
     phrase = search.search(store, '"mask causal"', "en")
