@@ -123,13 +123,6 @@ def test_an_empty_answer_is_refused_in_the_page_language_with_the_form(
     assert 'name="answer"' in _again(r.text)
 
 
-@pytest.mark.parametrize("lang", ["zh", "en"])
-def test_an_empty_search_is_a_page_of_the_site_in_its_language(client, lang: str) -> None:  # type: ignore[no-untyped-def]
-    r = client.get(f"/search?lang={lang}&q=")
-    assert r.status_code == 422 and 'class="top-nav"' in r.text
-    assert _message(r.text).startswith(UI[lang]["field_q"])
-
-
 def test_my_notes_edits_and_deletes_a_note_and_returns_to_it(client) -> None:  # type: ignore[no-untyped-def]
     first, second = new_note_id(), new_note_id()
     for note_id, text in ((first, "first thought"), (second, "second thought")):
