@@ -19,7 +19,8 @@ from attnlab.content import search
 from attnlab.progress.store import ProgressStore
 
 QUERIES = ("掩", "掩码", "缩放", "多头", "梯度", "自注意", "因果掩码", "W", "W_O", "d_k",
-           "softmax", "SOFTMAX", "causal mask", "raw score", "multi-head", "zebra")  # fmt: skip
+           "softmax", "SOFTMAX", "causal mask", "raw score", "multi-head", "zebra",
+           "\"causal mask\"", "causal-mask", "mask*", "a")  # fmt: skip
 BAR_MS = 50.0
 
 

@@ -68,7 +68,8 @@ def test_screenshots_of_notes_and_search(browser, server, size: str) -> None:  #
     pg.fill("#note-5", "Each row sums to 1: the softmax runs along the last axis (dim=-1).")
     expect(pg.locator("#notes-5 .note-status")).to_have_text("Saved")
     if pg.locator("#s-5 .bookmark-toggle").get_attribute("aria-pressed") == "false":
-        click_and_load(pg, "#s-5 .bookmark-toggle")  # the other size may have set it already
+        pg.click("#s-5 .bookmark-toggle")  # in place; the other size may have set it already
+        expect(pg.locator("#s-5 .bookmark-toggle")).to_have_attribute("aria-pressed", "true")
     pg.evaluate("window.scrollTo(0, 0)")
     pg.screenshot(path=str(SHOTS / f"attnlab-bookmark-{size}.png"))
     pg.locator("#notes-5").scroll_into_view_if_needed()

@@ -65,6 +65,17 @@ def page(request, browser, server):  # type: ignore[no-untyped-def]  # noqa: F81
     context.close()
 
 
+def submit(page, selector: str) -> None:  # type: ignore[no-untyped-def]
+    """Press a practice form's button or the new-numbers link: in place with JavaScript (done
+    when the live region reads the result out), else a page load."""
+    if not page.evaluate("document.documentElement.classList.contains('js')"):
+        click_and_load(page, selector)
+        return
+    page.evaluate("document.getElementById('announce').textContent = ''")
+    page.click(selector)
+    page.wait_for_function("() => document.getElementById('announce').textContent !== ''")
+
+
 def _no_sideways_scroll(page) -> None:  # type: ignore[no-untyped-def]
     """Neither the page nor the exercise's text needs a sideways scroll: the question is read
     whole on a phone."""
@@ -93,17 +104,17 @@ def test_a_learner_practises_from_the_section_to_mastery(page, section: int) -> 
 
     wrong = [v + 0.5 if not math.isinf(v) else v for v in right]
     page.fill("#practice-answer", _typed(wrong))
-    click_and_load(page, "#verdict button")
+    submit(page, "#verdict button")
     assert _seed(page.url) == seed  # still the same exercise
     expect(page.locator("#verdict .verdict.bad")).to_be_visible()
     expect(page.locator("#practice-answer")).to_have_value(_typed(wrong))
 
     page.fill("#practice-answer", _typed(right))
-    click_and_load(page, "#verdict button")
+    submit(page, "#verdict button")
     expect(page.locator("#verdict .verdict.ok")).to_be_visible()
     expect(page.locator(".practice-run")).to_contain_text("1 of 3")
 
-    click_and_load(page, "#solution button")
+    submit(page, "#solution button")
     solution = page.inner_text(".practice-solution")
     assert f"{right[-1]:.2f}".replace("-0.00", "0.00") in solution.replace("-0.00", "0.00")
     expect(page.locator(".practice-run")).to_contain_text("0 of 3")  # the solution starts again
@@ -115,12 +126,12 @@ def test_a_learner_practises_from_the_section_to_mastery(page, section: int) -> 
 
     # Three fresh exercises answered right in a row, without the solution: mastered.
     for _ in range(3):
-        click_and_load(page, f"a[href='/practice/{section}?lang=en']")
+        submit(page, f"a[href='/practice/{section}?lang=en']")
         fresh = _seed(page.url)
         assert fresh != seed
         seed = fresh
         page.fill("#practice-answer", _typed(_right_row(section, seed)))
-        click_and_load(page, "#verdict button")
+        submit(page, "#verdict button")
         expect(page.locator("#verdict .verdict.ok")).to_be_visible()
     expect(page.locator(".practice-run")).to_contain_text("mastered")
     # The progress: the section's link says so, and the saved verdicts are in /api/progress.

@@ -1,5 +1,5 @@
 """The knowledge checks on /lesson and /section/N without JavaScript: saved answers and verdicts
-are shown on both pages, and a form returns to the page it was on (/lesson#s-N or
+are shown on both pages, and a form returns to itself on the page it was on (/lesson#<its id> or
 /section/N#...). The in-place posting with JavaScript is tests/test_browser.py's."""
 
 from __future__ import annotations
@@ -37,15 +37,16 @@ def check_html(page: str, section: int) -> str:
 
 FORMS = [
     ("/section/3/answer", {"answer": "the mean of the rows"}, 3, "check-3"),
-    ("/section/3/assess", {"status": "review"}, 3, "check-3"),
+    ("/section/3/assess", {"status": "review"}, 3, "assess-3"),
+    ("/section/3/complete", {}, 3, "complete-3"),
     (f"/exercise/{EX.id}", {"answer": RIGHT}, EX.section, f"ex-{EX.id}"),
 ]
 
 
 @pytest.mark.parametrize(("url", "data", "section", "anchor"), FORMS)
 def test_a_form_on_the_lesson_returns_to_the_lesson(client, url, data, section, anchor) -> None:
-    r = post(client, f"{url}?lang=en", {**data, "back": "lesson"})
-    assert (r.status_code, r.headers["location"]) == (303, f"/lesson?lang=en#s-{section}")
+    r = post(client, f"{url}?lang=en", {**data, "back": "lesson"})  # to the form posted
+    assert (r.status_code, r.headers["location"]) == (303, f"/lesson?lang=en#{anchor}")
     r = post(client, f"{url}?lang=en", data)  # from /section/N: stays there
     assert (r.status_code, r.headers["location"]) == (303, f"/section/{section}?lang=en#{anchor}")
 

@@ -68,7 +68,7 @@ def test_bookmark_toggle_and_my_notes(web_client_factory, tmp_path: Path, db_url
     client = web_client_factory(tmp_path, db=db_url)
     assert "☆ Bookmark" in client.get("/section/8?lang=en").text
     done = post_form(client, "/section/8/bookmark?lang=en", back="lesson")
-    assert done.headers["location"] == "/lesson?lang=en#s-8"
+    assert done.headers["location"] == "/lesson?lang=en#bookmark-8"
     assert 'aria-pressed="true">★ Bookmarked' in client.get("/section/8?lang=en").text
     mine = client.get("/notes?lang=en").text
     assert '<a href="/section/8?lang=en">★ 8. ' in mine and "No notes yet" in mine

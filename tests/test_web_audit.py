@@ -206,7 +206,8 @@ def test_only_sections_13_and_15_have_it(client: TestClient) -> None:
 
 def test_without_the_token_it_is_refused_like_every_form(client: TestClient) -> None:
     r = post_code(client, code=GOOD, token=False)
-    assert r.status_code == 403 and message(r) == UI["en"]["token_mismatch"]
+    assert r.status_code == 403 and message(r) == UI["en"]["session_lost"]
+    assert 'id="form-again"' in r.text and 'name="code"' in r.text  # to send again, with a token
     other = client.post(
         "/section/13/audit?lang=en", data={"name": "A"}, headers={"Origin": "http://evil.example"}
     )

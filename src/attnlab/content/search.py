@@ -29,8 +29,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attnlab import __version__
-from attnlab.content import knowledge, sections
+from attnlab.content import knowledge, search_query, sections
 from attnlab.content.blocks import Block
+from attnlab.content.search_query import Term
 from attnlab.core import example
 from attnlab.inputs import text_limits
 from attnlab.mistakes import catalogue
@@ -50,9 +51,8 @@ KIND_NAMES: dict[str, dict[str, str]] = {
            "mistake": "Mistake", "note": "My note"},
 }  # fmt: skip
 _SNIPPET_BEFORE, _SNIPPET_AFTER = 30, 60
-#: Control characters (Unicode category Cc) are not text anyone searches for: a query reads them
-#: as blanks. (FTS5 reads a NUL as the end of its query string.)
-_NOT_QUERY_TEXT = re.compile("[\x00-\x1f\x7f-\x9f]")
+#: More documents than the index holds: every match is read, then filtered by the query's terms.
+_EVERY = 10_000
 
 
 @dataclass(frozen=True)
@@ -73,11 +73,10 @@ class Hit:
 
 
 def check_query(raw: str) -> list[str]:
-    """The words of a query, split at blanks and at control characters (see
-    :data:`_NOT_QUERY_TEXT`: SQLite would read a NUL as the query's end);
+    """The words of a query (:func:`attnlab.content.search_query.parse`);
     :class:`~attnlab.inputs.text_limits.TextError` (a ``ValueError``) when it is empty, longer
     than :data:`MAX_QUERY` characters or not UTF-8."""
-    return text_limits.check_text(_NOT_QUERY_TEXT.sub(" ", raw), "query").split()
+    return search_query.words(search_query.parse(raw))
 
 
 def _block_text(block: Block) -> str:
@@ -133,62 +132,71 @@ def digest() -> str:
     return hashed.hexdigest()
 
 
-def snippet(text: str, words: Sequence[str]) -> str:
-    """A short excerpt of ``text`` around the first of ``words`` it contains (case-insensitive),
-    on one line."""
+def snippet(text: str, terms: Sequence[Term]) -> str:
+    """A short excerpt of ``text`` around the first of ``terms`` it contains, on one line."""
     flat = " ".join(text.split())
-    lower = flat.lower()
-    found = [i for i in (lower.find(w.lower()) for w in words) if i >= 0]
-    start = max(min(found, default=0) - _SNIPPET_BEFORE, 0)
+    found = search_query.pattern(list(terms)).search(flat)
+    start = max((found.start() if found else 0) - _SNIPPET_BEFORE, 0)
     end = start + _SNIPPET_BEFORE + _SNIPPET_AFTER
     return ("…" if start else "") + flat[start:end] + ("…" if end < len(flat) else "")
 
 
-def _note_hits(store: ProgressStore, words: Sequence[str], lang: str) -> list[Hit]:
+def _note_hits(store: ProgressStore, terms: list[Term], lang: str) -> list[Hit]:
     label = "笔记" if lang == "zh" else "Note"
     hits = []
-    for n in store.search_notes(words):
+    for n in store.search_notes(search_query.words(terms)):
+        if not search_query.matches(terms, n.text):
+            continue
         where = f"{sections.label(n.section, lang)} {knowledge.section(n.section, lang).title}"
         title = f"{label} · {where}"
-        hits.append(Hit(n.section, "note", title, snippet(n.text, words), lang, n.id))
+        hits.append(Hit(n.section, "note", title, snippet(n.text, terms), lang, n.id))
     return hits
 
 
 def search(store: ProgressStore, query: str, lang: str, limit: int = LIMIT) -> list[Hit]:
-    """Hits for ``query``: the learner's notes first, then the sections whose glossary terms
-    contain it (the sections that teach it), then every other document, best first.
+    """Hits for ``query`` (read by :func:`attnlab.content.search_query.parse`): the learner's
+    notes first, then the documents in ``lang``, then those found only in the other language;
+    within each, the sections whose glossary terms contain it (the sections that teach it) come
+    first, then every other document, best first.
 
-    A document found in both languages is listed once, in ``lang`` when that one matched.
+    A document found in both languages is listed once, in ``lang``.
 
     Raises:
         ValueError: an empty or over-long query.
     """
-    words = check_query(query)
-    found = store.search_docs(digest(), corpus, words, limit * 2)
+    terms = search_query.parse(query)
+    found = store.search_docs(digest(), corpus, search_query.words(terms), _EVERY)
     groups: dict[tuple[str, str], list[tuple[Doc, float]]] = {}
     for doc, score in found:  # the same document in both languages is one group
-        groups.setdefault((doc.kind, doc.key), []).append((doc, score))
+        if search_query.matches(terms, shown_text(doc)):
+            groups.setdefault((doc.kind, doc.key), []).append((doc, score))
     ranked = []
     for pairs in groups.values():
         doc, score = next((p for p in pairs if p[0].lang == lang), pairs[0])
-        teaches = doc.kind == "section" and any(_has(d.terms, words, every=True) for d, _ in pairs)
-        ranked.append((not teaches, -score, doc))
-    ranked.sort(key=lambda r: r[:2])
+        teaches = doc.kind == "section" and any(
+            search_query.matches(terms, d.terms) for d, _ in pairs
+        )
+        ranked.append((doc.lang != lang, not teaches, -score, doc))
+    ranked.sort(key=lambda r: r[:3])
     hits = [
-        Hit(d.section, d.kind, d.title, snippet(d.body if _has(d.body, words) else d.title, words),
+        Hit(d.section, d.kind, d.title, snippet(d.body if _has(d.body, terms) else d.title, terms),
             d.lang, d.key)
         for *_, d in ranked
     ]  # fmt: skip
-    return (_note_hits(store, words, lang) + hits)[:limit]
+    return (_note_hits(store, terms, lang) + hits)[:limit]
 
 
-def _has(text: str, words: Sequence[str], every: bool = False) -> bool:
-    lower = text.lower()
-    found = [w.lower() in lower for w in words]
-    return all(found) if every else any(found)
+def shown_text(doc: Doc) -> str:
+    """The text of ``doc`` the page a hit opens shows where it lands, where the query must be
+    found: a check's page shows its questions and answers under the check's own heading, not
+    the section's title; a section opened from a hit lists the glossary terms it teaches."""
+    return doc.body if doc.kind == "check" else f"{doc.title}\n{doc.body}\n{doc.terms}"
 
 
-def marks(words: Sequence[str]) -> re.Pattern[str]:
-    """A case-insensitive pattern of ``words`` (for highlighting them where a hit opens)."""
-    ordered = sorted(words, key=len, reverse=True)  # the longer of two overlapping words wins
-    return re.compile("|".join(re.escape(w) for w in ordered), re.IGNORECASE)
+def _has(text: str, terms: Sequence[Term]) -> bool:
+    return search_query.pattern(list(terms)).search(text) is not None
+
+
+def marks(query: str) -> re.Pattern[str]:
+    """The pattern that marks ``query`` where a hit opens: the same one that finds it."""
+    return search_query.pattern(search_query.parse(query))

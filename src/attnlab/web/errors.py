@@ -3,8 +3,11 @@
 * A refusal (:class:`~attnlab.web.security.RequestRefused`, a form field that is missing, a page
   or method that does not exist) is a page of the site's layout (top bar, navigation, search
   box) in the learner's language, or ``{"error": ...}`` for ``/api/`` routes, with one line
-  saying what was expected and what was found. The page shows no progress bar: reading the
-  progress may be what failed.
+  saying what was expected and what was found (a field named in the page's language). The page
+  shows no progress bar: reading the progress may be what failed.
+* A form refused for its content (422) or for a lost session token (403, same origin only)
+  comes back below that line with what was typed and the current token, to send again
+  (:mod:`attnlab.web.form_again`).
 * An unforeseen failure (any other exception in a route) is answered with a 500 page in the
   learner's language that says the saved progress is safe and what to do, never the traceback
   or the exception's text. It is logged once with its traceback on :data:`LOGGER` (with the
@@ -36,7 +39,8 @@ from starlette.exceptions import HTTPException
 from attnlab.progress.store import StoreError
 from attnlab.text.i18n import DEFAULT_LANG, error_message
 from attnlab.web.common import lang_of, store_status
-from attnlab.web.security import SECURITY_HEADERS, RequestRefused
+from attnlab.web.form_again import FormAgain, posted_form
+from attnlab.web.security import SECURITY_HEADERS, TOKEN_REFUSALS, RequestRefused
 from attnlab.web.ui_text import UI
 
 LOGGER = logging.getLogger("attnlab.web.errors")
@@ -68,10 +72,17 @@ def page_lang(request: Request) -> str:
 
 
 def render_error(
-    request: Request, status: int, message: str, *, hint: str = "", lang: str | None = None
+    request: Request,
+    status: int,
+    message: str,
+    *,
+    hint: str = "",
+    lang: str | None = None,
+    again: FormAgain | None = None,
 ) -> Response:
     """The refusal as JSON for ``/api/`` routes, else as a small HTML page in the page's
-    language; ``message`` is the one line shown, ``hint`` an optional second paragraph."""
+    language; ``message`` is the one line shown, ``hint`` an optional second paragraph,
+    ``again`` the posted form offered again (:mod:`attnlab.web.form_again`)."""
     if request.url.path.startswith("/api/"):
         return JSONResponse({"error": f"{message} {hint}".strip()}, status_code=status)
     lang = lang or page_lang(request)
@@ -86,23 +97,45 @@ def render_error(
         status=status,
         message=message,
         hint=hint,
+        again=again,
     )
     return HTMLResponse(page, status_code=status)
 
 
-def _refused(request: Request, exc: Any) -> Response:
+async def _refused(request: Request, exc: Any) -> Response:
+    """A refusal; a form refused for its session token or its content (422) comes back with
+    what was typed, to send again (a lost token: with the reason in one line)."""
     lang = page_lang(request)
-    return render_error(request, exc.status, error_message(exc, lang), lang=lang)
+    message, token_lost = error_message(exc, lang), getattr(exc, "key", "") in TOKEN_REFUSALS
+    again = await posted_form(request) if token_lost or exc.status == 422 else None
+    if token_lost and again is not None:
+        message = UI[lang]["session_lost"]
+    return render_error(request, exc.status, message, lang=lang, again=again)
 
 
-def _invalid(request: Request, exc: Any) -> Response:
-    ui = UI[page_lang(request)]
+def field_name(name: str, lang: str) -> str:
+    """A form or query field as the page names it (``answer`` → "回答"); unknown: as sent."""
+    return UI[lang].get(f"field_{name}", name)
+
+
+async def _invalid(request: Request, exc: Any) -> Response:
+    """A field missing or malformed (FastAPI's validation): one line naming the field in the
+    page's language, and a posted form offered again."""
+    lang = page_lang(request)
+    ui = UI[lang]
     first = exc.errors()[0] if exc.errors() else {}
-    where = ".".join(str(p) for p in first.get("loc", ())[1:]) or "request"
-    if first.get("type") == "missing":
-        return render_error(request, 422, ui["field_missing"].format(field=where))
-    found = str(first.get("msg", ""))[:80]
-    return render_error(request, 422, ui["field_invalid"].format(field=where, found=found))
+    loc = [str(p) for p in first.get("loc", ())[1:]]
+    where = ".".join([field_name(loc[0], lang), *loc[1:]]) if loc else ui["field_request"]
+    again = await posted_form(request)
+    sent = {name for name, *_ in [*again.hidden, *again.typed]} if again else set()
+    if first.get("type") == "missing" and loc and loc[0] in sent:  # an empty form field
+        message = ui["field_empty"].format(field=where)
+    elif first.get("type") == "missing":
+        message = ui["field_missing"].format(field=where)
+    else:
+        found = str(first.get("msg", ""))[:80]
+        message = ui["field_invalid"].format(field=where, found=found)
+    return render_error(request, 422, message, lang=lang, again=again)
 
 
 def _http_error(request: Request, exc: Any) -> Response:

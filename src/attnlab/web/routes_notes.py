@@ -2,7 +2,8 @@
 
 Both forms work without JavaScript (a POST with the session token, then Post/Redirect/Get back
 to the section). With JavaScript the note box saves as the learner types (``app.js``): the same
-POST sent with ``Accept: application/json`` answers ``{"saved": ...}`` instead of redirecting.
+POST sent with ``Accept: application/json`` answers ``{"saved": ..., "deleted": ...}`` instead of
+redirecting; so does the bookmark toggle (``{"bookmarked": ...}``).
 """
 
 from __future__ import annotations
@@ -78,20 +79,25 @@ def save_note(
     text: Annotated[str, Form()] = "",
     back: Annotated[str, Form()] = "section",
 ) -> Response:
-    """Save the section's note box: create or update the note, or delete it when emptied."""
-    sid, where, lang = _section(section_id), _back(back), lang_of(request)
+    """Save the section's note box (or a note's form on "My notes", ``back="notes"``): create
+    or update the note, or delete it when emptied."""
+    sid, lang = _section(section_id), lang_of(request)
+    where = back if back == "notes" else _back(back)  # "notes": from "My notes"
     note_id = _text(note_id, "note_id")
     store = settings(request).store()
-    saved = None
+    saved, deleted = None, False
     try:
         if text.strip():
             saved = store.save_note(sid, note_id, _text(text, "note")).updated_at
         elif any(n.id == note_id for n in store.notes(sid)):
             store.delete_note(note_id)
+            deleted = True
     except ValueError as exc:
         raise RequestRefused(422, error_message(exc, lang)) from None
     if _wants_json(request):
-        return JSONResponse({"saved": saved, "id": note_id})
+        return JSONResponse({"saved": saved, "id": note_id, "deleted": deleted})
+    if where == "notes":
+        return see_other(f"/notes?lang={lang}#" + (f"mynote-{note_id}" if saved else "notes"))
     return see_other(section_url(sid, lang, where, anchor=f"notes-{sid}"))
 
 
@@ -99,10 +105,14 @@ def save_note(
 def bookmark(
     request: Request, section_id: str, back: Annotated[str, Form()] = "section"
 ) -> Response:
-    """Bookmark the section, or remove its bookmark."""
+    """Bookmark the section, or remove its bookmark (with ``Accept: application/json``: answer
+    ``{"bookmarked": ...}``, the state now, instead of redirecting)."""
     sid, where = _section(section_id), _back(back)
-    settings(request).store().toggle_bookmark(sid)
-    return see_other(section_url(sid, lang_of(request), where, anchor=f"s-{sid}"))
+    store = settings(request).store()
+    store.toggle_bookmark(sid)
+    if _wants_json(request):
+        return JSONResponse({"bookmarked": sid in store.bookmarks()})
+    return see_other(section_url(sid, lang_of(request), where, anchor=f"bookmark-{sid}"))
 
 
 @router.get("/notes", response_class=HTMLResponse)

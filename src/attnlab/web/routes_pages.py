@@ -20,7 +20,7 @@ from attnlab.web.blocks import code_css
 from attnlab.web.common import audit_view, lang_of, page_context, render, see_other, settings
 from attnlab.web.fonts import IMMUTABLE
 from attnlab.web.routes_notes import NotesView
-from attnlab.web.routes_search import highlighter
+from attnlab.web.routes_search import found_mistake, highlighter, open_id
 from attnlab.web.security import refused
 
 router = APIRouter()
@@ -117,11 +117,12 @@ def one_section(request: Request, section_id: str) -> HTMLResponse:
         with contextlib.suppress(StoreBusy):
             store.set_last_section(sid)
     query = request.query_params.get("q")  # opened from a search hit: mark the words
+    opened = open_id(request)  # ... and open the element holding them
     try:
-        marks = highlighter(query) if query else None
+        marks = highlighter(query, opened) if query else None
     except ValueError:
         marks = None  # an over-long q only loses its marks; the section still opens
-    return section_page(request, sid, lang, marks)
+    return section_page(request, sid, lang, marks, opened=opened)
 
 
 def section_page(
@@ -130,9 +131,11 @@ def section_page(
     lang: str,
     marks: Callable[[str], str] | None = None,
     audit: dict[str, Any] | None = None,
+    opened: str | None = None,
 ) -> HTMLResponse:
     """Section ``sid`` alone in ``lang`` (``marks`` rewrites the HTML to mark search hits;
-    ``audit``: the "Check my code" box's state, default :func:`~attnlab.web.common.audit_view`)."""
+    ``audit``: the "Check my code" box's state, default :func:`~attnlab.web.common.audit_view`;
+    ``opened``: the id of the element a search hit opens, shown unfolded)."""
     store = settings(request).store()
     ctx = page_context(
         request,
@@ -147,6 +150,11 @@ def section_page(
         next_id=sid + 1 if sid + 1 < example.SECTION_COUNT else None,
         notes=NotesView.of(store),
         audit=audit or audit_view(request, lang),
+        opened=opened,
+        found_mistake=found_mistake(opened, sid, lang),
+        taught_terms=[t for t in knowledge.glossary(lang) if t.section == sid]
+        if opened == f"s-{sid}"
+        else [],
     )
     return render("section.html", lang, ctx, marks)
 
@@ -167,7 +175,12 @@ def glossary(request: Request) -> HTMLResponse:
     summary = settings(request).store().summary()
     terms = knowledge.glossary(lang)
     ctx = page_context(request, lang, summary, terms=terms, page="glossary")
-    return render("glossary.html", lang, ctx)
+    query = request.query_params.get("q")  # opened from a search hit: mark the words
+    try:
+        marks = highlighter(query, open_id(request)) if query else None
+    except ValueError:
+        marks = None
+    return render("glossary.html", lang, ctx, marks)
 
 
 @router.get("/api/progress")

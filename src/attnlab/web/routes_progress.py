@@ -55,12 +55,12 @@ def complete(
     store = settings(request).store()
     store.mark_complete(sid)
     store.set_last_section(sid)
-    return see_other(section_url(sid, lang_of(request), where))
+    return _stay(sid, lang_of(request), where, f"complete-{sid}")
 
 
 def _stay(sid: int, lang: str, where: str, anchor: str) -> Response:
-    """Back to the page the form was on: ``/lesson#s-N``, or ``/section/N#anchor``."""
-    return see_other(section_url(sid, lang, where, anchor="" if where == "lesson" else anchor))
+    """Back to the form on the page it was on: ``/lesson#anchor`` or ``/section/N#anchor``."""
+    return see_other(section_url(sid, lang, where, anchor=anchor))
 
 
 @router.post("/section/{section_id}/answer")
@@ -90,7 +90,7 @@ def assess(
     if status not in ASSESSMENTS:
         raise refused(422, "bad_status", options=", ".join(ASSESSMENTS), found=status[:20])
     settings(request).store().set_assessment(sid, status)
-    return _stay(sid, lang_of(request), where, f"check-{sid}")
+    return _stay(sid, lang_of(request), where, f"assess-{sid}")
 
 
 @router.post("/exercise/{exercise_id}")

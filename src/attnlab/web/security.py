@@ -57,9 +57,9 @@ class RequestRefused(Exception):
     """A request the server will not act on: ``status`` and a one-line ``message`` (English),
     with its Chinese twin ``zh`` when there is one (:meth:`localized` picks)."""
 
-    def __init__(self, status: int, message: str, zh: str | None = None) -> None:
+    def __init__(self, status: int, message: str, zh: str | None = None, *, key: str = "") -> None:
         super().__init__(message)
-        self.status, self.message = status, message
+        self.status, self.message, self.key = status, message, key
         self.texts = {"en": message, "zh": message if zh is None else zh}
 
     def localized(self, lang: str) -> str:
@@ -70,7 +70,7 @@ class RequestRefused(Exception):
 def refused(status: int, key: str, /, **fields: Any) -> RequestRefused:
     """The refusal :data:`attnlab.web.ui_text.UI` words as ``key``, in both languages."""
     texts = filled(UI, key, **fields)
-    return RequestRefused(status, texts["en"], texts["zh"])
+    return RequestRefused(status, texts["en"], texts["zh"], key=key)
 
 
 def _refusal(scope: Scope, status: int, message: str) -> Response:
@@ -157,6 +157,12 @@ def check_origin(headers: MutableMapping[str, str] | Any) -> None:
     netloc = urlsplit(value).netloc if value != "null" else "null"
     if netloc.lower() != host.lower():
         raise refused(403, "cross_site", source=source, value=value[:80], host=host)
+
+
+#: The refusals of a same-origin request whose session token is gone or stale (cookies cleared,
+#: another tab started a new session): the page may offer the posted form again with a fresh
+#: token (:mod:`attnlab.web.errors`). A cross-origin request is refused before these.
+TOKEN_REFUSALS = ("no_token", "token_mismatch")
 
 
 def check_token(cookie: str | None, sent: str | None) -> None:

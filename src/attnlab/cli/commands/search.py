@@ -16,6 +16,12 @@ from attnlab.text.i18n import error_message, pick
 
 ORDER = 84
 
+#: The query argument's help: its limit and its syntax (:mod:`attnlab.content.search_query`).
+QUERY_HELP = (
+    f"Words to find (1-{KINDS['query'].most} characters); "
+    '"causal mask" or causal-mask: the words together; mask*: words starting with mask.'
+)
+
 
 def register(app: typer.Typer) -> None:
     """Add ``search`` to ``app``."""
@@ -25,9 +31,7 @@ def register(app: typer.Typer) -> None:
     def search_command(
         ctx: typer.Context,
         opts: StoreOptions,
-        query: Annotated[
-            str, typer.Argument(help=f"Words to find (1-{KINDS['query'].most} characters).")
-        ],
+        query: Annotated[str, typer.Argument(help=QUERY_HELP)],
         as_json: Annotated[
             bool, typer.Option("--json", help="Print a JSON list of hits (empty if none).")
         ] = False,

@@ -1,8 +1,59 @@
 // attnlab web lesson: small enhancements only. Every page works without this file.
+
+// What the parts below share: the session token, renewed after a lost session; the page's live
+// region (#announce), which reads out what a form changed; moving the focus there.
+var attnlabPage = (function () {
+  "use strict";
+  var announcer = document.getElementById("announce");
+  function token() { return (document.querySelector('meta[name="csrf-token"]') || {}).content || ""; }
+  function renewToken(fresh) {
+    var meta = document.querySelector('meta[name="csrf-token"]');
+    if (meta) meta.content = fresh;
+    document.querySelectorAll('input[name="csrf_token"]').forEach(function (i) { i.value = fresh; });
+  }
+  function say(text) {
+    if (!announcer) return;
+    announcer.textContent = "";  // the same words twice are read out twice
+    setTimeout(function () { announcer.textContent = text.replace(/\s+/g, " ").trim(); }, 50);
+  }
+  function focusOn(el) {
+    if (!el.matches("a[href], button, input, select, textarea")) el.setAttribute("tabindex", "-1");
+    el.focus({ preventScroll: true });
+  }
+  // The one line of a refusal page; a lost session (403 offering the form again) takes the
+  // fresh token the page came with (its cookie came with it) and asks to press again.
+  function refusal(status, html) {
+    var doc = new DOMParser().parseFromString(html, "text/html");
+    var fresh = doc.querySelector('meta[name="csrf-token"]');
+    var line = doc.getElementById("error-message");
+    if (status === 403 && doc.getElementById("form-again") && fresh && fresh.content) {
+      renewToken(fresh.content);
+      return document.body.dataset.sessionLost;
+    }
+    return line ? line.textContent : String(status);
+  }
+  // "My notes": a deleted note leaves the list (its section's group too when it was the last);
+  // the focus goes to the group's heading, else to the notes heading.
+  function noteGone(id) {
+    var shown = document.getElementById("mynote-" + id);
+    if (!shown) return null;
+    var group = shown.closest(".note-group");
+    var edit = shown.nextElementSibling;
+    if (edit && edit.matches("details.note-edit")) edit.remove();
+    shown.remove();
+    if (group && !group.querySelector(".note-item")) group.remove();
+    var target = group && group.isConnected ? group.querySelector("h3") : document.getElementById("notes");
+    if (target) focusOn(target);
+    return target;
+  }
+  return {
+    token: token, renewToken: renewToken, say: say, focusOn: focusOn, refusal: refusal,
+    noteGone: noteGone
+  };
+})();
 (function () {
   "use strict";
   document.documentElement.classList.add("js");
-  var token = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
 
   // Copy buttons on code blocks.
   document.querySelectorAll("figure.code").forEach(function (fig) {
@@ -47,56 +98,128 @@
     if (location.hash) follow(location.hash);
   }
 
-  // Knowledge checks: post an answer, an exercise or a self-assessment in place and swap in the
-  // check as saved, so the learner stays where they were (without this, the form's 303 returns
-  // to /lesson#s-N or /section/N#check-N). Any failure falls back to the plain form post.
+  // Every form of the lesson posts in place (fetch), so the learner stays where they were;
+  // without this script each form's 303 returns to the form itself (#check-N, #ex-ID, ...).
+  // A refusal (4xx) shows its one line next to the form's input and gives the input the focus
+  // (nothing is posted twice); a lost session takes the fresh token the refusal came with and
+  // asks to press again, keeping what was typed. Only a failed connection falls back to the
+  // plain form post.
   var checkPage = document.body.classList.contains("page-lesson") ? "lesson" : "section";
   var pageLang = document.documentElement.lang === "en" ? "en" : "zh";
+  var say = attnlabPage.say, focusOn = attnlabPage.focusOn;
+  function typedField(f) {
+    return f.querySelector("textarea, input[name=answer]") || f.querySelector("button");
+  }
+  function showRefusal(f, status, html) {
+    var text = attnlabPage.refusal(status, html);
+    var box = f.querySelector(".form-error");
+    if (!box) {
+      box = document.createElement("p");
+      box.className = "form-error";
+      box.id = (f.id || "form-" + Math.random().toString(36).slice(2)) + "-error";
+      f.appendChild(box);
+    }
+    box.textContent = text;
+    var input = typedField(f);
+    if (input.matches("textarea, input")) {
+      input.setAttribute("aria-invalid", "true");
+      input.setAttribute("aria-describedby", box.id);
+    }
+    focusOn(input);
+    say(text);
+  }
+  function clearRefusal(f) {
+    var box = f.querySelector(".form-error");
+    if (box) box.remove();
+    f.querySelectorAll("[aria-invalid]").forEach(function (el) {
+      el.removeAttribute("aria-invalid");
+      el.removeAttribute("aria-describedby");
+    });
+  }
+  // POST ``f`` once; ``saved(response)`` runs when the server took it (its 303, or with
+  // ``json`` a 2xx), its failure reloads the page (the post was saved).
+  function postInPlace(f, json, saved) {
+    if (f.dataset.busy) return;
+    f.dataset.busy = "1";
+    var sent = false;
+    fetch(f.action, {
+      method: "POST", body: new URLSearchParams(new FormData(f)), credentials: "same-origin",
+      redirect: "manual", headers: json ? { Accept: "application/json" } : {}
+    }).then(function (r) {
+      sent = true;
+      delete f.dataset.busy;
+      if (r.type === "opaqueredirect" || (json && r.ok)) {
+        clearRefusal(f);
+        return Promise.resolve(saved(r)).catch(function () { location.reload(); });
+      }
+      return r.text().then(function (html) { showRefusal(f, r.status, html); });
+    }).catch(function () {
+      delete f.dataset.busy;
+      if (!sent) f.submit();
+    });
+  }
+  function fetchHtml(url) {
+    return fetch(url, { credentials: "same-origin" }).then(function (r) {
+      if (!r.ok) throw new Error("no page");
+      return r.text().then(function (html) {
+        return { url: r.url, doc: new DOMParser().parseFromString(html, "text/html") };
+      });
+    });
+  }
+
+  // Knowledge checks: an answer, an exercise, a self-assessment or "Mark section complete"
+  // is posted in place and the check as saved is swapped in (with the progress it changed).
   function wireCheck(check) {
-    check.querySelectorAll("form:not(.complete)").forEach(function (f) {
+    check.querySelectorAll("form").forEach(function (f) {
       f.addEventListener("submit", function (e) {
         e.preventDefault();
+        var done = f.querySelector("button[aria-disabled=true]");
+        if (done) return;  // already complete
         var x = window.scrollX, y = window.scrollY;
         var id = check.id.replace("check-", "");
         var url = "/section/" + id + "/check?page=" + checkPage + "&lang=" + pageLang;
-        fetch(f.action, { method: "POST", body: new FormData(f), credentials: "same-origin", redirect: "manual" })
-          .then(function (r) {
-            if (r.type !== "opaqueredirect") throw new Error("not saved");
-            return fetch(url, { credentials: "same-origin" });
-          })
-          .then(function (r) { if (!r.ok) throw new Error("no check"); return r.text(); })
-          .then(function (html) {
-            var box = document.createElement("div");
-            box.innerHTML = html;
-            var fresh = box.querySelector("section.check");
+        postInPlace(f, false, function () {
+          return fetchHtml(url).then(function (got) {
+            var fresh = got.doc.querySelector("section.check");
             if (!fresh) throw new Error("no check");
+            fresh = document.adoptNode(fresh);
             check.replaceWith(fresh);
             wireCheck(fresh);
+            if (f.classList.contains("complete")) showProgress(got.doc, id);
             window.scrollTo(x, y);
             land(fresh, f);
-          })
-          .catch(function () { f.submit(); });
+          });
+        });
       });
     });
   }
   document.querySelectorAll("section.check").forEach(wireCheck);
 
+  // After "Mark section complete": the progress bar, the section's badge and the contents ✓.
+  function showProgress(doc, id) {
+    var extra = doc.querySelector("template.fresh-progress");
+    var row = extra && extra.content.querySelector(".progress-row");
+    var old = document.querySelector("header.top .progress-row");
+    if (row && old) old.replaceWith(document.importNode(row, true));
+    var article = document.querySelector('article.section[data-section="' + id + '"]');
+    var badge = extra && extra.content.querySelector(".badge");
+    if (article && badge) {
+      article.classList.add("is-done");
+      var head = article.querySelector(".section-head");
+      if (head && !head.querySelector(".badge")) {
+        head.querySelector(".bookmark").before(document.importNode(badge, true));
+      }
+    }
+    var entry = document.querySelector('.toc a[href="#s-' + id + '"]');
+    if (entry && badge) entry.parentElement.classList.add("done");
+  }
+
   // After a check is swapped in, the focus goes where the answer went (the verdict, the saved
-  // answer, the chosen button; the input again when the verdict asks to answer again), and the
-  // page's live region (#announce) reads out what changed.
-  var announcer = document.getElementById("announce");
-  function say(text) {
-    if (!announcer) return;
-    announcer.textContent = "";  // the same words twice are read out twice
-    setTimeout(function () { announcer.textContent = text; }, 50);
-  }
-  function focusOn(el) {
-    if (!el.matches("a[href], button, input, select, textarea")) el.setAttribute("tabindex", "-1");
-    el.focus({ preventScroll: true });
-  }
+  // answer, the chosen button, the completed section's button; the input again when the
+  // verdict asks to answer again), and the page's live region (#announce) reads it out.
   function land(fresh, posted) {
     var target = null, text = "";
-    if (posted.id) {  // an exercise
+    if (posted.classList.contains("exercise")) {
       var form = fresh.querySelector("#" + posted.id);
       var verdict = form && form.querySelector(".verdict");
       if (verdict) {
@@ -106,14 +229,90 @@
     } else if (posted.classList.contains("answer-form")) {
       target = fresh.querySelector(".your-answer");
       text = target ? target.textContent : "";
+    } else if (posted.classList.contains("complete")) {
+      target = fresh.querySelector(".complete button");
+      var progress = document.getElementById("week-progress");
+      text = target ? target.textContent + " · " + (progress ? progress.textContent : "") : "";
     } else if (posted.querySelector("input[name=status]")) {
       target = fresh.querySelector(".assess button.chosen");
       text = target ? target.textContent : "";
     }
     if (!target) return;
     focusOn(target);
-    if (text) say(text.replace(/\s+/g, " ").trim());
+    if (text) say(text);
   }
+
+  // Bookmarks: the button shows the state the server answers.
+  document.querySelectorAll("form.bookmark").forEach(function (f) {
+    f.addEventListener("submit", function (e) {
+      e.preventDefault();
+      postInPlace(f, true, function (r) {
+        return r.json().then(function (body) {
+          var button = f.querySelector("button");
+          button.setAttribute("aria-pressed", body.bookmarked ? "true" : "false");
+          button.classList.toggle("chosen", body.bookmarked);
+          button.textContent = body.bookmarked ? button.dataset.on : button.dataset.off;
+          focusOn(button);
+          say(button.textContent);
+        });
+      });
+    });
+  });
+
+  // "My notes": a note's Delete button removes it from the list in place.
+  document.querySelectorAll("form.note-delete").forEach(function (f) {
+    f.addEventListener("submit", function (e) {
+      e.preventDefault();
+      var words = f.previousElementSibling.dataset.deleted;
+      postInPlace(f, true, function () {
+        attnlabPage.noteGone(f.querySelector("input[name=note_id]").value);
+        say(words);
+      });
+    });
+  });
+
+  // Practice: the answer, "show the solution" and "new numbers" swap in the exercise as saved.
+  function wirePractice(main) {
+    main.querySelectorAll("form").forEach(function (f) {
+      f.addEventListener("submit", function (e) {
+        e.preventDefault();
+        var seed = f.querySelector("input[name=seed]").value;
+        var url = location.pathname + "?lang=" + pageLang + "&seed=" + encodeURIComponent(seed);
+        postInPlace(f, false, function () {
+          return swapPractice(main, url, function (fresh) {
+            if (f.id === "solution") return fresh.querySelector(".practice-solution");
+            var verdict = fresh.querySelector("#verdict .verdict");
+            if (verdict && verdict.classList.contains("hint")) return [fresh.querySelector("#practice-answer"), verdict];
+            return verdict;
+          });
+        });
+      });
+    });
+    var again = main.querySelector("a.practice-new");
+    if (again) again.addEventListener("click", function (e) {
+      e.preventDefault();
+      swapPractice(main, again.href, function (fresh) { return fresh.querySelector(".practice-text"); })
+        .catch(function () { location.href = again.href; });
+    });
+  }
+  function swapPractice(main, url, pick) {
+    var x = window.scrollX, y = window.scrollY;
+    return fetchHtml(url).then(function (got) {
+      var fresh = got.doc.querySelector("main");
+      if (!fresh) throw new Error("no exercise");
+      main.replaceChildren.apply(main, Array.from(fresh.childNodes).map(function (n) { return document.adoptNode(n); }));
+      if (got.url !== location.href.split("#")[0]) history.replaceState(null, "", got.url);
+      wirePractice(main);
+      window.scrollTo(x, y);
+      var found = pick(main);
+      var target = Array.isArray(found) ? found[0] : found;
+      var read = Array.isArray(found) ? found[1] : found;
+      if (!target) return;
+      focusOn(target);
+      say(read.textContent);
+    });
+  }
+  if (document.body.classList.contains("page-practice")) wirePractice(document.getElementById("main"));
 
   // Explorer: recompute as the learner types.
   var form = document.getElementById("explorer-form");
@@ -172,7 +371,7 @@
     var lang = document.documentElement.lang === "en" ? "en" : "zh";
     fetch("/api/explorer?lang=" + lang, {
       method: "POST", credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "X-CSRF-Token": token },
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": attnlabPage.token() },
       body: JSON.stringify(body)
     }).then(function (r) { return r.json().then(function (body) { return { ok: r.ok, body: body }; }); })
       .then(function (res) {
@@ -203,7 +402,6 @@
 // Notes and search: the note box saves as the learner types, and Ctrl+K / ⌘K jumps to search.
 (function () {
   "use strict";
-  var token = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
   var search = document.getElementById("search-box");
   document.addEventListener("keydown", function (e) {
     if (search && (e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === "k") {
@@ -218,25 +416,63 @@
   document.querySelectorAll("form.note-form").forEach(function (form) {
     var box = form.querySelector("textarea");
     var status = form.querySelector(".note-status");
-    var saved = box.value, timer = null;
-    function save(leaving) {
+    // ``saved``: the text the server holds and ``said``, what its last save answered; a save
+    // on its way (``sending``, of ``sendingText``) answers a second request for the same text.
+    var saved = box.value, said = form.dataset.saved, timer = null;
+    var sending = null, sendingText = null, gone = false;
+    var listed = document.getElementById("mynote-" + form.querySelector("input[name=note_id]").value);
+    function save(leaving, asked) {
       clearTimeout(timer);
       timer = null;
+      if (listed && !asked && !box.value.trim()) return;  // "My notes" deletes only on Save
+      if (sending && box.value === sendingText) {
+        sending.then(function (text) { tell(text, asked); });
+        return;
+      }
       if (box.value === saved) {
-        if (!leaving) status.textContent = form.dataset.saved;
+        if (!leaving) tell(said, asked);
         return;
       }
       var sent = box.value;
-      fetch(form.action, {
+      var mine = fetch(form.action, {
         method: "POST", credentials: "same-origin", keepalive: leaving,
-        headers: { "X-CSRF-Token": token, "Accept": "application/json" },
+        headers: { "X-CSRF-Token": attnlabPage.token(), "Accept": "application/json" },
         body: new URLSearchParams(new FormData(form))
       }).then(function (r) {
+        if (r.status === 403 || r.status === 422) {
+          return r.text().then(function (html) { return attnlabPage.refusal(r.status, html); });
+        }
         if (!r.ok) throw new Error(String(r.status));
-        saved = sent;
-        if (box.value === sent) status.textContent = form.dataset.saved;
-      }).catch(function () { status.textContent = form.dataset.failed; });
+        return r.json().then(function (body) {
+          saved = sent;
+          said = body.deleted ? form.dataset.deleted : form.dataset.saved;
+          var shown = document.getElementById("mynote-" + body.id);  // on "My notes"
+          if (shown && body.deleted) gone = true;
+          else if (shown) shown.querySelector(".note-text").textContent = sent;
+          return said;
+        });
+      }).catch(function () { return form.dataset.failed; });
+      sending = mine;
+      sendingText = sent;
+      mine.then(function (text) {
+        if (sending === mine) sending = null;
+        if (gone) {  // emptied on "My notes": the note leaves the list
+          attnlabPage.noteGone(form.querySelector("input[name=note_id]").value);
+          attnlabPage.say(text);
+        } else if (box.value === sent || text !== said) tell(text, asked);
+      });
     }
+    // What a save says; after the "Save note" button (``asked``) the focus goes back to the
+    // note, and the live region reads out what was asked for and every failure.
+    function tell(text, asked) {
+      status.textContent = text;
+      if (asked) attnlabPage.focusOn(box);
+      if (asked || (text !== form.dataset.saved && text !== form.dataset.deleted)) attnlabPage.say(text);
+    }
+    form.addEventListener("submit", function (e) {
+      e.preventDefault();
+      save(false, true);
+    });
     box.addEventListener("input", function () {
       status.textContent = form.dataset.typing;
       clearTimeout(timer);
