@@ -327,3 +327,23 @@ def test_a_refused_login_is_one_clear_line_without_the_password(pg_schemas: PgSc
         ProgressStore(wrong, busy_timeout=2)
     assert "nobody_here:***@" in str(info.value) and SECRET not in str(info.value)
     assert len(str(info.value).splitlines()) == 1
+
+
+def test_classes_made_at_once_by_different_profiles_get_their_own_numbers(
+    store_location,  # type: ignore[no-untyped-def]
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    where = store_location
+    profiles = [f"maker{i}" for i in range(6)]
+    stores = [ProgressStore(where, p) for p in profiles]
+    try:
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            made = list(pool.map(lambda s: s.create_class(f"class of {s.profile}"), stores))
+            links = list(pool.map(lambda s: s.invite(made[0].id, [s.profile]), stores))
+    finally:
+        for store in stores:
+            store.close()
+    assert sorted(c.id for c in made) == list(range(1, 7))
+    learners = [link.profile for batch in links for link in batch]
+    assert len(set(learners)) == len(profiles)

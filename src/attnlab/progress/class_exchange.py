@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from attnlab.progress import exchange
 from attnlab.progress.backend import Connection
-from attnlab.progress.classes import CLASS, check_name
+from attnlab.progress.classes import CLASS, CLASSES_LOCK, check_name
 from attnlab.text.errors import InputError
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ class ClassExchangeMixin:
 
     _clock: Callable[[], str]
 
-    def _write(self) -> AbstractContextManager[Connection]:
+    def _write(self, scope: str | None = None) -> AbstractContextManager[Connection]:
         raise NotImplementedError
 
     def _read(self) -> AbstractContextManager[Connection]:
@@ -123,7 +123,7 @@ class ClassExchangeMixin:
         the number of learners."""
         clean = validate_class(data)
         head = clean["class"]
-        with self._write() as db:
+        with self._write(CLASSES_LOCK) as db:  # class ids are shared by every profile
             row = db.execute("SELECT key_hash FROM classes WHERE id = ?", (head["id"],)).fetchone()
             if row is not None and row[0] != head["key_hash"]:
                 raise InputError(

@@ -75,12 +75,16 @@ def check_name(name: object, field: dict[str, str] = LEARNER) -> str:
     return text
 
 
+#: The write lock of class and learner numbering (``#`` is in no profile name).
+CLASSES_LOCK = "#classes"
+
+
 class ClassesMixin:
     """The class methods of :class:`~attnlab.progress.store.ProgressStore` (see the module)."""
 
     _clock: Callable[[], str]
 
-    def _write(self) -> AbstractContextManager[Connection]:
+    def _write(self, scope: str | None = None) -> AbstractContextManager[Connection]:
         raise NotImplementedError
 
     def _read(self) -> AbstractContextManager[Connection]:
@@ -90,7 +94,7 @@ class ClassesMixin:
         """A new class named ``name`` with a fresh teacher key (``"ID.secret"``)."""
         name = check_name(name, CLASS)
         salt = secrets.token_bytes(16)
-        with self._write() as db:
+        with self._write(CLASSES_LOCK) as db:  # class ids are MAX + 1: one creator at a time
             (last,) = db.execute("SELECT COALESCE(MAX(id), 0) FROM classes").fetchone()
             key = f"{last + 1}.{secrets.token_urlsafe(32)}"
             db.execute(
@@ -131,7 +135,7 @@ class ClassesMixin:
         unused links are revoked; they keep their progress)."""
         names = [check_name(n) for n in names]
         links = []
-        with self._write() as db:
+        with self._write(CLASSES_LOCK) as db:  # learner numbers are COUNT + 1
             self._check_class(db, class_id)
             for name in names:
                 row = db.execute(

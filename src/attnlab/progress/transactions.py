@@ -79,18 +79,23 @@ class TransactionsMixin:
         this process's memory (PostgreSQL)."""
         return self._pg is None
 
-    def _transaction(self, mode: str) -> AbstractContextManager[Connection]:
+    def _transaction(
+        self, mode: str, scope: str | None = None
+    ) -> AbstractContextManager[Connection]:
         if self._pg is None:
             return self._sqlite_transaction(mode)
-        return self._pg_transaction(self._pg, mode)
+        return self._pg_transaction(self._pg, mode, scope)
 
     @contextmanager
-    def _pg_transaction(self, server: PgDatabase, mode: str) -> Iterator[Connection]:
+    def _pg_transaction(
+        self, server: PgDatabase, mode: str, scope: str | None = None
+    ) -> Iterator[Connection]:
         with self._lock:
             if self._held is not None:  # nested call: already inside one transaction
                 yield self._held
                 return
-            with server.transaction(self.profile, write=mode == "IMMEDIATE") as conn:
+            lock = scope or self.profile
+            with server.transaction(lock, write=mode == "IMMEDIATE") as conn:
                 self._held = conn
                 try:
                     yield conn
@@ -114,10 +119,13 @@ class TransactionsMixin:
             except sqlite3.Error as exc:
                 raise translate(exc, self.path, self.busy_timeout) from None
 
-    def _write(self) -> AbstractContextManager[Connection]:
+    def _write(self, scope: str | None = None) -> AbstractContextManager[Connection]:
+        """A write transaction. SQLite queues every writer of the file; PostgreSQL queues the
+        writers of this profile, or of ``scope`` when given (a name no profile can have, such as
+        ``"#classes"``, for writes that number rows shared by every profile)."""
         # IMMEDIATE takes the write lock up front, so two writers queue instead of deadlocking.
         self.check_writable()
-        return self._transaction("IMMEDIATE")
+        return self._transaction("IMMEDIATE", scope)
 
     def _read(self) -> AbstractContextManager[Connection]:
         # One read transaction = one consistent snapshot, even while another process writes.
