@@ -119,16 +119,21 @@ def _section(raw: dict[str, Any], lang: str) -> Section:
 
 def sections(lang: str = "zh") -> list[Section]:
     """All 20 sections in page order, in ``lang``."""
+    return list(_all_sections(lang))
+
+
+@cache
+def _all_sections(lang: str) -> tuple[Section, ...]:
+    # Filled in once per language: the numbers come from the fixed lesson example.
     _check_lang(lang)
-    return [_section(raw, lang) for raw in _load("sections.toml")["section"]]
+    return tuple(_section(raw, lang) for raw in _load("sections.toml")["section"])
 
 
 def section(section_id: int, lang: str = "zh") -> Section:
     """One section by id (0 = core goal, 1-19); ``KeyError`` for an unknown id."""
-    _check_lang(lang)
-    for raw in _load("sections.toml")["section"]:
-        if raw["id"] == section_id:
-            return _section(raw, lang)
+    for one_section in _all_sections(lang):
+        if one_section.id == section_id:
+            return one_section
     raise KeyError(f"section must be one of 0-19 (0 = core goal), got {section_id!r}")
 
 
