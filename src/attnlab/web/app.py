@@ -17,7 +17,6 @@ from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
-from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 from starlette.middleware.gzip import GZipMiddleware
@@ -29,6 +28,7 @@ from attnlab.grading import practice
 from attnlab.progress.exchange import check_profile
 from attnlab.text.i18n import LANGS, resolve_lang
 from attnlab.web import blocks, figures, fonts
+from attnlab.web.assets import CachedStatic, static_url
 from attnlab.web.common import Settings
 from attnlab.web.errors import add_error_handlers
 from attnlab.web.security import (
@@ -63,6 +63,7 @@ def _environment(figures_on: bool) -> Environment:
     env.globals["highlighted"] = blocks.highlighted
     env.globals["font_faces"] = fonts.face_css
     env.globals["code_css_url"] = blocks.code_css_url
+    env.globals["static_url"] = static_url
 
     # A section's explanation depends only on its language, so it is rendered once; the
     # learner's check and progress around it are rendered on every request.
@@ -118,7 +119,7 @@ def create_app(
         Path(data_dir) if data_dir else None, profile, resolve_lang(lang), figures_on, audit_off
     )
     app.state.templates = _environment(figures_on)
-    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    app.mount("/static", CachedStatic(directory=HERE / "static"), name="static")
     from attnlab.web import (
         routes_audit,
         routes_explorer,
