@@ -45,3 +45,33 @@ def test_long_words_in_notes_wrap(browser, server, size: str, path: str) -> None
         assert wide <= view, f"{path} is {wide} px wide in a {view} px window"
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("touch", [False, True], ids=["mouse", "touch"])
+def test_scroll_hint_says_scroll_to_a_mouse_and_swipe_to_a_finger(  # type: ignore[no-untyped-def]
+    browser,  # noqa: F811
+    server,
+    lang: str,
+    touch: bool,
+) -> None:
+    from attnlab.web.ui_text import UI
+
+    context = browser.new_context(
+        viewport=SIZES["phone"], base_url=server, has_touch=touch, is_mobile=touch
+    )
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    try:
+        page.goto(f"/lesson?lang={lang}")
+        assert page.evaluate("matchMedia('(pointer: coarse)').matches") is touch
+        page.wait_for_selector(".overflows", state="attached")
+        shown = page.evaluate(
+            "getComputedStyle(document.querySelector('.overflows'), '::after').content"
+        )
+        want = UI[lang]["swipe_hint" if touch else "scroll_hint"]
+        assert shown == f'"{want}"', shown
+        swiping = "滑动" in shown or "swipe" in shown
+        assert swiping is touch, f"{shown} to a {'finger' if touch else 'mouse'}"
+    finally:
+        context.close()
