@@ -68,9 +68,11 @@ def _environment(figures_on: bool) -> Environment:
     # A section's explanation depends only on its language, so it is rendered once; the
     # learner's check and progress around it are rendered on every request.
     @functools.cache
-    def section_body(section_id: int, lang: str) -> Markup:
+    def section_body(section_id: int, lang: str, level: int = 3) -> Markup:
+        # level: of the block titles, one below the section's own heading (<h1> on its page)
         macro = env.get_template("_blocks.html").module.render_blocks  # type: ignore[attr-defined]
-        return Markup(macro(sections.section(section_id, lang).blocks, UI[lang], figures_on))
+        blocks = sections.section(section_id, lang).blocks
+        return Markup(macro(blocks, UI[lang], figures_on, level))
 
     env.globals["section_body"] = section_body
 
