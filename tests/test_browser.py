@@ -112,8 +112,8 @@ def test_explorer_updates_as_you_type(page) -> None:  # type: ignore[no-untyped-
     page.fill('[data-cell="x[0][1][2]"]', "abc")
     page.wait_for_selector('[data-cell="x[0][1][2]"].invalid')
     assert (
-        "x[0][1][2]：应为数字" in page.locator("#explorer-error").inner_text()
-    )  # the page's language
+        "X（提示 A）第 2 行第 3 列：需要一个数" in page.locator("#explorer-error").inner_text()
+    )  # the page's language, in the learner's words
 
 
 def _cell_text(page, selector: str, expected: str) -> None:  # type: ignore[no-untyped-def]

@@ -137,13 +137,13 @@ def test_web_shows_the_reason_in_the_pages_language(tmp_path: Path) -> None:
     client = TestClient(create_app(tmp_path, figures_on=False), base_url=ORIGIN)
     assert client.get("/lesson").status_code == 200
     for text, zh in (
-        ("0", "✗ 还不对 · 太粗略：请至少保留 2 位小数"),
-        ("0.40 0.05", "✗ 还不对 · 需要 1 个数，你给了 2 个"),
-        ("abc", "✗ 无法读取 · 需要像 0.599 这样的数，收到的是 'abc'"),
+        ("0", "↻ 请再答一次 · 太粗略：请至少保留 2 位小数"),
+        ("0.40 0.05", "↻ 请再答一次 · 需要 1 个数，你给了 2 个"),
+        ("abc", "⚠ 无法读取 · 需要像 0.599 这样的数，收到的是 'abc'"),
     ):
         r = post_form(client, "/exercise/4c?lang=zh", answer=text)
         form = html.unescape(client.get(r.headers["location"]).text).split('id="ex-4c"')[1]
-        assert zh in form.split("</form>")[0] and 'class="verdict hint"' in form
+        assert zh in form.split("</form>")[0] and ' hint">' in form
     with ProgressStore.open(tmp_path) as store:
         assert store.summary().attempts == 0, "an ungradable answer counted as an attempt"
 

@@ -149,7 +149,10 @@ def test_bad_input_one_line_exit_2(args: list[str], message: str) -> None:
 
 @pytest.mark.parametrize(
     ("lang", "words"),
-    [("en", "✗ Not yet · Needs 2 numbers, got 3"), ("zh", "✗ 还不对 · 需要 2 个数，你给了 3 个")],
+    [
+        ("en", "↻ Answer again · Needs 2 numbers, got 3"),
+        ("zh", "↻ 请再答一次 · 需要 2 个数，你给了 3 个"),
+    ],
 )
 def test_a_wrong_count_is_the_count_verdict_exit_1(lang: str, words: str) -> None:
     """As on the web and in the quiz: not as many numbers as asked is a wrong answer, not an

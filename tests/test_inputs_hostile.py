@@ -220,8 +220,8 @@ def test_quiz_says_it_cannot_read_1e999_and_asks_again(tmp_path) -> None:
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     assert result.exit_code == 0, result.output
     out = result.stdout
-    assert out.count("✗ Could not read it · expected a number a float can hold") == 2
-    assert "✗ Could not read it · expected a number of at most 64 characters" in out
+    assert out.count("⚠ Could not read it · expected a number a float can hold") == 2
+    assert "⚠ Could not read it · expected a number of at most 64 characters" in out
 
 
 @pytest.mark.parametrize(

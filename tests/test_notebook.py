@@ -101,7 +101,7 @@ def test_notebook_runs_in_a_fresh_kernel_and_shows_the_lesson(tmp_path: Path) ->
         ("zh", "0.40", "✓ 正确：0.40"),
         ("en", ["0.40"], "✓ Right: 0.40"),
         ("en", 0.5, "✗ Not yet"),
-        ("zh", "abc", "✗ 无法读取 · "),
+        ("zh", "abc", "⚠ 无法读取 · "),
     ],
 )
 def test_exercise_cell_prints_the_graders_verdict(

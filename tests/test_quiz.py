@@ -78,7 +78,7 @@ def test_unreadable_or_too_coarse_answers_are_asked_again_and_kept_ungraded(
 ) -> None:
     r = quiz(tmp_path, "--section", "4", lines=["", "abc", "0.4", "0.40", "0.05", "", "u"])
     assert r.exit_code == 0, r.output
-    assert "✗ Could not read it · expected a number like 0.599, got 'abc'" in r.output
+    assert "⚠ Could not read it · expected a number like 0.599, got 'abc'" in r.output
     assert "Too coarse: give at least 2 decimals" in r.output
     with store(tmp_path) as st:
         tries = [(a["answer"], a["correct"]) for a in st.attempts("4c")]

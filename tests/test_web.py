@@ -225,7 +225,8 @@ def test_explorer_api_refusals(client: TestClient) -> None:
     r = api(client, bad)
     assert r.status_code == 422
     # The page's language (zh by default): the explorer's messages are in it.
-    assert r.json()["cell"] == "x[0][1][2]" and "x[0][1][2]：应为数字" in r.json()["error"]
+    assert r.json()["cell"] == "x[0][1][2]"
+    assert r.json()["error"] == "X（提示 A）第 2 行第 3 列：需要一个数，这里是“abc”"
     big = {**lesson_payload(), "x": [[[0.0] * 4] * 9] * 2}
     r = api(client, big)
     assert r.status_code == 422 and "1 ≤ T ≤ 8" in r.json()["error"]

@@ -126,3 +126,28 @@ def test_pages_revalidate_with_an_etag_and_change_with_the_learners_state(
     post_form(client, "/section/1/answer", answer="each token reads only the past")
     fresh = client.get("/section/1", headers={"If-None-Match": tag})
     assert fresh.status_code == 200 and "each token reads only the past" in fresh.text
+
+
+@pytest.mark.parametrize("page", ["/lesson", "/section/3", "/explorer", "/notes", "/glossary"])
+def test_every_linked_file_is_kept_by_the_browser(
+    tmp_path: Path, web_client_factory: Any, page: str
+) -> None:
+    """Each stylesheet and script a page links is cached for a year under its hashed address;
+    asked without its hash it is revalidated by ETag (304), never sent without a cache header."""
+    client = web_client_factory(tmp_path)
+    html = client.get(f"{page}?lang=en").text
+    linked = re.findall(r'<(?:link rel="stylesheet" href|script src)="([^"]+)"', html)
+    assert len(linked) >= 4, linked
+    for url in linked:
+        assert re.search(r"\?v=[0-9a-f]{16}$", url), f"{url}: no content hash in the address"
+        answer = client.get(url)
+        assert answer.status_code == 200 and answer.content, url
+        assert answer.headers["cache-control"] == "public, max-age=31536000, immutable", url
+    for url in linked:
+        if url.startswith("/static/"):
+            bare = client.get(url.split("?")[0])
+            assert bare.headers["cache-control"] == "no-cache" and "etag" in bare.headers, url
+            again = client.get(url.split("?")[0], headers={"If-None-Match": bare.headers["etag"]})
+            assert again.status_code == 304, url
+            stale = client.get(url.split("?")[0] + "?v=0000000000000000")
+            assert stale.headers["cache-control"] == "no-cache", url

@@ -17,7 +17,7 @@ Example::
     >>> s.data()["kind"], s.graded
     ('coarse', None)
     >>> present("4c", "0", s.data(), "en")
-    '✗ Not yet · Too coarse: give at least 2 decimals (with fewer, a common mistake fits too)'
+    '↻ Answer again · Too coarse: give at least 2 decimals (with fewer, a common mistake fits too)'
 """
 
 from __future__ import annotations
@@ -39,6 +39,14 @@ from attnlab.text.i18n import error_message, pick
 
 #: Verdict kinds that count as a try (the rest ask again).
 GRADED = ("right", "wrong")
+#: The mark each kind of verdict starts with (its words follow it, so no kind is told by colour
+#: alone): right, wrong, asked again for a clearer answer (count, coarse, imprecise), unreadable.
+MARKS = {"right": "✓", "wrong": "✗", "again": "↻", "unreadable": "⚠"}
+
+
+def tone(kind: str) -> str:
+    """The key of :data:`MARKS` (and the page's CSS class) for a verdict kind."""
+    return kind if kind in ("right", "wrong", "unreadable") else "again"
 
 
 @dataclass(frozen=True)
@@ -153,10 +161,11 @@ def loads(stored: str | None, exercise_id: str, text: str) -> dict[str, Any]:
 
 
 def present(exercise_id: str, text: str, data: dict[str, Any], lang: str) -> str:
-    """One line for the learner in ``lang``: ✓ with the answer, ✗ with the reason."""
+    """One line for the learner in ``lang`` that starts with its kind's mark (:data:`MARKS`):
+    ✓ with the answer, ✗ or ↻ with the reason, ⚠ with what could not be read."""
     ex = knowledge.exercise(exercise_id, lang)
     if data["kind"] == "unreadable":
-        return pick(lang, "✗ 无法读取 · ", "✗ Could not read it · ") + _unreadable(
+        return pick(lang, "⚠ 无法读取 · ", "⚠ Could not read it · ") + _unreadable(
             ex.id, text, lang
         )
     return say(data, lang, fmt.answer(ex.expected, ex.decimals), ex.decimals, text)
@@ -176,7 +185,9 @@ def say(data: dict[str, Any], lang: str, answer: str, decimals: int = 0, text: s
     if data["kind"] == "right":
         aside = pick(lang, f"（{why}）", f" ({why})") if why else ""
         return pick(lang, "✓ 正确：", "✓ Right: ") + answer + aside
-    return pick(lang, "✗ 还不对", "✗ Not yet") + (" · " + why if why else "")
+    if data["kind"] == "wrong":
+        return pick(lang, "✗ 还不对", "✗ Not yet") + (" · " + why if why else "")
+    return pick(lang, "↻ 请再答一次", "↻ Answer again") + (" · " + why if why else "")
 
 
 def _unreadable(exercise_id: str, text: str, lang: str) -> str:

@@ -71,11 +71,17 @@ def explain(verdict: Verdict, lang: str, decimals: int = 0, text: str = "") -> s
 def _wrong(verdict: Verdict, lang: str) -> str | None:
     parts = []
     if verdict.mistakes:
-        names = pick(lang, "；", "; ").join(m.title[lang] for m in verdict.mistakes)
-        section = verdict.mistakes[0].section
-        parts.append(pick(lang, f"这正是这个错误会算出的数：{names}（重读第 {section} 节）",
-                          f"That is the number this mistake gives: {names} (reread section "
-                          f"{section})"))  # fmt: skip
+        # Each mistake names the section that teaches it (the catalogue's ``section``).
+        names = pick(lang, "；", "; ").join(
+            pick(lang, f"{m.title[lang]}（重读第 {m.section} 节）",
+                 f"{m.title[lang]} (reread section {m.section})")
+            for m in verdict.mistakes
+        )  # fmt: skip
+        one = len(verdict.mistakes) == 1
+        who_zh = "这个错误" if one else "以下每个错误都"
+        who_en = "this mistake" if one else "each of these mistakes"
+        parts.append(pick(lang, f"这正是{who_zh}会算出的数：{names}",
+                          f"That is the number {who_en} gives: {names}"))  # fmt: skip
     parts += [words for s in verdict.slips if (words := slip_text(s, lang))]
     if verdict.misread is not None:
         where = verdict.misread.label()

@@ -62,6 +62,61 @@ MESSAGES: dict[str, dict[str, str]] = {
 }
 
 
+#: A refused cell in the learner's words: where it is on the page (:func:`cell_place`) and what
+#: it holds; only the JSON API can send a cell none of these fit (a list, ``true``).
+CELL_WORDS: dict[str, dict[str, str]] = {
+    "zh": {
+        "empty": "{place}：需要一个数，这里是空的",
+        "text": "{place}：需要一个数，这里是“{found}”",
+        "finite": "{place}：需要一个有限的数（|x| ≤ 1.8e308），这里是 {found}",
+    },
+    "en": {
+        "empty": "{place}: a number is needed, this cell is empty",
+        "text": "{place}: a number is needed, this cell holds “{found}”",
+        "finite": "{place}: a finite number is needed (|x| <= 1.8e308), this cell holds {found}",
+    },
+}
+_CELL = re.compile(r"(x|w_q|w_k|w_v|w_o)((?:\[\d+\])+)")
+_MATRIX_NAMES = {"x": "X", "w_q": "W_Q", "w_k": "W_K", "w_v": "W_V", "w_o": "W_O"}
+
+
+def cell_place(where: str, lang: str) -> str:
+    """Where a cell is, as the page shows it, rows and columns counted from 1:
+    ``x[1][0][2]`` → ``X (prompt B) row 1, column 3``; ``w_q[0][1]`` → ``W_Q row 1, column 2``.
+    Anything else comes back as it is."""
+    found = _CELL.fullmatch(where)
+    if found is None:
+        return where
+    name, index = _MATRIX_NAMES[found[1]], [int(i) for i in re.findall(r"\d+", found[2])]
+    if name == "X" and len(index) == 3:
+        b, r, c = index
+        prompt = "AB"[b] if b < 2 else str(b + 1)
+        return pick(lang, f"X（提示 {prompt}）第 {r + 1} 行第 {c + 1} 列",
+                    f"X (prompt {prompt}) row {r + 1}, column {c + 1}")  # fmt: skip
+    if len(index) == 2:
+        r, c = index
+        return pick(
+            lang, f"{name} 第 {r + 1} 行第 {c + 1} 列", f"{name} row {r + 1}, column {c + 1}"
+        )
+    return where
+
+
+def matrix_name(key: str) -> str:
+    """``w_q`` → ``W_Q``: a matrix as the page names it."""
+    return _MATRIX_NAMES.get(key, key)
+
+
+def _cell_words(value: Any) -> str | None:
+    """The key of :data:`CELL_WORDS` for a refused cell's ``value``, or None when none fits."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return "empty"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return "finite"  # nan, ±inf, or an integer past float64
+    return None
+
+
 def found_text(value: Any, lang: str) -> str:
     """What the learner sent, in a few words: ``'abc'``, ``a list of 3``, ``nan``."""
     if isinstance(value, str):
@@ -104,6 +159,10 @@ class ExplorerError(InputError):
 
     def localized(self, lang: str) -> str:
         """The one-line message in ``lang``."""
+        words = _cell_words(self.found) if self.key == "cell" and self.cell else None
+        if words is not None:
+            shown = self.found if isinstance(self.found, str) else found_text(self.found, lang)
+            return CELL_WORDS[lang][words].format(place=cell_place(self.where, lang), found=shown)
         if self.wraps is not None:
             return self.wraps.localized(lang)
         found = found_text(self.found, lang)
@@ -138,7 +197,7 @@ def number(value: Any, field: str) -> float:
     try:
         return finite_number(value, field)
     except InputError as exc:
-        raise ExplorerError("cell", field, wraps=exc) from None
+        raise ExplorerError("cell", field, value, wraps=exc) from None
 
 
 def grid(value: Any, field: str, shape: tuple[int, ...]) -> Any:

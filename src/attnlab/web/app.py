@@ -17,7 +17,6 @@ from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
-from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 from starlette.middleware.gzip import GZipMiddleware
@@ -29,6 +28,7 @@ from attnlab.grading import practice
 from attnlab.progress.exchange import check_profile
 from attnlab.text.i18n import LANGS, resolve_lang
 from attnlab.web import blocks, figures, fonts
+from attnlab.web.assets import CachedStatic, static_url
 from attnlab.web.common import Settings
 from attnlab.web.errors import add_error_handlers
 from attnlab.web.security import (
@@ -63,13 +63,16 @@ def _environment(figures_on: bool) -> Environment:
     env.globals["highlighted"] = blocks.highlighted
     env.globals["font_faces"] = fonts.face_css
     env.globals["code_css_url"] = blocks.code_css_url
+    env.globals["static_url"] = static_url
 
     # A section's explanation depends only on its language, so it is rendered once; the
     # learner's check and progress around it are rendered on every request.
     @functools.cache
-    def section_body(section_id: int, lang: str) -> Markup:
+    def section_body(section_id: int, lang: str, level: int = 3) -> Markup:
+        # level: of the block titles, one below the section's own heading (<h1> on its page)
         macro = env.get_template("_blocks.html").module.render_blocks  # type: ignore[attr-defined]
-        return Markup(macro(sections.section(section_id, lang).blocks, UI[lang], figures_on))
+        blocks = sections.section(section_id, lang).blocks
+        return Markup(macro(blocks, UI[lang], figures_on, level))
 
     env.globals["section_body"] = section_body
 
@@ -130,7 +133,7 @@ def create_app(
         class_only,
     )
     app.state.templates = _environment(figures_on)
-    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    app.mount("/static", CachedStatic(directory=HERE / "static"), name="static")
     from attnlab.web import (
         routes_audit,
         routes_class,
@@ -164,7 +167,8 @@ def build_shared(app: FastAPI) -> None:
     for lang in LANGS:
         app.state.templates.globals["intro_body"](lang)
         for section_id in range(SECTION_COUNT):
-            section_body(section_id, lang)
+            section_body(section_id, lang)  # on /lesson (block titles <h3>)
+            section_body(section_id, lang, 2)  # on its own page, under its <h1>
 
 
 async def _session_and_headers(

@@ -167,7 +167,11 @@ def _tags(header: str) -> set[str]:
 def page_context(request: Request, lang: str, summary: Summary, **extra: Any) -> dict[str, Any]:
     """Variables every page template uses."""
     done = set(summary.completed)
-    nav = [(s.id, s.label, s.title, s.id in done) for s in sections.all_sections(lang)]
+    review = set(summary.to_review)  # marked "review again": unfinished, even when completed
+    nav = [
+        (s.id, s.label, s.title, "review" if s.id in review else "done" if s.id in done else "")
+        for s in sections.all_sections(lang)
+    ]
     next_id = summary.next_section()
     return {
         "request": request,
@@ -179,6 +183,8 @@ def page_context(request: Request, lang: str, summary: Summary, **extra: Any) ->
         "total": SECTION_COUNT,
         "nav": nav,
         "next_section": sections.section(next_id, lang) if next_id is not None else None,
+        # Why "continue" goes there: the learner asked to review it, or it is next undone.
+        "next_why": "review" if next_id in review else "next",
         "csrf_token": request.state.csrf_token,
         "csrf_field": CSRF_FIELD,
         "figures_on": settings(request).figures,

@@ -124,21 +124,69 @@ def with_state(data: dict[str, Any], state: Any) -> dict[str, Any]:
     """``data`` (a preset at the asked sizes) with the learner's edits from ``state``.
 
     Edits are kept when ``state`` started from the same preset; X and the labels are cut or
-    padded to the new sizes; the projections are kept while the head split is unchanged (one
-    head, or the same n_head and C).
+    padded to the new sizes. The projections are kept while the head split is unchanged (one
+    head, or the same n_head and C); between one head and several, head 1 is kept when its
+    width is unchanged (``d`` = C/n_head, the same C). ``data["reset"]`` names the edited
+    matrices of the new page that could not be kept (they are the preset's again).
     """
     if not isinstance(state, dict) or state.get("preset") != data["preset"]:
         return data
     out = dict(data, x=_overlay(data["x"], state.get("x")))
     out["tokens"] = _labels(data["tokens"], state.get("tokens"))
-    same_split = state.get("n_head") == data["n_head"] and (
-        data["n_head"] == 1 or state.get("C") == len(data["x"][0][0])
+    C, n_new = len(data["x"][0][0]), data["n_head"]
+    n_old = state.get("n_head")
+    same_split = n_old == n_new and (n_new == 1 or state.get("C") == C)
+    before = _old_preset(data["preset"], state)
+    width_now = _head_width(n_new, C, data["w_q"])
+    width_before = _head_width(n_old, state.get("C"), state.get("w_q"))
+    reset = []
+    for key in (*MATRICES[1:], "w_o"):
+        if data[key] is None:
+            continue
+        if same_split:
+            out[key] = _overlay(data[key], state.get(key))
+        elif (
+            key != "w_o"
+            and state.get("C") == C
+            and width_now is not None
+            and width_before == width_now
+        ):
+            out[key] = _keep_head_one(data[key], state.get(key), width_now)
+        elif before is not None and state.get(key) not in (None, before[key]):
+            reset.append(key)
+    return out | {"reset": reset}
+
+
+def _head_width(n_head: Any, C: Any, w_q: Any) -> int | None:
+    """One head's width: ``d`` (the width of W_Q) with one head, else C / n_head; None for
+    sizes the explorer never makes (a state from the URL may hold anything)."""
+    if n_head == 1:
+        return len(w_q[0]) if isinstance(w_q, list) and w_q and isinstance(w_q[0], list) else None
+    ok = isinstance(C, int) and isinstance(n_head, int) and n_head > 0
+    return C // n_head if ok else None
+
+
+def _keep_head_one(base: list[list[Any]], old: Any, width: int) -> list[list[Any]]:
+    """``base`` with its first ``width`` columns (head 1) taken from ``old``'s."""
+    head = _overlay(
+        [row[:width] for row in base],
+        [row[:width] for row in old]
+        if isinstance(old, list) and all(isinstance(r, list) for r in old)
+        else None,
     )
-    if same_split:
-        for key in (*MATRICES[1:], "w_o"):
-            if data[key] is not None:
-                out[key] = _overlay(data[key], state.get(key))
-    return out
+    return [head[r] + row[width:] for r, row in enumerate(base)]  # fmt: skip
+
+
+def _old_preset(name: str, state: dict[str, Any]) -> dict[str, Any] | None:
+    """The preset's numbers at the sizes ``state`` had (to tell an edit from the preset), or
+    None when the state's sizes are not ones the explorer makes."""
+    C, n_head = state.get("C"), state.get("n_head")
+    d = _head_width(n_head, C, state.get("w_q"))
+    if not (isinstance(C, int) and isinstance(n_head, int) and isinstance(d, int)):
+        return None
+    if not all(1 <= s <= LIMITS["C"] for s in (C, n_head, d)) or C % n_head:
+        return None
+    return preset_data(name, 1, C, d if n_head == 1 else 1, n_head, "en")
 
 
 def state_json(data: dict[str, Any]) -> str:

@@ -25,6 +25,7 @@ from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
+from attnlab.text import atomic
 from attnlab.text.errors import InputError
 from attnlab.web.common import AUDIT_SECTIONS, audit_view, csrf_protect, lang_of, settings
 from attnlab.web.routes_pages import _section_id, section_page
@@ -111,7 +112,7 @@ def _audit(code: str, name: str, kind: str, init: str) -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory(prefix="attnlab-web-audit-") as folder:
         path = Path(folder) / FILE_NAME
-        path.write_text(code, encoding="utf-8", newline="")
+        atomic.write_with(path, lambda f: f.write(code.encode("utf-8")), binary=True)
         try:
             return run_audit(f"{path}:{name}", kind=kind, init=init or None)
         except InputError as exc:  # a malformed init: nothing was run

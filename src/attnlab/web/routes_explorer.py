@@ -4,6 +4,7 @@ Every refusal of the learner's input is one line in the page's language."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
@@ -11,11 +12,14 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from attnlab.inputs import safe_load
 from attnlab.inputs.explorer import (
+    CELL_WORDS,
     LABEL_MAX,
     LIMITS,
     MATRICES,
     ExplorerError,
+    cell_place,
     check_state_text,
+    matrix_name,
     whole,
 )
 from attnlab.text.errors import InputError
@@ -51,6 +55,14 @@ def _page(request: Request, data: dict[str, Any], lang: str) -> HTMLResponse:
         error=error,
         error_matrix=field,
         error_cell=cell,
+        error_at=_error_at(field, cell) if error else "end",
+        cell_place=lambda where: cell_place(where, lang),
+        cell_words=CELL_WORDS[lang],
+        reset=UI[lang]["explorer_reset"].format(
+            names=("、" if lang == "zh" else ", ").join(map(matrix_name, data.get("reset", [])))
+        )
+        if data.get("reset")
+        else "",
         presets=explorer.PRESETS,
         preset=data["preset"],
         state=explorer.state_json(data),
@@ -60,6 +72,17 @@ def _page(request: Request, data: dict[str, Any], lang: str) -> HTMLResponse:
     response = HTMLResponse(html, status_code=status)
     remember_lang(request, response, lang)
     return response
+
+
+def _error_at(field: str, cell: str) -> str:
+    """Where the page puts an error: by the grid it concerns (``x1``: prompt B's X, ``w_q0``),
+    by the size menus, or at the end of the form."""
+    if field in SIZES or field == "preset":
+        return "sizes"
+    if field in ("x", "tokens"):
+        prompt = re.match(r"\w+\[(\d+)\]", cell)
+        return f"x{prompt[1] if prompt else 0}"
+    return f"{field}0" if field in MATRICES[1:] or field == "w_o" else "end"
 
 
 def _state(raw: str | None) -> Any:

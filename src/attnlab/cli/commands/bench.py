@@ -152,10 +152,11 @@ def _print_report(result: BenchResult, lang: str, csv_path: Path) -> None:
 
 def _write_markdown(result: BenchResult, lang: str, path: Path, command: str) -> None:
     from attnlab.bench.markdown import report
+    from attnlab.text import atomic
     from attnlab.text.i18n import pick
 
     try:
-        path.write_text(report(result, lang, command), encoding="utf-8")
+        atomic.write_text(path, report(result, lang, command))
     except OSError as exc:
         fail(f"--markdown: cannot write {path}: {exc}")
     print(pick(lang, f"已写入 {path}", f"wrote {path}"))

@@ -359,15 +359,60 @@ var attnlabPage = (function () {
   }
   var errorBox = document.getElementById("explorer-error");
   var stages = document.getElementById("stages");
+  var staleNote = document.getElementById("stale-note");
+  var sizeForm = document.getElementById("size-form");
   var pending = null, seq = 0;
   function clearMarks() {
-    form.querySelectorAll(".invalid").forEach(function (el) { el.classList.remove("invalid"); el.removeAttribute("aria-invalid"); el.title = ""; });
+    form.querySelectorAll(".invalid").forEach(function (el) { el.classList.remove("invalid"); el.removeAttribute("aria-invalid"); el.removeAttribute("aria-describedby"); });
     form.querySelectorAll(".has-error").forEach(function (el) { el.classList.remove("has-error"); });
+  }
+  // An error is shown under the grid it concerns (by the size menus for a size), and the
+  // results stay, marked as those of the last valid input.
+  function showError(message, cell, field) {
+    var grid = cell ? cell.closest("table.grid") : field && form.querySelector('table[data-matrix="' + field + '"]');
+    var block = grid && grid.closest(".grid-block");
+    if (block) block.appendChild(errorBox);
+    else if (sizeForm && field && sizeForm[field]) sizeForm.insertAdjacentElement("afterend", errorBox);
+    errorBox.hidden = false;
+    errorBox.textContent = message;
+    stages.classList.add("stale");
+    if (staleNote) staleNote.hidden = false;
+    if (cell) {
+      cell.classList.add("invalid"); cell.setAttribute("aria-invalid", "true");
+      cell.setAttribute("aria-describedby", "explorer-error");
+    } else if (grid) grid.classList.add("has-error");
+  }
+  // The cells are checked here first, by the words of the server's check (data-empty, ...),
+  // so a keystroke that leaves a cell unreadable sends nothing.
+  function unreadable() {
+    var cells = form.querySelectorAll("input[data-cell]");
+    for (var i = 0; i < cells.length; i++) {
+      var text = cells[i].value.trim(), key = "";
+      if (!text) key = "empty";
+      else if (!NUMBER.test(text)) key = "text";
+      else if (!isFinite(Number(text))) key = "finite";
+      if (key) {
+        var words = form.dataset[key].replace("{place}", cells[i].dataset.place).replace("{found}", text.slice(0, 24));
+        return { cell: cells[i], message: words };
+      }
+    }
+    return null;
+  }
+  if (sizeForm) {
+    // n_head must divide C: the menu offers only those values for the C chosen.
+    sizeForm.C.addEventListener("change", function () {
+      var C = +sizeForm.C.value, heads = sizeForm.n_head;
+      Array.prototype.forEach.call(heads.options, function (o) { o.disabled = C % +o.value !== 0; });
+      if (heads.options[heads.selectedIndex].disabled) heads.value = "1";
+    });
   }
   function update() {
     var mine = ++seq;
     var body = payload();
     keepState(body);
+    clearMarks();
+    var bad = unreadable();
+    if (bad) { showError(bad.message, bad.cell, ""); return; }
     var lang = document.documentElement.lang === "en" ? "en" : "zh";
     fetch("/api/explorer?lang=" + lang, {
       method: "POST", credentials: "same-origin",
@@ -381,18 +426,12 @@ var attnlabPage = (function () {
           errorBox.hidden = true;
           stages.innerHTML = res.body.html;
           stages.classList.remove("stale");
+          if (staleNote) staleNote.hidden = true;
           return;
         }
-        errorBox.hidden = false;
-        errorBox.textContent = res.body.error;
-        stages.classList.add("stale");
         var cell = res.body.cell && form.querySelector('[data-cell="' + res.body.cell + '"]');
-        if (cell && res.body.cell.split("[").length > 2) {
-          cell.classList.add("invalid"); cell.setAttribute("aria-invalid", "true"); cell.title = res.body.error;
-        } else if (res.body.field) {
-          var grid = form.querySelector('table[data-matrix="' + res.body.field + '"]');
-          if (grid) grid.classList.add("has-error");
-        }
+        var one = cell && res.body.cell.split("[").length > 2 ? cell : null;
+        showError(res.body.error, one, res.body.field);
       });
   }
   form.addEventListener("input", function () { clearTimeout(pending); pending = setTimeout(update, 120); });

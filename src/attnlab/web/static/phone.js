@@ -6,6 +6,7 @@
   var BOXES = ".math, .table-wrap, pre, figure.plot";
   var SLACK = 8;  // px; tests/test_phone.py uses the same
   var hint = document.body.getAttribute("data-scroll-hint") || "← →";
+  var swipe = document.body.getAttribute("data-swipe-hint") || hint;  // on a touch screen
   var label = document.body.getAttribute("data-scroll-label") || "";
   var queued = false;
   // A box that scrolls at all (even by a pixel) can be scrolled from the keyboard: it takes
@@ -33,7 +34,7 @@
       // can shift them): SLACK keeps the mark from flickering on such a box.
       var overflows = box.scrollWidth > box.clientWidth + SLACK;
       box.classList.toggle("overflows", overflows);
-      if (overflows) box.setAttribute("data-scroll-hint", hint);
+      if (overflows) { box.setAttribute("data-scroll-hint", hint); box.setAttribute("data-swipe-hint", swipe); }
       reachable(box, box.scrollWidth > box.clientWidth);
     });
   }
