@@ -59,6 +59,16 @@ def figure_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         os.environ["ATTNLAB_CACHE_DIR"] = before
 
 
+@pytest.fixture(autouse=True)
+def own_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A progress folder of the test's own (``$ATTNLAB_DATA_DIR``), so a test that names none
+    never reads or migrates the learner's real one; tests that name a folder use theirs."""
+    folder = tmp_path_factory.mktemp("data")
+    monkeypatch.setenv("ATTNLAB_DATA_DIR", str(folder))
+    monkeypatch.delenv("ATTNLAB_DB", raising=False)
+    return folder
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
