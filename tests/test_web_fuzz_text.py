@@ -38,6 +38,7 @@ REAL_PATH = {
     "lang": "en",
     "name": "weights",
     "digest": "0" * 16,
+    "token": "t" * 43,  # an invitation link's token (unknown here: refused by the route itself)
 }
 #: Pages whose forms are filled in (an answer and a note are saved first, so the forms that
 #: act on them are there too).
