@@ -77,3 +77,25 @@ def test_the_size_menus_wait_for_the_resize_button(page) -> None:  # type: ignor
     with page.expect_navigation():
         page.click("#size-form button[type=submit]")
     expect(page.locator('#size-form select[name="T"]')).to_have_value("2")
+
+
+@pytest.mark.parametrize(("given", "read"), [("zh", "en"), ("en", "zh")])
+def test_a_verdict_given_in_one_language_reads_in_the_other(page, given: str, read: str) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    import re
+
+    from playwright.sync_api import expect
+
+    cjk = re.compile(r"[\u4e00-\u9fff]")
+    page.goto(f"/section/{SECTION.id}?lang={given}")
+    page.fill(f"#exin-{EXERCISE.id}", WRONG)
+    page.press(f"#exin-{EXERCISE.id}", "Enter")
+    verdict = page.locator(f"#ex-{EXERCISE.id} .verdict.bad")
+    expect(verdict).to_be_focused()
+    first = verdict.inner_text()
+    assert bool(cjk.search(first)) == (given == "zh"), first
+    page.click("#lang-switch")  # the same saved verdict, worded again in the other language
+    page.wait_for_url(re.compile(rf"lang={read}"))
+    again = page.locator(f"#ex-{EXERCISE.id} .verdict.bad").inner_text()
+    assert again != first and again.split()[0] == first.split()[0]  # the same mark (✗)
+    reason = again.split("·", 1)[-1]
+    assert bool(cjk.search(reason)) == (read == "zh"), again
