@@ -165,6 +165,8 @@ def _server(args: argparse.Namespace, port: int, data_dir: Path) -> subprocess.P
     cmd += ["--data-dir", str(data_dir)]
     if args.workers is not None:  # else serve's default: one worker per core
         cmd += ["--workers", str(args.workers)]
+    if args.db is not None:
+        cmd += ["--db", args.db]
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=env)
 
 
@@ -174,6 +176,7 @@ def _report(args: argparse.Namespace, tally: Tally, start_s: float) -> bool:
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")  # fmt: skip
     gzip = "no" if args.no_gzip else "yes"
     think = f"{args.think:g} ms on average" if args.think > 0 else "none (back to back)"
+    print(f"  store: {'PostgreSQL' if args.db else 'SQLite'}")
     print(f"  server start-up {start_s:.1f} s; gzip asked: {gzip}; {tally.bytes / 2**20:.1f} MiB")
     workers = "serve's default" if args.workers is None else args.workers
     total = sum(len(v) for v in tally.latency.values())
@@ -203,6 +206,11 @@ def main() -> int:
     parser.add_argument("--src", type=Path, help="serve the attnlab found in this folder")
     parser.add_argument("--figure-cache", type=Path, help="the server's figure cache folder")
     parser.add_argument("--workers", type=int, help="serve --workers N (default: serve's own)")
+    parser.add_argument(
+        "--db",
+        help="serve --db URL: a PostgreSQL database (an empty schema: the writes are counted "
+        "there); default: a SQLite file in a fresh folder",
+    )
     parser.add_argument(
         "--think",
         type=float,
@@ -236,7 +244,7 @@ def main() -> int:
         proc.wait(timeout=10)
     ok = _report(args, tally, start_s)
     if "write" in mix:
-        with ProgressStore.open(data_dir) as store:
+        with ProgressStore.open(data_dir, db=args.db) as store:
             rows = sum(1 for a in store.attempts() if a["answer"].startswith("load-"))
         print(f"  confirmed writes: {tally.writes}  rows in store: {rows}")
         ok = ok and rows == tally.writes

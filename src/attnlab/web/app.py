@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 from fastapi.responses import Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import HTTPConnection
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from attnlab.content import intro, sections
 from attnlab.core.example import SECTION_COUNT
@@ -152,7 +153,7 @@ def create_app(
     # Inside the session middleware, which streams what it passes on: GZip sees whole answers
     # (their length decides; a streamed one would always be compressed).
     app.add_middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES, compresslevel=GZIP_LEVEL)
-    app.middleware("http")(_session_and_headers)
+    app.add_middleware(SessionAndHeaders)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=hosts or list(LOCAL_HOSTS))
     wide = (routes_audit.AUDIT_PATH, routes_audit.AUDIT_BODY_BYTES)
     app.add_middleware(BodyLimit, max_bytes=max_body, wide=wide)
@@ -171,15 +172,38 @@ def build_shared(app: FastAPI) -> None:
             section_body(section_id, lang, 2)  # on its own page, under its <h1>
 
 
-async def _session_and_headers(
-    request: Request, call_next: Callable[[Request], Awaitable[Response]]
-) -> Response:
-    cookie = request.cookies.get(CSRF_COOKIE)
-    token = cookie if cookie and valid_token(cookie) else new_token()
-    request.state.csrf_token = token
-    response = await call_next(request)
-    if token != cookie:
-        response.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict", path="/")
-    for name, value in SECURITY_HEADERS.items():
-        response.headers.setdefault(name, value)
-    return response
+class SessionAndHeaders:
+    """ASGI middleware: gives each request its session's CSRF token (``request.state.csrf_token``,
+    a new one when the cookie has none or a malformed one, then set as a cookie) and adds
+    :data:`~attnlab.web.security.SECURITY_HEADERS` to every answer that lacks them.
+
+    Plain ASGI rather than ``@app.middleware("http")``: the answer passes through as it is sent
+    (no second task and stream per request), which is most of a small page's cost.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.headers = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        cookie = HTTPConnection(scope).cookies.get(CSRF_COOKIE)
+        token = cookie if cookie and valid_token(cookie) else new_token()
+        scope.setdefault("state", {})["csrf_token"] = token
+        extra = list(self.headers)
+        if token != cookie:
+            jar = Response()
+            jar.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict", path="/")
+            extra += [(k, v) for k, v in jar.raw_headers if k == b"set-cookie"]
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                have = {k.lower() for k, _ in headers}
+                headers += [(k, v) for k, v in extra if k == b"set-cookie" or k not in have]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)

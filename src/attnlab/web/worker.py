@@ -55,9 +55,19 @@ def app_from_env() -> FastAPI:
     if raw is None:
         raise RuntimeError(f"expected ${CONFIG_ENV} set by `attnlab serve`, found none")
     _stop_with_parent()
+    return build_app(json.loads(raw))
+
+
+def build_app(settings: dict[str, Any]) -> FastAPI:
+    """The app of one server process, ready before its first request: the shared pages
+    rendered, and torch on one thread (the explorer's tensors hold a few numbers each; a second
+    thread per operation would cost more than the maths, and the workers already use every
+    core)."""
+    import torch
+
     from attnlab.web.app import build_shared, create_app
 
-    settings = json.loads(raw)
+    torch.set_num_threads(1)
     app = create_app(**settings)
-    build_shared(app)  # before this worker accepts its first request
+    build_shared(app)  # before this process accepts its first request
     return app

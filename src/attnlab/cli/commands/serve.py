@@ -132,14 +132,11 @@ def _serve(
         "log_level": "warning",
         "access_log": False,
     }
-    if workers == 1:
-        from attnlab.web.app import build_shared, create_app
+    from attnlab.web.worker import app_from_env, build_app, config_env
 
-        app = create_app(**settings)
-        build_shared(app)  # before listening: the first requests find every section and figure
-        uvicorn.run(app, **quiet)
+    if workers == 1:  # this process serves: every section and figure ready before listening
+        uvicorn.run(build_app(settings), **quiet)
         return
-    from attnlab.web.worker import app_from_env, config_env
 
     os.environ.update(config_env(**settings))  # read by every worker (spawned: a fresh process)
     target = f"{app_from_env.__module__}:{app_from_env.__name__}"
