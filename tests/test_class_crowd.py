@@ -47,11 +47,11 @@ def _learner(base: str, i: int, link: str, answer: str) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-def test_thirty_learners_join_at_once(tmp_path: Path) -> None:
+def test_thirty_learners_join_two_workers_at_once(tmp_path: Path) -> None:
     cid, _, links = make_class(tmp_path, [f"L{i:02d}" for i in range(LEARNERS)])
     ex = knowledge.exercise(EXERCISE, "en")
     right, wrong = right_answer(ex.expected, ex.decimals), no_scale_answer()
-    with server(tmp_path, "--class-only") as client:
+    with server(tmp_path, "--class-only", workers=2) as client:  # two processes, one store
         base = str(client.base_url).rstrip("/")
         assert client.get("/lesson").status_code == 401, "no link, no lesson"
         with ThreadPoolExecutor(LEARNERS) as pool:
