@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import random
 import secrets
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -309,12 +308,13 @@ def mastered(attempts: list[dict[str, Any]]) -> bool:
     return any(streak(attempts[: i + 1]) >= MASTERY for i in range(len(attempts)))
 
 
-def mastery(attempts_of: Callable[[str], list[dict[str, Any]]]) -> dict[int, tuple[int, bool]]:
-    """Each practised section's current run and whether it is mastered, from a store's
-    ``attempts(exercise_id)``; sections never practised are left out."""
+def mastery(attempts: list[dict[str, Any]]) -> dict[int, tuple[int, bool]]:
+    """Each practised section's current run and whether it is mastered, from a learner's
+    attempts (a store's ``attempts()``, oldest first); sections never practised are left out."""
     found = {}
     for section in SECTIONS:
-        tries = attempts_of(attempt_id(section))
+        key = attempt_id(section)
+        tries = [a for a in attempts if a["exercise"] == key]
         if tries:
             found[section] = (streak(tries), mastered(tries))
     return found

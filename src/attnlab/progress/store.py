@@ -28,6 +28,7 @@ import sqlite3
 import threading
 import weakref
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -264,6 +265,12 @@ class ProgressStore(
             tries[0][0],
             tries[0][1],
         )
+
+    def snapshot(self) -> AbstractContextManager[Any]:
+        """``with store.snapshot():`` every read in the block sees one consistent state of the
+        store and shares one transaction (on PostgreSQL: one pooled connection, not one per
+        read)."""
+        return self._read()
 
     def attempts(self, exercise: str | None = None) -> list[dict[str, Any]]:
         """This profile's attempts, oldest first (optionally for one exercise only)."""

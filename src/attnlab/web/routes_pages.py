@@ -39,27 +39,30 @@ def lesson(request: Request) -> HTMLResponse:
     lang = lang_of(request)
     views = sections.all_sections(lang)
     store = settings(request).store()
-    checks = _check_states(request, [s.id for s in views])
+    with store.snapshot():  # one consistent read of the learner's state
+        attempts, summary, notes = store.attempts(), store.summary(), NotesView.of(store)
     ctx = page_context(
         request,
         lang,
-        store.summary(),
+        summary,
         sections=views,
         page="lesson",
-        checks=checks,
-        notes=NotesView.of(store),
-        mastery=practice.mastery(store.attempts),
+        checks=_check_states(attempts, [s.id for s in views], lang),
+        notes=notes,
+        mastery=practice.mastery(attempts),
     )
     return render("lesson.html", lang, ctx)
 
 
-def _check_states(request: Request, section_ids: list[int]) -> dict[int, dict[str, Any]]:
-    """Per section: the last saved answer to its check and the last attempt at each exercise
-    (all read at once)."""
+def _check_states(
+    attempts: list[dict[str, Any]], section_ids: list[int], lang: str
+) -> dict[int, dict[str, Any]]:
+    """Per section: the last saved answer to its check and the last attempt at each exercise,
+    from the learner's ``attempts`` (oldest first)."""
     last: dict[str, dict[str, Any]] = {}
-    for attempt in settings(request).store().attempts():  # oldest first: the newest wins
+    for attempt in attempts:  # oldest first: the newest wins
         last[attempt["exercise"]] = attempt
-    lang, states = lang_of(request), {}
+    states = {}
     for sid in section_ids:
         ids = [e.id for e in knowledge.section(sid).exercises]
         states[sid] = {
@@ -92,14 +95,17 @@ def one_check(request: Request, section_id: str, page: str = "section") -> HTMLR
     sid = _section_id(section_id, lang)
     if page not in ("lesson", "section"):
         raise refused(422, "bad_page", found=page[:20])
+    store = settings(request).store()
+    with store.snapshot():
+        attempts, summary = store.attempts(), store.summary()
     ctx = page_context(
         request,
         lang,
-        settings(request).store().summary(),
+        summary,
         s=sections.section(sid, lang),
-        state=_check_states(request, [sid])[sid],
+        state=_check_states(attempts, [sid], lang)[sid],
         page=page,
-        mastery=practice.mastery(settings(request).store().attempts),
+        mastery=practice.mastery(attempts),
     )
     return render("_check_only.html", lang, ctx)
 
@@ -137,18 +143,20 @@ def section_page(
     ``audit``: the "Check my code" box's state, default :func:`~attnlab.web.common.audit_view`;
     ``opened``: the id of the element a search hit opens, shown unfolded)."""
     store = settings(request).store()
+    with store.snapshot():  # one consistent read of the learner's state
+        attempts, summary, notes = store.attempts(), store.summary(), NotesView.of(store)
     ctx = page_context(
         request,
         lang,
-        store.summary(),
+        summary,
         sections=[sections.section(sid, lang)],
         page="section",
         current=sid,
-        checks=_check_states(request, [sid]),
-        mastery=practice.mastery(store.attempts),
+        checks=_check_states(attempts, [sid], lang),
+        mastery=practice.mastery(attempts),
         prev_id=sid - 1 if sid > 0 else None,
         next_id=sid + 1 if sid + 1 < example.SECTION_COUNT else None,
-        notes=NotesView.of(store),
+        notes=notes,
         audit=audit or audit_view(request, lang),
         opened=opened,
         found_mistake=found_mistake(opened, sid, lang),
@@ -187,7 +195,8 @@ def glossary(request: Request) -> HTMLResponse:
 def progress_json(request: Request) -> dict[str, object]:
     """This profile's progress as JSON (for scripts and the page's own checks)."""
     store = settings(request).store()
-    s = store.summary()
+    with store.snapshot():
+        s, attempts = store.summary(), store.attempts()
     return {
         "profile": s.profile,
         "completed": list(s.completed),
@@ -197,7 +206,7 @@ def progress_json(request: Request) -> dict[str, object]:
         "correct": s.correct,
         "practice": {
             str(section): {"run": run, "mastered": done}
-            for section, (run, done) in practice.mastery(store.attempts).items()
+            for section, (run, done) in practice.mastery(attempts).items()
         },
     }
 

@@ -59,7 +59,7 @@ def practice_page(request: Request, section_id: str, seed: str | None = None) ->
     verdict = (
         answers.say(last["data"], lang, shown, dealt.decimals, last["answer"]) if last else None
     )
-    run, done = practice.mastery(store.attempts).get(sid, (0, False))
+    run, done = practice.mastery(store.attempts()).get(sid, (0, False))
     n = practice.MASTERY
     ctx = page_context(
         request, lang, store.summary(), page="practice", section=sid, seed=dealt.seed,

@@ -144,7 +144,7 @@ def practice_line(store: ProgressStore, lang: str) -> str | None:
 
     parts = [
         f"§{section} " + ("✓" if done else f"{run}/{practice.MASTERY}")
-        for section, (run, done) in practice.mastery(store.attempts).items()
+        for section, (run, done) in practice.mastery(store.attempts()).items()
     ]
     if not parts:
         return None

@@ -62,7 +62,7 @@ def register(app: typer.Typer) -> None:
             quiz = Quiz(store, chosen, _ask, typer.echo)
             from attnlab.grading import practice
 
-            done = {s for s, (_, ok) in practice.mastery(store.attempts).items() if ok}
+            done = {s for s, (_, ok) in practice.mastery(store.attempts()).items() if ok}
             todo = plan(store.summary(), section, review, set(practice.SECTIONS) - done)
             if not todo:
                 typer.echo(
