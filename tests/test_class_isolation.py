@@ -66,6 +66,7 @@ ROUTES: dict[tuple[str, str], list[tuple[str, dict[str, Any] | None]]] = {
     ("GET", "/join/{token}"): [("/join/not-a-token", None)],
     ("GET", "/teacher"): [("/teacher", None)],
     ("POST", "/teacher"): [("/teacher", {"key": "1.wrong"})],
+    ("POST", "/teacher/leave"): [("/teacher/leave", {})],
 }  # fmt: skip
 
 

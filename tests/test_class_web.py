@@ -172,3 +172,27 @@ def test_a_teacher_sees_their_own_class_only(web_client_factory: Any, tmp_path: 
     assert post_form(teacher, "/teacher", key=other.teacher_key).status_code == 303
     page = teacher.get("/teacher?lang=en").text
     assert "Zoe" in page and "Ada" not in page and "group B" in page
+
+
+@pytest.mark.usefixtures("db_env")
+def test_a_teacher_signs_out_and_the_old_cookie_opens_nothing(
+    web_client_factory: Any, tmp_path: Path
+) -> None:
+    _, key, _ = make_class(tmp_path, ["Ada"])
+    teacher = web_client_factory(tmp_path)
+    assert post_form(teacher, "/teacher?lang=en", key=key).status_code == 303
+    page = teacher.get("/teacher?lang=en")
+    assert page.status_code == 200 and 'action="/teacher/leave' in page.text
+    old = teacher.cookies["attnlab_teacher"]
+    r = post_form(teacher, "/teacher/leave?lang=en")
+    assert r.status_code == 303 and r.headers["location"] == "/teacher?lang=en"
+    assert "attnlab_teacher" not in teacher.cookies
+    assert teacher.get("/teacher?lang=en").status_code == 403
+    teacher.cookies.set("attnlab_teacher", old)  # a copy kept elsewhere is no key either
+    r = teacher.get("/teacher?lang=en")
+    assert r.status_code == 403 and "Ada" not in r.text
+    # Signing out without a session changes nothing and still lands on the key form.
+    teacher.cookies.clear()
+    teacher.get("/healthz")
+    assert post_form(teacher, "/teacher/leave?lang=en").status_code == 303
+    assert post_form(teacher, "/teacher/leave", origin="http://evil.example").status_code == 403

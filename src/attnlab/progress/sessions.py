@@ -96,6 +96,11 @@ class SessionsMixin:
             ).fetchone()
         return None if row is None else int(row[0])
 
+    def end_session(self, session: str) -> None:
+        """Forget a session (a teacher signing out): its cookie opens nothing any more."""
+        with self._write() as db:
+            db.execute("DELETE FROM class_sessions WHERE id_hash = ?", (token_hash(session),))
+
     def teacher_login(self, key: str, client: str) -> tuple[str, int]:
         """A teacher session ``(session id, class id)`` for the right key.
 

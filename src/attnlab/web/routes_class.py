@@ -100,6 +100,18 @@ def teacher_key(request: Request, key: Annotated[str, Form(max_length=200)]) -> 
     return response
 
 
+@router.post("/teacher/leave", dependencies=[Depends(csrf_protect)])
+def teacher_leave(request: Request) -> Response:
+    """End this browser's teacher session (on a shared computer the next user sees the key form
+    again, and the old cookie opens nothing anywhere)."""
+    cookie = request.cookies.get(TEACHER_COOKIE)
+    if cookie:
+        settings(request).thread_store().end_session(cookie[:200])
+    response = see_other(f"/teacher?lang={lang_of(request)}")
+    response.delete_cookie(TEACHER_COOKIE, path="/")
+    return response
+
+
 def _titles(lang: str) -> dict[int, str]:
     return {s.id: f"{s.label} {s.title}" for s in sections.all_sections(lang)}
 
