@@ -20,7 +20,6 @@ the default dtype, ...), which the report names. Learner failures travel as
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import math
 import os
 import resource
@@ -29,7 +28,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-PR_SET_PDEATHSIG = 1
+from attnlab.audit.processes import die_with_parent
+
 #: Globals a learner's file might replace, as (module path, attribute).
 WATCHED = (
     ("math", "sqrt"), ("math", "exp"), ("math", "log"),
@@ -51,12 +51,6 @@ def _limit(memory_mb: int, cpu_seconds: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a segfault must not leave a core file
-
-
-def _die_with_parent() -> None:
-    """SIGKILL this process when the keeper dies (Linux), also outside bubblewrap."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 class Watch:
@@ -263,7 +257,7 @@ class Server:
 def main(argv: list[str]) -> int:
     requests, replies, ready_fd = int(argv[1]), int(argv[2]), int(argv[3])
     _limit(int(argv[4]), int(argv[5]))
-    _die_with_parent()
+    die_with_parent(signal.SIGKILL)  # when the keeper dies, also outside bubblewrap
     import torch
 
     # The tensors are tiny: one thread avoids thread-pool wake-ups that cost more than the

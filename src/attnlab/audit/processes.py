@@ -19,6 +19,7 @@ TAIL_BYTES = 64 * 1024
 #: Seconds to kill every leftover process and read what is left in the pipes.
 CLEANUP_LIMIT = 5.0
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_PDEATHSIG = 1
 
 
 class Capture:
@@ -44,6 +45,13 @@ class Capture:
         gap = f"\n[... {dropped} bytes dropped ...]\n".encode() if dropped else b""
         text = (bytes(self.head) + gap + bytes(self.tail)).decode("utf-8", "replace")
         return {"text": text, "bytes": self.total, "dropped": dropped}
+
+
+def die_with_parent(signum: int) -> None:
+    """Ask Linux to send ``signum`` to this process when its parent dies, even by SIGKILL (no
+    effect elsewhere)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0)
 
 
 def become_subreaper() -> bool:

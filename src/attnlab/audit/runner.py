@@ -13,8 +13,6 @@ goes to stdout, which only the keeper reads.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import json
 import os
 import re
@@ -24,6 +22,8 @@ import time
 import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
+
+from attnlab.audit.processes import die_with_parent
 
 if TYPE_CHECKING:
     from attnlab.audit.remote import Learner
@@ -174,15 +174,10 @@ def with_names(result: dict[str, object]) -> dict[str, object]:
     return result
 
 
-def _die_with_parent() -> None:
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-
-
 def main(argv: list[str]) -> int:
     request = json.loads(argv[1])
     learner_fds = int(argv[2]), int(argv[3])
-    _die_with_parent()
+    die_with_parent(signal.SIGKILL)
     start = time.perf_counter()
     import torch
 

@@ -11,7 +11,6 @@ worker can answer any request.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import signal
@@ -20,9 +19,9 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from attnlab.audit.processes import die_with_parent
+
 CONFIG_ENV = "ATTNLAB_SERVE_CONFIG"
-#: Linux's prctl option that signals a process when its parent dies.
-_PR_SET_PDEATHSIG = 1
 
 
 def config_env(**settings: Any) -> dict[str, str]:
@@ -35,11 +34,7 @@ def _stop_with_parent() -> None:
     no worker keeps the port open on its own."""
     if not sys.platform.startswith("linux"):
         return
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):
-        return
+    die_with_parent(signal.SIGTERM)
     if os.getppid() == 1:  # the parent died before the request took effect
         os.kill(os.getpid(), signal.SIGTERM)
 
