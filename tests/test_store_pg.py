@@ -146,6 +146,8 @@ def test_the_password_is_hidden_wherever_it_is() -> None:
     shown = backend.redact(f"postgresql://h/db?user=ann&password={SECRET}&sslmode=require")
     assert shown == "postgresql://h/db?user=ann&password=***&sslmode=require"
     assert backend.redact("postgresql://ann@h/db") == "postgresql://ann@h/db"
+    for typed in ("sqlite:///x", "postgresql:///db?host=/run/pg", "postgres://h"):
+        assert backend.redact(typed) == typed  # without a password: shown as typed
     assert backend.redact(f"host=h password={SECRET} dbname=db") == "host=h password=*** dbname=db"
     with pytest.raises(InputError) as info:
         backend.resolve(f"host=h password = '{SECRET} x' dbname=db")

@@ -66,7 +66,9 @@ def redact(url: str) -> str:
         f"password={_HIDDEN}" if item.lower().startswith("password=") else item
         for item in parts.query.split("&")
     )
-    shown = urlunsplit((parts.scheme, netloc, parts.path, query if parts.query else "", ""))
+    shown = url  # as typed, unless a password is taken out of it
+    if netloc != parts.netloc or query != parts.query:
+        shown = urlunsplit((parts.scheme, netloc, parts.path, query if parts.query else "", ""))
     return _KEYWORD_PASSWORD.sub(rf"\1{_HIDDEN}", shown)  # libpq's "host=... password=..." form
 
 
