@@ -140,6 +140,9 @@ def test_wrong_ids_and_files_are_one_line_and_write_nothing(tmp_path: Path, home
     _refused(home, "class", "import", str(bad), match="format: expected 'attnlab-class'")
     bad.write_text("{", encoding="utf-8")
     _refused(home, "class", "import", str(bad), match="bad.json")
+    _refused(home, "class", "import", str(tmp_path / "none.json"),
+             match="none.json: expected a class file, found no such file")  # fmt: skip
+    _refused(home, "class", "import", str(tmp_path), match="expected a class file, found a dir")
 
 
 @pytest.mark.parametrize("clash", ["another class", "a broken learner"])

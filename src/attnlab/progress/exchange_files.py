@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO
 
 from attnlab.inputs import safe_load
-from attnlab.progress.store_errors import FILE_KINDS, file_error
+from attnlab.progress.store_errors import FILE_KINDS, FILE_NOUNS, file_error
 from attnlab.text import atomic
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -59,36 +59,37 @@ def _no_constant(name: str) -> object:
     raise _Refused("constant", name=name)
 
 
-def _read_bytes(p: Path) -> bytes:
+def _read_bytes(p: Path, what: dict[str, str]) -> bytes:
     try:
         # Look before opening: opening a FIFO waits for a writer. lstat, not stat: a symbolic
         # link is refused, not followed.
         mode = os.lstat(p).st_mode
     except FileNotFoundError:
-        raise file_error("missing", p=p) from None
+        raise file_error("missing", p=p, what=what) from None
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
         found = getattr(exc, "strerror", None) or exc
-        raise file_error("unreadable", p=p, found=found) from None
+        raise file_error("unreadable", p=p, what=what, found=found) from None
     if not stat.S_ISREG(mode):
-        raise file_error("not_regular", p=p, found=_kind(mode))
+        raise file_error("not_regular", p=p, what=what, found=_kind(mode))
     try:  # O_NOFOLLOW: a link put in its place after the look is refused as well (ELOOP)
         fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_NOFOLLOW)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise file_error("not_regular", p=p, found=_kind(stat.S_IFLNK)) from None
-        raise file_error("unreadable", p=p, found=exc.strerror) from None
+            raise file_error("not_regular", p=p, what=what, found=_kind(stat.S_IFLNK)) from None
+        raise file_error("unreadable", p=p, what=what, found=exc.strerror) from None
     with os.fdopen(fd, "rb") as fh:
         now = os.fstat(fh.fileno()).st_mode
         if not stat.S_ISREG(now):  # replaced between the look and the open
-            raise file_error("not_regular", p=p, found=_kind(now))
+            raise file_error("not_regular", p=p, what=what, found=_kind(now))
         data = fh.read(MAX_FILE_BYTES + 1)  # at most one byte more than allowed
     if len(data) > MAX_FILE_BYTES:
-        raise file_error("too_large", p=p, n=MAX_FILE_BYTES)
+        raise file_error("too_large", p=p, what=what, n=MAX_FILE_BYTES)
     return data
 
 
-def read_export(path: str | os.PathLike[str]) -> object:
-    """The JSON in ``path``.
+def read_export(path: str | os.PathLike[str], kind: str = "progress") -> object:
+    """The JSON in ``path``, a ``kind`` file (a key of
+    :data:`~attnlab.progress.store_errors.FILE_NOUNS`: ``"progress"`` or ``"class"``).
 
     Raises:
         InputError: one line naming the path: missing, unreadable, a symbolic link or not a
@@ -96,7 +97,7 @@ def read_export(path: str | os.PathLike[str]) -> object:
             JSON, nested too deep, holding a huge integer or an object naming a key twice.
     """
     p = Path(path)
-    data = _read_bytes(p)
+    data = _read_bytes(p, FILE_NOUNS[kind])
     try:  # the rules of every learner file: a byte-order mark is skipped, a key named once
         text = safe_load.utf8_text(data)
         return json.loads(

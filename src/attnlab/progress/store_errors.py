@@ -110,10 +110,10 @@ def file_error(key: str, /, **fields: Any) -> InputError:
 #: What an export file must be (``store_io``) and hold (``store_file``), in both languages.
 FILE_TEXT: dict[str, dict[str, str]] = {
     "en": {
-        "missing": "{p}: expected a progress file, found no such file",
-        "unreadable": "{p}: expected a readable progress file, found {found}",
-        "not_regular": "{p}: expected a progress file, found {found}",
-        "too_large": "{p}: expected a progress file of at most {n} bytes, found more",
+        "missing": "{p}: expected a {what}, found no such file",
+        "unreadable": "{p}: expected a readable {what}, found {found}",
+        "not_regular": "{p}: expected a {what}, found {found}",
+        "too_large": "{p}: expected a {what} of at most {n} bytes, found more",
         "not_utf8": "{p}: expected UTF-8 text, found byte 0x{byte:02x} at offset {offset}",
         "big_int": "{p}: expected integers of at most {n} digits, found one of {digits}",
         "constant": "{p}: expected JSON numbers, found {name} (not JSON)",
@@ -128,10 +128,10 @@ FILE_TEXT: dict[str, dict[str, str]] = {
         "field": "{field}: expected {expected}, found {found}",
     },
     "zh": {
-        "missing": "{p}：应为进度文件，但文件不存在",
-        "unreadable": "{p}：应为可读的进度文件，实际是 {found}",
-        "not_regular": "{p}：应为进度文件，实际是{found}",
-        "too_large": "{p}：进度文件最多 {n} 字节，实际更大",
+        "missing": "{p}：应为{what}，但文件不存在",
+        "unreadable": "{p}：应为可读的{what}，实际是 {found}",
+        "not_regular": "{p}：应为{what}，实际是{found}",
+        "too_large": "{p}：{what}最多 {n} 字节，实际更大",
         "not_utf8": "{p}：应为 UTF-8 文本，但在偏移 {offset} 处有字节 0x{byte:02x}",
         "big_int": "{p}：整数最多 {n} 位，实际有一个 {digits} 位的整数",
         "constant": "{p}：应为 JSON 数字，实际是 {name}（不是 JSON）",
@@ -144,6 +144,13 @@ FILE_TEXT: dict[str, dict[str, str]] = {
         "database": "{p}：应为导出用的文件，实际是进度数据库自己的文件 {db}；未写入",
         "field": "{field}：应为{expected}，实际是 {found}",
     },
+}
+
+#: What a file read by :func:`~attnlab.progress.exchange_files.read_export` holds (``what`` in
+#: the messages above).
+FILE_NOUNS: dict[str, dict[str, str]] = {
+    "progress": {"en": "progress file", "zh": "进度文件"},
+    "class": {"en": "class file", "zh": "班级文件"},
 }
 
 #: Kinds of file that are not a regular one (``found`` in the messages above).

@@ -188,7 +188,7 @@ def register(app: typer.Typer) -> None:
         from attnlab.progress.exchange_files import read_export
 
         try:  # checked before the store is opened: a bad file never touches it
-            data = read_export(file)
+            data = read_export(file, "class")
             validate_class(data)
         except ValueError as exc:
             fail(error_message(exc, opts.lang))
