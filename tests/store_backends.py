@@ -24,6 +24,8 @@ def pg_server() -> str:
     """The test server's URL; skips (fails under ``ATTNLAB_REQUIRE_PG=1``) when none is set."""
     url = os.environ.get(PG_ENV)
     if url:
+        if not url.startswith(("postgresql://", "postgres://")) or "\n" in url:
+            pytest.fail(f"{PG_ENV}: expected one postgresql:// URL, found {url!r}")
         return url
     reason = f"{PG_ENV} is not set: the PostgreSQL store tests did not run (.ci/run sets it)"
     if os.environ.get(REQUIRE_ENV) == "1":
