@@ -32,6 +32,7 @@ from attnlab.web import blocks, figures, fonts
 from attnlab.web.assets import CachedStatic, static_url
 from attnlab.web.common import Settings
 from attnlab.web.errors import add_error_handlers
+from attnlab.web.fragments import SectionCache
 from attnlab.web.security import (
     CSRF_COOKIE,
     LOCAL_HOSTS,
@@ -84,6 +85,9 @@ def _environment(figures_on: bool) -> Environment:
 
     env.globals["intro_body"] = intro_body
     env.globals["intro_title"] = intro.title
+    # Around it, the learner's state: rendered once per state (web/fragments.py).
+    section = env.get_template("_section.html").module.render_section  # type: ignore[attr-defined]
+    env.globals["section_html"] = SectionCache(section)
     return env
 
 
