@@ -117,6 +117,34 @@ def forward(module: nn.Module, x: torch.Tensor, path: Path, call: dict | None = 
     return Run(x, out.detach().double(), rec)
 
 
+#: A score this far below the largest kept score of its row gets weight 0 in float32
+#: (e^-50 ≈ 2e-22): it is blocked, whether filled with −∞, −1e9 or finfo.min.
+BLOCKED_BELOW = 50.0
+
+
+def blocked(scores: torch.Tensor) -> torch.Tensor:
+    """Which entries of softmax inputs ``[.., T, T]`` are blocked: −∞, or
+    :data:`BLOCKED_BELOW` under the largest entry on or below the diagonal of their row."""
+    T = scores.size(-1)
+    future = ~torch.tril(torch.ones(T, T, dtype=torch.bool))  # [T, T]
+    top = scores.double().masked_fill(future, float("-inf")).amax(-1, keepdim=True)  # [.., T, 1]
+    return scores.double() < top - BLOCKED_BELOW
+
+
+def blocks_the_future(run: Run) -> bool:
+    """The softmax inputs read as ``[B, n_head, T, T]`` block exactly the future positions."""
+    inp = run.softmax_inputs()
+    if inp is None:
+        return False
+    future = ~torch.tril(torch.ones(run.T, run.T, dtype=torch.bool))  # [T, T]
+    return bool((blocked(inp) == future).all())
+
+
+def off_the_keys(run: Run) -> bool:
+    """A softmax over a ``[.., T, T]`` table ran over another axis than the last, the keys."""
+    return any(d not in (-1, None) for d in run.softmax_dims())
+
+
 def as_heads(t: torch.Tensor) -> torch.Tensor:
     """``[B, T, T]`` → ``[B, 1, T, T]``; ``[B, n_head, T, T]`` unchanged."""
     return t.unsqueeze(1) if t.dim() == 3 else t
