@@ -289,15 +289,18 @@ def test_forward_call_plans() -> None:
         plan(_params(needs))
 
 
-def test_a_forward_x_module_is_never_probed() -> None:
-    class Untouchable:
-        def __getattr__(self, name: str) -> Any:
-            raise AssertionError(f"probed: {name}")
-
-    def plain(x, return_weights=False):  # type: ignore[no-untyped-def]
-        pass
-
-    assert settle(Untouchable(), _params(plain), Path("x.py"), 12) == Convention()  # type: ignore[arg-type]
+def test_a_forward_x_module_is_probed_for_its_layout_only() -> None:
+    """forward(x) gets no mask: it is called batch first unless only time first makes it
+    causal with its prompts apart (a causal module fed the other layout reads prompt 0 from
+    prompt 1)."""
+    for stem, time_first in (("good/time_first_buffer", True), ("good/nanogpt_config", False),
+                             ("bad/time_first_buffer_no_scale", True),
+                             ("bad/nanogpt_mask_inverted", False)):  # fmt: skip
+        result = _audit(REAL / f"{stem}.py")
+        forward = result["call"]["forward"]
+        assert ("x passed time first, [T, B, C]" in forward["en"]) == time_first, (stem, forward)
+        assert ("时间在前" in forward["zh"]) == time_first
+        assert forward["en"].startswith("forward(x)") and "M [" not in forward["en"]
 
 
 def test_masks_in_each_convention() -> None:

@@ -30,7 +30,9 @@ def _full(module: nn.Module, x: torch.Tensor, path: Path, conv: Convention) -> R
 @dataclass(frozen=True)
 class Probe:
     """What one candidate call showed: ``causal`` (no later position changes an earlier
-    output), ``apart`` (changing batch rows ≥ 1 leaves row 0 alone), ``finite``, and for a
+    output), ``apart`` (changing batch rows ≥ 1 leaves row 0 alone, and changing row 0 leaves
+    the others alone: fed in the other layout, a causal module's prompt 1 reads prompt 0),
+    ``finite``, and for a
     module that is not causal, how far from it: the first position ``t0`` whose change moved
     an earlier output, and by how much (``leak``). ``tail``: the output is non-finite at every
     position but the last, in every batch row, and finite at the last; ``aside``: the softmax
@@ -63,7 +65,14 @@ def _probe(module: nn.Module, x: torch.Tensor, path: Path, conv: Convention) -> 
         x3 = x.clone()
         x3[1:] = torch.randn(x3[1:].shape, generator=gen)  # only rows ≥ 1 change
         out3 = _run(module, x3, path, conv)
-        apart = out3.shape == out.shape and close(out[0], out3[0], 1e-5)
+        x4 = x.clone()
+        x4[0] = torch.randn(x4[0].shape, generator=gen)  # only row 0 changes
+        out4 = _run(module, x4, path, conv)
+        apart = (
+            out3.shape == out.shape == out4.shape
+            and close(out[0], out3[0], 1e-5)
+            and close(out[1:], out4[1:], 1e-5)
+        )
         finite = bool(out.isfinite().all())
         bad = ~out.isfinite().flatten(2).all(-1)  # [B, T]: a non-finite value at (b, t)
         tail = T > 1 and bool(bad[:, :-1].all()) and not bool(bad[:, -1].any())
@@ -106,9 +115,23 @@ def _off_keys(seen: list[tuple[Convention, Probe]]) -> Convention | None:
     return None
 
 
+def _layout(module: nn.Module, x: torch.Tensor, path: Path, base: Convention) -> Convention:
+    """A forward with no mask parameter: batch first unless only time first makes the module
+    causal, finite and keeps batch rows apart. A batch-first module fed ``[T, B, C]`` takes
+    the prompts for positions: if it masks the future it reads no other prompt, but it is
+    causal fed batch first, which is tried first; if it does not, it reads the other prompts."""
+    found = _probe(module, x, path, base)
+    if found is None or found.ok:
+        return base
+    flipped = replace(base, time_first=True)
+    turned = _probe(module, x, path, flipped)
+    return flipped if turned is not None and turned.ok else base
+
+
 def settle(module: nn.Module, params: list[list[Any]] | None, path: Path, width: int) -> Convention:
     """The convention to call ``module`` with: :func:`plan`, then, for a mask parameter, the
-    candidate under which it is causal, found by probing.
+    candidate under which it is causal, found by probing; with none, the layout
+    (:func:`_layout`).
 
     The first batch-first candidate under which the module is causal, finite and keeps batch
     rows apart is taken, else the first such time-first one. Failing both, a mask convention
@@ -131,9 +154,9 @@ def settle(module: nn.Module, params: list[list[Any]] | None, path: Path, width:
             under every candidate (the first candidate's failure).
     """
     base = plan(params)
-    if base.mask_name is None:
-        return base
     x = torch.randn(*PROBE_BT, width, generator=torch.Generator().manual_seed(13))  # [B, T, C]
+    if base.mask_name is None:
+        return _layout(module, x, path, base)
     every = candidates(base)
     seen: list[tuple[Convention, Probe]] = []
     for time_first in (False, True):
