@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from attnlab.audit.calling import Convention, plan
 from attnlab.audit.configs import LessonConfig
 from attnlab.audit.construct import BuildError, arguments
 from attnlab.audit.loader import LearnerError
+from attnlab.audit.package import dotted_name, package_files, package_root
 from attnlab.audit.param_names import Symbol, kind_of, parse_init, values
 from attnlab.audit.remote import build, local_target
 from attnlab.audit.report import render
@@ -391,3 +393,75 @@ def test_nan_only_at_row_0_is_never_taken_for_the_softmax_axis() -> None:
         mirror = build(local_target(make, Path(__file__)), "head", (4, 2, 8), Path(__file__))
         conv = settle(mirror, params, Path(__file__), 4)
         assert conv.off_keys == want, (type(module).__name__, conv)
+
+
+PACKAGES = REAL / "packages"
+
+
+@pytest.mark.parametrize(
+    ("file", "name"),
+    [("mingpt/model.py", "CausalSelfAttention"), ("mingpt/models/attention.py", "Attention")],
+)
+def test_a_file_inside_a_package_imports_its_own_package(file: str, name: str) -> None:
+    """minGPT's ``from mingpt.utils import CfgNode`` (and a relative import two packages
+    deep): the folder above the package root goes on the learner's sys.path."""
+    assert package_root(PACKAGES / file) == (PACKAGES / "mingpt").resolve()
+    result = with_names(audit(PACKAGES / file, name, "auto"))
+    assert result["status"] == "ok", result
+    assert _fails(result) == {} and result["overall"]["status"] == "PASS", result["overall"]
+
+
+def test_package_root_and_name(tmp_path: Path) -> None:
+    (tmp_path / "top" / "inner").mkdir(parents=True)
+    for folder in (tmp_path / "top", tmp_path / "top" / "inner"):
+        (folder / "__init__.py").write_text("")
+    (tmp_path / "top" / "inner" / "m.py").write_text("")
+    (tmp_path / "loose.py").write_text("")
+    assert package_root(tmp_path / "top" / "inner" / "m.py") == (tmp_path / "top").resolve()
+    assert dotted_name(tmp_path / "top" / "inner" / "m.py") == "top.inner.m"
+    assert package_root(tmp_path / "loose.py") is None
+    assert dotted_name(tmp_path / "loose.py") is None
+    assert [p.name for p in package_files(tmp_path / "top" / "inner" / "m.py")] == [
+        "__init__.py", "__init__.py", "m.py"
+    ]  # fmt: skip
+
+
+#: Appended to the copied mingpt/model.py: what the learner's process can see, printed once.
+_LOOK = """
+import json as _json, os as _os
+if not _os.environ.get("_ATTNLAB_LOOKED"):
+    _os.environ["_ATTNLAB_LOOKED"] = "1"
+    print("SEEN " + _json.dumps({{name: _os.path.exists(p) for name, p in {paths!r}.items()}}))
+"""
+
+
+def test_sandbox_shows_the_package_tree_read_only_and_nothing_else(tmp_path: Path) -> None:
+    import shutil
+
+    from attnlab.audit import sandbox
+
+    reason = sandbox.isolation()
+    if reason is not None:
+        message = f"bubblewrap cannot isolate learner code here ({reason})"
+        if os.environ.get("ATTNLAB_REQUIRE_SANDBOX"):
+            pytest.fail(message)
+        pytest.skip(message)
+    repo = tmp_path / "repo"
+    shutil.copytree(PACKAGES / "mingpt", repo / "mingpt")
+    (repo / "mingpt" / "notes.txt").write_text("not code")
+    (repo / "README.md").write_text("outside the package")
+    paths = {
+        "utils": str(repo / "mingpt" / "utils.py"),
+        "deep": str(repo / "mingpt" / "models" / "attention.py"),
+        "notes": str(repo / "mingpt" / "notes.txt"),
+        "readme": str(repo / "README.md"),
+    }
+    model = repo / "mingpt" / "model.py"
+    model.write_text(model.read_text() + _LOOK.format(paths=paths))
+    result = run_audit(f"{model}:CausalSelfAttention")
+    assert result["exit_code"] == 0 and result["isolated"], result
+    line = next(
+        ln for ln in result["output"]["stdout"]["text"].splitlines() if ln.startswith("SEEN ")
+    )
+    seen = json.loads(line.removeprefix("SEEN "))
+    assert seen == {"utils": True, "deep": True, "notes": False, "readme": False}, seen

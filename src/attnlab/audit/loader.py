@@ -15,6 +15,7 @@ from typing import Any
 from torch import nn
 
 from attnlab.audit import construct
+from attnlab.audit.package import dotted_name, package_root
 
 
 class LearnerError(Exception):
@@ -116,14 +117,24 @@ def _learner_line(exc: BaseException, path: Path) -> str:
 
 
 def load_target(path: Path, name: str) -> Callable[..., Any]:
-    """Import ``path`` as a fresh module and return its attribute ``name``."""
+    """Import ``path`` as a fresh module and return its attribute ``name``.
+
+    The file's folder goes on ``sys.path``; a file inside a package (``mingpt/model.py``) is
+    imported under its dotted name, with the folder above the package root on ``sys.path``
+    too, so that ``from mingpt.utils import ...`` and ``from .utils import ...`` work."""
     path = path.resolve()
-    spec = importlib.util.spec_from_file_location(f"attnlab_learner_{path.stem}", path)
+    dotted = dotted_name(path)
+    spec = importlib.util.spec_from_file_location(dotted or f"attnlab_learner_{path.stem}", path)
     if spec is None or spec.loader is None:
         raise LearnerError(f"无法导入 {path}", f"cannot import {path}", "import")
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(path.parent))
+    root = package_root(path)
+    if root is not None and dotted is not None:
+        sys.path.insert(0, str(root.parent))
     with guarded("import", path):
+        if dotted is not None and spec.parent:
+            importlib.import_module(spec.parent)  # the packages around it, for its imports
         spec.loader.exec_module(module)
     target = getattr(module, name, None)
     if target is None:
