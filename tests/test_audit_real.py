@@ -465,3 +465,38 @@ def test_sandbox_shows_the_package_tree_read_only_and_nothing_else(tmp_path: Pat
     )
     seen = json.loads(line.removeprefix("SEEN "))
     assert seen == {"utils": True, "deep": True, "notes": False, "readme": False}, seen
+
+
+SCRIPT = REAL / "scripts" / "gpt.py"
+_RUNS_CODE = "the file runs code when imported; put the class in its own file, or that code under "
+
+
+def test_a_script_that_reads_its_data_at_import_stops_with_one_line() -> None:
+    result = audit(SCRIPT, "Head", "auto")
+    assert result["status"] == "error" and result["where"] == "import", result
+    en, zh = result["error"]["en"], result["error"]["zh"]  # type: ignore[index]
+    assert "FileNotFoundError" in en and "(gpt.py:15: with open(" in en, en
+    assert en.endswith(_RUNS_CODE + '`if __name__ == "__main__":`'), en
+    assert "这个文件在被导入时就运行代码" in zh and "\n" not in en + zh
+    done = CliRunner().invoke(app, ["--lang", "en", "audit", f"{SCRIPT}:Head"])
+    assert done.exit_code == 2, done.output
+    assert "Traceback" not in done.output and _RUNS_CODE in done.output
+
+
+def test_a_failing_import_statement_is_not_called_code_run_at_import(tmp_path: Path) -> None:
+    (tmp_path / "uses.py").write_text("import torch\nimport not_installed_anywhere\n")
+    result = audit(tmp_path / "uses.py", "Head", "auto")
+    assert result["status"] == "error" and "ModuleNotFoundError" in result["error"]["en"]  # type: ignore[index]
+    assert "runs code when imported" not in result["error"]["en"], result  # type: ignore[index]
+
+
+def test_a_script_that_trains_at_import_runs_out_of_time_importing(tmp_path: Path) -> None:
+    path = tmp_path / "train.py"
+    path.write_text("import torch\nstep = 0\nwhile True:\n    step += 1\n")
+    result = run_audit(f"{path}:Head", timeout=1)
+    assert result["exit_code"] == 2 and result["where"] == "import", result
+    assert result["error"]["en"] == (
+        "your file did not finish importing within 1 s: " + _RUNS_CODE
+        + '`if __name__ == "__main__":`'
+    ), result  # fmt: skip
+    assert "导入完成" in result["error"]["zh"]

@@ -69,11 +69,31 @@ def guarded(where: str, path: Path) -> Iterator[None]:
         except BaseException as exc:  # the learner's code may raise anything
             line = _learner_line(exc, path)
             what = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+            hint = {"zh": "", "en": ""}
+            if where == "import" and _top_level(exc, path):
+                from attnlab.audit.outcome import AT_IMPORT as hint
             raise LearnerError(
-                f"你的代码在{_STEP['zh'][where]}时抛出 {what}{line}",
-                f"your code raised {what} while {_STEP['en'][where]}{line}",
+                f"你的代码在{_STEP['zh'][where]}时抛出 {what}{line}{hint['zh']}",
+                f"your code raised {what} while {_STEP['en'][where]}{line}{hint['en']}",
                 where,
             ) from None
+
+
+def _top_level(exc: BaseException, path: Path) -> bool:
+    """The learner's innermost frame in ``path`` is its module body, at a statement that is
+    not an import: code the file runs when imported (a data file read, a training loop)."""
+    import ast
+
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == path]
+    if not frames or frames[-1].name != "<module>" or frames[-1].lineno is None:
+        return False
+    try:
+        body = ast.parse(path.read_text(encoding="utf-8")).body
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return False
+    at = frames[-1].lineno
+    stmt = next((s for s in body if s.lineno <= at <= (s.end_lineno or s.lineno)), None)
+    return stmt is not None and not isinstance(stmt, ast.Import | ast.ImportFrom)
 
 
 _STEP = {
