@@ -1,6 +1,7 @@
 """Find how to call a learner's forward by trying it: the causal mask's convention, and
 whether the module takes its input time first (see :mod:`~attnlab.audit.calling` for the
-candidates). The judge runs the candidates in the learner's process and reads only outputs.
+candidates). The judge runs the candidates in the learner's process and reads their outputs,
+and, for a softmax over another axis than the keys, the softmax inputs.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 The judge reads the parameters of the module's ``forward`` (sent by the learner's process with
 each build) and picks the call:
 
-* ``forward(x)``, ``forward(hidden_states, ...)``: ``x`` alone, nothing probed;
+* ``forward(x)``, ``forward(hidden_states, ...)``: ``x`` alone, batch first unless only time
+  first makes the module causal with its batch rows apart;
 * ``forward(query, key, value, ...)``: ``x`` as query, key and value (self-attention);
 * a mask parameter (a name with ``mask`` in it, not a padding or head mask, nor an optional
   ``attention_mask``, which in Hugging Face code is the padding mask and is left out; or d2l's
@@ -14,15 +15,17 @@ each build) and picks the call:
   apart is used for every call of the audit. When the mask has a default, calling without one
   is tried first.
 
-A module with a mask parameter may also take its input time first (``[T, B, C]``, labml):
-when no batch-first call qualifies, the same candidates are tried on the transposed input (and
-a ``[T, T, 1]`` mask); its output is turned back to ``[B, T, ·]``, and its intermediates, laid
-out differently, are not read (:func:`attnlab.audit.remote.forward`).
+A module may also take its input time first (``[T, B, C]``, labml): when no batch-first call
+qualifies, the same candidates are tried on the transposed input (and a ``[T, T, 1]`` mask);
+its output is turned back to ``[B, T, ·]``, and its intermediates, laid out differently, are
+not read as the lesson's stages (:func:`attnlab.audit.remote.forward`).
 
-If no convention makes the module causal, the audit goes on with the one nearest to causal
-(:func:`~attnlab.audit.call_probe.settle`) and checklist item 5 judges the module as it is:
-it cannot pass. Any other required ``forward`` parameter stops the audit with one line naming
-it (exit code 2). A ``forward(x)`` module is called as it is, with no probing.
+A mask under which every query with a masked key gives NaN and only the last query a finite
+output is the causal one, with weights normalised over another axis than the keys: item 6's
+finding (:attr:`Convention.off_keys`). If no convention makes the module causal, the audit
+goes on with the one nearest to causal (:func:`~attnlab.audit.call_probe.settle`) and
+checklist item 5 judges the module as it is: it cannot pass. Any other required ``forward``
+parameter stops the audit with one line naming it (exit code 2).
 """
 
 from __future__ import annotations
