@@ -356,13 +356,17 @@ def test_softmax_off_the_keys_is_item_6_not_the_mask(stem: str) -> None:
     assert "(see item 6)" in result["overall"]["evidence"]["en"], result["overall"]
 
 
-def test_finite_fill_with_softmax_off_the_keys_is_item_6() -> None:
+@pytest.mark.parametrize("stem", ["masked_softmax_heads_big", "labml_tf_softmax_heads_big"])
+def test_finite_fill_with_softmax_off_the_keys_is_item_6(stem: str) -> None:
     """A −1e9 fill leaves no NaN: the softmax input, blocked exactly at the future under the
-    tried mask, is what shows the mask's convention; the future weights are item 6's."""
-    result = _audit(REAL / "bad" / "masked_softmax_heads_big.py")
+    tried mask (in either layout), is what shows the mask's convention; the future weights
+    are item 6's."""
+    result = _audit(REAL / "bad" / f"{stem}.py")
     assert "the softmax input blocks exactly the future" in result["call"]["forward"]["en"]
     fails = _fails(result)
     assert 6 in fails and 5 not in fails, fails
+    five = next(i for i in result["items"] if i["item"] == 5)
+    assert five["status"] == "PASS" or "blocks exactly the future" in five["evidence"]["en"], five
 
 
 class _KeysOffByOne(torch.nn.Module):

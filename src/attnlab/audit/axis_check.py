@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 
 from attnlab.audit.context import Audit
-from attnlab.audit.observe import blocked, blocks_the_future, off_the_keys
+from attnlab.audit.observe import aside, blocked, blocks_the_future, off_the_keys
 from attnlab.audit.record import Call, softmax_dim
 from attnlab.audit.verdict import FAIL, NOT_CHECKED, Verdict, heads_idx
 from attnlab.text.fmt import fixed, shape_text
@@ -53,10 +53,23 @@ def _axis(a: Audit) -> tuple[str, str]:
 
 
 def softmax_verdict(a: Audit) -> Verdict | None:
-    """Item 6 when probing saw NaN at exactly the queries that have a masked key."""
-    if a.call is None or a.call.off_keys != "nan":
+    """Item 6 when probing saw NaN at exactly the queries that have a masked key, or, in a
+    time-first module, a softmax over another axis of an input that blocks the future."""
+    if a.call is None or a.call.off_keys is None:
         return None
     zh, en = _axis(a)
+    if a.call.off_keys == "axis":
+        if not a.call.time_first:
+            return None  # the recorded softmax's own axis decides (item 6's dim check)
+        return Verdict(
+            FAIL,
+            {
+                "zh": "在因果掩码下 Softmax 的输入正好屏蔽了未来，但 Softmax 不是沿 Key 轴做的"
+                f"{zh}",
+                "en": "under the causal mask the softmax input blocks exactly the future, but the "
+                f"softmax does not run over the keys{en}",
+            },
+        )
     return Verdict(
         FAIL,
         {
@@ -93,7 +106,8 @@ def mask_verdict(a: Audit) -> Verdict:
                 },
             )
     readable = [s.run for s in a.sides if s.run.softmax_inputs() is not None]
-    if readable and all(blocks_the_future(run) for run in readable):
+    shown = all(blocks_the_future(run) for run in readable) if readable else False
+    if shown or (not readable and any(aside(s.run) for s in a.sides)):
         return Verdict(
             NOT_CHECKED,
             {

@@ -13,6 +13,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from attnlab.audit import observe
 from attnlab.audit.calling import PROBE_BT, Convention, candidates, plan
 from attnlab.audit.loader import LearnerError
 from attnlab.audit.observe import Run, blocks_the_future, close, off_the_keys
@@ -37,8 +38,8 @@ class Probe:
     module that is not causal, how far from it: the first position ``t0`` whose change moved
     an earlier output, and by how much (``leak``). ``tail``: the output is non-finite at every
     position but the last, in every batch row, and finite at the last; ``aside``: the softmax
-    inputs, readable as ``[B, n_head, T, T]``, block exactly the future, and a softmax ran
-    over another axis than the keys."""
+    inputs block exactly the future, and a softmax ran over another axis than the keys
+    (:func:`~attnlab.audit.observe.aside`)."""
 
     causal: bool
     apart: bool
@@ -77,7 +78,7 @@ def _probe(module: nn.Module, x: torch.Tensor, path: Path, conv: Convention) -> 
         finite = bool(out.isfinite().all())
         bad = ~out.isfinite().flatten(2).all(-1)  # [B, T]: a non-finite value at (b, t)
         tail = T > 1 and bool(bad[:, :-1].all()) and not bool(bad[:, -1].any())
-        aside = off_the_keys(run) and blocks_the_future(run)
+        aside = (off_the_keys(run) and blocks_the_future(run)) or observe.aside(run)
         for t0 in range(1, T):
             x2 = x.clone()
             x2[:, t0:] = torch.randn(x2[:, t0:].shape, generator=gen)

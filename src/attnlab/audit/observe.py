@@ -140,6 +140,27 @@ def blocks_the_future(run: Run) -> bool:
     return bool((blocked(inp) == future).all())
 
 
+def aside(run: Run) -> bool:
+    """A softmax ran over an axis whose length is not T on an input, in any layout
+    (``[B, H, T, T]``, time first ``[T, T, B, H]``), with exactly two axes of length T, the
+    queries' and then the keys', that blocks exactly the future: the mask is right and the
+    weights are normalised over another axis than the keys."""
+    from attnlab.audit.record import softmax_dim
+
+    T = run.T
+    future = ~torch.tril(torch.ones(T, T, dtype=torch.bool))  # [T, T]
+    for c in (*run.rec.calls, *run.rec.time_first):
+        inp, dim = c.args[0] if c.args else None, softmax_dim(c) if c.kind == "softmax" else None
+        if not isinstance(inp, torch.Tensor) or dim is None or inp.dim() < 3:
+            continue
+        at = [i for i, n in enumerate(inp.shape) if n == T]
+        if len(at) == 2 and inp.size(dim) != T:
+            scores = inp.movedim(at, (-2, -1))  # [.., T, T]: queries, keys
+            if bool((blocked(scores) == future).all()):
+                return True
+    return False
+
+
 def off_the_keys(run: Run) -> bool:
     """A softmax over a ``[.., T, T]`` table ran over another axis than the last, the keys."""
     return any(d not in (-1, None) for d in run.softmax_dims())
