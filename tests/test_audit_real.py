@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 from typer.testing import CliRunner
 
 from attnlab.audit import run_audit
@@ -25,7 +27,9 @@ from attnlab.audit.calling import Convention, plan
 from attnlab.audit.configs import LessonConfig
 from attnlab.audit.construct import BuildError, arguments
 from attnlab.audit.loader import LearnerError
+from attnlab.audit.package import dotted_name, package_files, package_root
 from attnlab.audit.param_names import Symbol, kind_of, parse_init, values
+from attnlab.audit.remote import build, local_target
 from attnlab.audit.report import render
 from attnlab.audit.runner import audit, with_names
 from attnlab.cli.main import app
@@ -33,10 +37,6 @@ from attnlab.cli.main import app
 REAL = Path(__file__).parent / "zoo" / "real"
 GOOD = sorted((REAL / "good").glob("*.py"))
 BAD = sorted((REAL / "bad").glob("*.py"))
-#: One-bug variants not yet failed on their item, each waiting for another part of the auditor:
-#: roles read from the full dotted names (``query.linear``: the i/j swap now exits 0), and
-#: time-first intermediates read in their own layout (the heads-axis softmax fails item 5).
-PENDING = sorted((REAL / "pending").glob("*.py"))
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -105,12 +105,6 @@ def test_real_one_bug_variant_fails_its_item(path: Path) -> None:
     assert result["overall"]["status"] == "FAIL"
     text = render({**result, "target": path.name}, "en")
     assert "no item explains" not in text
-
-
-@pytest.mark.xfail(strict=True, reason="needs another part of the auditor: move it to bad/")
-@pytest.mark.parametrize("path", PENDING, ids=lambda p: p.stem)
-def test_pending_variant_fails_its_item(path: Path) -> None:
-    test_real_one_bug_variant_fails_its_item(path)
 
 
 def test_mask_no_convention_makes_causal_is_said_and_item_5_fails() -> None:
@@ -297,15 +291,18 @@ def test_forward_call_plans() -> None:
         plan(_params(needs))
 
 
-def test_a_forward_x_module_is_never_probed() -> None:
-    class Untouchable:
-        def __getattr__(self, name: str) -> Any:
-            raise AssertionError(f"probed: {name}")
-
-    def plain(x, return_weights=False):  # type: ignore[no-untyped-def]
-        pass
-
-    assert settle(Untouchable(), _params(plain), Path("x.py"), 12) == Convention()  # type: ignore[arg-type]
+def test_a_forward_x_module_is_probed_for_its_layout_only() -> None:
+    """forward(x) gets no mask: it is called batch first unless only time first makes it
+    causal with its prompts apart (a causal module fed the other layout reads prompt 0 from
+    prompt 1)."""
+    for stem, time_first in (("good/time_first_buffer", True), ("good/nanogpt_config", False),
+                             ("bad/time_first_buffer_no_scale", True),
+                             ("bad/nanogpt_mask_inverted", False)):  # fmt: skip
+        result = _audit(REAL / f"{stem}.py")
+        forward = result["call"]["forward"]
+        assert ("x passed time first, [T, B, C]" in forward["en"]) == time_first, (stem, forward)
+        assert ("时间在前" in forward["zh"]) == time_first
+        assert forward["en"].startswith("forward(x)") and "M [" not in forward["en"]
 
 
 def test_masks_in_each_convention() -> None:
@@ -337,3 +334,173 @@ def test_sandboxed_audit_calls_with_the_module_mask() -> None:
     text = render(result, "zh")
     assert "构造：MultiHeadedAttention(h=2, d_model=4, dropout=0.0)" in text
     assert "调用：forward(x, x, x, mask=M)，M [1, T, T]" in text
+
+
+@pytest.mark.parametrize(
+    "stem", ["labml_tf_softmax_heads", "labml_tf_softmax_batch", "masked_softmax_heads"]
+)
+def test_softmax_off_the_keys_is_item_6_not_the_mask(stem: str) -> None:
+    """Under the causal mask, NaN at every query with a masked key and a finite last query is
+    the softmax's doing (item 6), found by probing in either layout; item 5 is not failed."""
+    result = _audit(REAL / "bad" / f"{stem}.py")
+    forward = result["call"]["forward"]
+    assert "the weights are not normalised over the keys (see item 6)" in forward["en"], forward
+    assert "M [T, T" in forward["en"] and "no mask convention" not in forward["en"], forward
+    assert "权重不是沿 Key 轴归一化的" in forward["zh"]
+    fails = _fails(result)
+    assert 6 in fails and 5 not in fails, fails
+    six = next(i for i in result["items"] if i["item"] == 6)["evidence"]
+    assert "gives NaN and only the last query (no key masked) a finite value" in six["en"]
+    assert re.search(r"softmax ran over dim=\d of a \[\d, \d, \d, \d\] tensor", six["en"]), six
+    assert "while a query has T = 5 keys" in six["en"] and "Softmax 沿形状" in six["zh"]
+    assert "(see item 6)" in result["overall"]["evidence"]["en"], result["overall"]
+
+
+@pytest.mark.parametrize("stem", ["masked_softmax_heads_big", "labml_tf_softmax_heads_big"])
+def test_finite_fill_with_softmax_off_the_keys_is_item_6(stem: str) -> None:
+    """A −1e9 fill leaves no NaN: the softmax input, blocked exactly at the future under the
+    tried mask (in either layout), is what shows the mask's convention; the future weights
+    are item 6's."""
+    result = _audit(REAL / "bad" / f"{stem}.py")
+    assert "the softmax input blocks exactly the future" in result["call"]["forward"]["en"]
+    fails = _fails(result)
+    assert 6 in fails and 5 not in fails, fails
+    five = next(i for i in result["items"] if i["item"] == 5)
+    assert five["status"] == "PASS" or "blocks exactly the future" in five["evidence"]["en"], five
+
+
+class _KeysOffByOne(torch.nn.Module):
+    """Softmax over the keys, but the mask also blocks the diagonal: row 0 is NaN."""
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        scores = x @ x.transpose(-2, -1)  # [B, T, T]
+        scores = scores.masked_fill(mask.tril(-1) == 0, float("-inf"))
+        return torch.softmax(scores, dim=-1) @ x  # [B, T, C]
+
+
+class _HeadsAxis(torch.nn.Module):
+    """Scores [B, 2, T, T] normalised over the two copies (the heads axis)."""
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        scores = torch.stack([x @ x.transpose(-2, -1), 2 * x @ x.transpose(-2, -1)], 1)
+        scores = scores.masked_fill(mask == 0, float("-inf"))  # [B, 2, T, T]
+        return (torch.softmax(scores, dim=1) @ x.unsqueeze(1)).sum(1)  # [B, T, C]
+
+
+def test_nan_only_at_row_0_is_never_taken_for_the_softmax_axis() -> None:
+    params = [["x", "POSITIONAL_OR_KEYWORD", False], ["mask", "POSITIONAL_OR_KEYWORD", False]]
+    for module, want in ((_KeysOffByOne(), None), (_HeadsAxis(), "nan")):
+
+        def make(embed_dim: int, head_size: int, context_length: int) -> torch.nn.Module:
+            return module  # noqa: B023
+
+        mirror = build(local_target(make, Path(__file__)), "head", (4, 2, 8), Path(__file__))
+        conv = settle(mirror, params, Path(__file__), 4)
+        assert conv.off_keys == want, (type(module).__name__, conv)
+
+
+PACKAGES = REAL / "packages"
+
+
+@pytest.mark.parametrize(
+    ("file", "name"),
+    [("mingpt/model.py", "CausalSelfAttention"), ("mingpt/models/attention.py", "Attention")],
+)
+def test_a_file_inside_a_package_imports_its_own_package(file: str, name: str) -> None:
+    """minGPT's ``from mingpt.utils import CfgNode`` (and a relative import two packages
+    deep): the folder above the package root goes on the learner's sys.path."""
+    assert package_root(PACKAGES / file) == (PACKAGES / "mingpt").resolve()
+    result = with_names(audit(PACKAGES / file, name, "auto"))
+    assert result["status"] == "ok", result
+    assert _fails(result) == {} and result["overall"]["status"] == "PASS", result["overall"]
+
+
+def test_package_root_and_name(tmp_path: Path) -> None:
+    (tmp_path / "top" / "inner").mkdir(parents=True)
+    for folder in (tmp_path / "top", tmp_path / "top" / "inner"):
+        (folder / "__init__.py").write_text("")
+    (tmp_path / "top" / "inner" / "m.py").write_text("")
+    (tmp_path / "loose.py").write_text("")
+    assert package_root(tmp_path / "top" / "inner" / "m.py") == (tmp_path / "top").resolve()
+    assert dotted_name(tmp_path / "top" / "inner" / "m.py") == "top.inner.m"
+    assert package_root(tmp_path / "loose.py") is None
+    assert dotted_name(tmp_path / "loose.py") is None
+    assert [p.name for p in package_files(tmp_path / "top" / "inner" / "m.py")] == [
+        "__init__.py", "__init__.py", "m.py"
+    ]  # fmt: skip
+
+
+#: Appended to the copied mingpt/model.py: what the learner's process can see, printed once.
+_LOOK = """
+import json as _json, os as _os
+if not _os.environ.get("_ATTNLAB_LOOKED"):
+    _os.environ["_ATTNLAB_LOOKED"] = "1"
+    print("SEEN " + _json.dumps({{name: _os.path.exists(p) for name, p in {paths!r}.items()}}))
+"""
+
+
+def test_sandbox_shows_the_package_tree_read_only_and_nothing_else(tmp_path: Path) -> None:
+    import shutil
+
+    from attnlab.audit import sandbox
+
+    reason = sandbox.isolation()
+    if reason is not None:
+        message = f"bubblewrap cannot isolate learner code here ({reason})"
+        if os.environ.get("ATTNLAB_REQUIRE_SANDBOX"):
+            pytest.fail(message)
+        pytest.skip(message)
+    repo = tmp_path / "repo"
+    shutil.copytree(PACKAGES / "mingpt", repo / "mingpt")
+    (repo / "mingpt" / "notes.txt").write_text("not code")
+    (repo / "README.md").write_text("outside the package")
+    paths = {
+        "utils": str(repo / "mingpt" / "utils.py"),
+        "deep": str(repo / "mingpt" / "models" / "attention.py"),
+        "notes": str(repo / "mingpt" / "notes.txt"),
+        "readme": str(repo / "README.md"),
+    }
+    model = repo / "mingpt" / "model.py"
+    model.write_text(model.read_text() + _LOOK.format(paths=paths))
+    result = run_audit(f"{model}:CausalSelfAttention")
+    assert result["exit_code"] == 0 and result["isolated"], result
+    line = next(
+        ln for ln in result["output"]["stdout"]["text"].splitlines() if ln.startswith("SEEN ")
+    )
+    seen = json.loads(line.removeprefix("SEEN "))
+    assert seen == {"utils": True, "deep": True, "notes": False, "readme": False}, seen
+
+
+SCRIPT = REAL / "scripts" / "gpt.py"
+_RUNS_CODE = "the file runs code when imported; put the class in its own file, or that code under "
+
+
+def test_a_script_that_reads_its_data_at_import_stops_with_one_line() -> None:
+    result = audit(SCRIPT, "Head", "auto")
+    assert result["status"] == "error" and result["where"] == "import", result
+    en, zh = result["error"]["en"], result["error"]["zh"]  # type: ignore[index]
+    assert "FileNotFoundError" in en and "(gpt.py:15: with open(" in en, en
+    assert en.endswith(_RUNS_CODE + '`if __name__ == "__main__":`'), en
+    assert "这个文件在被导入时就运行代码" in zh and "\n" not in en + zh
+    done = CliRunner().invoke(app, ["--lang", "en", "audit", f"{SCRIPT}:Head"])
+    assert done.exit_code == 2, done.output
+    assert "Traceback" not in done.output and _RUNS_CODE in done.output
+
+
+def test_a_failing_import_statement_is_not_called_code_run_at_import(tmp_path: Path) -> None:
+    (tmp_path / "uses.py").write_text("import torch\nimport not_installed_anywhere\n")
+    result = audit(tmp_path / "uses.py", "Head", "auto")
+    assert result["status"] == "error" and "ModuleNotFoundError" in result["error"]["en"]  # type: ignore[index]
+    assert "runs code when imported" not in result["error"]["en"], result  # type: ignore[index]
+
+
+def test_a_script_that_trains_at_import_runs_out_of_time_importing(tmp_path: Path) -> None:
+    path = tmp_path / "train.py"
+    path.write_text("import torch\nstep = 0\nwhile True:\n    step += 1\n")
+    result = run_audit(f"{path}:Head", timeout=1)
+    assert result["exit_code"] == 2 and result["where"] == "import", result
+    assert result["error"]["en"] == (
+        "your file did not finish importing within 1 s: " + _RUNS_CODE
+        + '`if __name__ == "__main__":`'
+    ), result  # fmt: skip
+    assert "导入完成" in result["error"]["zh"]

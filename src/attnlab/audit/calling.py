@@ -3,7 +3,8 @@
 The judge reads the parameters of the module's ``forward`` (sent by the learner's process with
 each build) and picks the call:
 
-* ``forward(x)``, ``forward(hidden_states, ...)``: ``x`` alone, nothing probed;
+* ``forward(x)``, ``forward(hidden_states, ...)``: ``x`` alone, batch first unless only time
+  first makes the module causal with its batch rows apart;
 * ``forward(query, key, value, ...)``: ``x`` as query, key and value (self-attention);
 * a mask parameter (a name with ``mask`` in it, not a padding or head mask, nor an optional
   ``attention_mask``, which in Hugging Face code is the padding mask and is left out; or d2l's
@@ -14,15 +15,17 @@ each build) and picks the call:
   apart is used for every call of the audit. When the mask has a default, calling without one
   is tried first.
 
-A module with a mask parameter may also take its input time first (``[T, B, C]``, labml):
-when no batch-first call qualifies, the same candidates are tried on the transposed input (and
-a ``[T, T, 1]`` mask); its output is turned back to ``[B, T, ·]``, and its intermediates, laid
-out differently, are not read (:func:`attnlab.audit.remote.forward`).
+A module may also take its input time first (``[T, B, C]``, labml): when no batch-first call
+qualifies, the same candidates are tried on the transposed input (and a ``[T, T, 1]`` mask);
+its output is turned back to ``[B, T, ·]``, and its intermediates, laid out differently, are
+not read as the lesson's stages (:func:`attnlab.audit.remote.forward`).
 
-If no convention makes the module causal, the audit goes on with the one nearest to causal
-(:func:`~attnlab.audit.call_probe.settle`) and checklist item 5 judges the module as it is:
-it cannot pass. Any other required ``forward`` parameter stops the audit with one line naming
-it (exit code 2). A ``forward(x)`` module is called as it is, with no probing.
+A mask under which every query with a masked key gives NaN and only the last query a finite
+output is the causal one, with weights normalised over another axis than the keys: item 6's
+finding (:attr:`Convention.off_keys`). If no convention makes the module causal, the audit
+goes on with the one nearest to causal (:func:`~attnlab.audit.call_probe.settle`) and
+checklist item 5 judges the module as it is: it cannot pass. Any other required ``forward``
+parameter stops the audit with one line naming it (exit code 2).
 """
 
 from __future__ import annotations
@@ -71,6 +74,10 @@ class Convention:
         dims: the mask's shape: ``T`` for the positions, ``1`` for a broadcast axis.
         time_first: the module takes ``[T, B, C]`` and returns ``[T, B, ·]``.
         causal: probing found the module causal under this convention.
+        off_keys: this causal mask showed weights normalised over another axis than the keys
+            (:func:`~attnlab.audit.call_probe.settle`): ``"nan"``, every query with a masked
+            key gave NaN/Inf and the last query (no key masked) a finite output; ``"axis"``,
+            the softmax inputs block exactly the future and the softmax ran over another axis.
         left_out: an optional padding mask (:data:`PADDING`) not passed.
         inputs: the input parameters' names, when they are keyword-only (``x`` is passed by
             name to each).
@@ -84,6 +91,7 @@ class Convention:
     dims: str = "TT"
     time_first: bool = False
     causal: bool = True
+    off_keys: str | None = None
     left_out: str | None = None
     inputs: tuple[str, ...] | None = None
 
@@ -171,6 +179,17 @@ class Convention:
         if self.time_first:
             zh += "；x 以时间在前的 [T, B, C] 传入，输出 [T, B, ·]"
             en += "; x passed time first, [T, B, C], output [T, B, ·]"
+        if self.off_keys == "nan":
+            zh += "；在这个掩码下，凡是有被屏蔽 Key 的 Query 都得到 NaN，只有最后一个"
+            zh += "（没有被屏蔽的 Key）是有限值：权重不是沿 Key 轴归一化的（见第 6 项）"
+            en += "; under this mask every query that has a masked key gives NaN and only the "
+            en += "last one (no key masked) a finite value: the weights are not normalised over "
+            en += "the keys (see item 6)"
+        if self.off_keys == "axis":
+            zh += "；在这个掩码下 Softmax 的输入正好屏蔽了未来，"
+            zh += "但 Softmax 不是沿 Key 轴做的（见第 6 项）"
+            en += "; under this mask the softmax input blocks exactly the future, but the softmax "
+            en += "does not run over the keys (see item 6)"
         if self.probed and not self.causal:
             zh += "；试过的掩码约定都没有让模块成为因果的（见第 5 项）"
             en += "; no mask convention tried made the module causal (see item 5)"

@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from attnlab.audit import probe
+from attnlab.audit.calling import Convention
 from attnlab.audit.layers import projections
 from attnlab.audit.loader import LearnerError, feeding
 from attnlab.audit.observe import Run, as_heads, close, first_diff
@@ -68,6 +69,8 @@ class Audit:
     unsteady: tuple[tuple[int, ...], float, float] | None = None
     #: Layers named by role that the forward uses in other roles: the names it uses as q, k, v.
     roles_used: tuple[str, ...] | None = None
+    #: How the forward was called (:mod:`~attnlab.audit.calling`).
+    call: Convention | None = None
 
     @property
     def sides(self) -> list[Side]:
@@ -281,7 +284,7 @@ def build_audit(target: RemoteTarget, kind: str, path: Path) -> Audit:
         lesson_layout, probe_layout = _layouts(lesson_mod, probe_mod, kind, x_probe, path)
         lesson = _side(lesson_mod, kind, x_lesson, path, lesson_layout, lesson=True)
         probe_side = _side(probe_mod, kind, x_probe, path, probe_layout, lesson=False)
-    audit = Audit(kind, path, lesson, probe_side)
+    audit = Audit(kind, path, lesson, probe_side, call=target.call)
     _extra(audit, target, sizes["probe"])
     for side in audit.sides:
         _reproduce(side, kind)

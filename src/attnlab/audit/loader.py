@@ -15,6 +15,7 @@ from typing import Any
 from torch import nn
 
 from attnlab.audit import construct
+from attnlab.audit.package import dotted_name, package_root
 
 
 class LearnerError(Exception):
@@ -68,11 +69,31 @@ def guarded(where: str, path: Path) -> Iterator[None]:
         except BaseException as exc:  # the learner's code may raise anything
             line = _learner_line(exc, path)
             what = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+            hint = {"zh": "", "en": ""}
+            if where == "import" and _top_level(exc, path):
+                from attnlab.audit.outcome import AT_IMPORT as hint
             raise LearnerError(
-                f"你的代码在{_STEP['zh'][where]}时抛出 {what}{line}",
-                f"your code raised {what} while {_STEP['en'][where]}{line}",
+                f"你的代码在{_STEP['zh'][where]}时抛出 {what}{line}{hint['zh']}",
+                f"your code raised {what} while {_STEP['en'][where]}{line}{hint['en']}",
                 where,
             ) from None
+
+
+def _top_level(exc: BaseException, path: Path) -> bool:
+    """The learner's innermost frame in ``path`` is its module body, at a statement that is
+    not an import: code the file runs when imported (a data file read, a training loop)."""
+    import ast
+
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == path]
+    if not frames or frames[-1].name != "<module>" or frames[-1].lineno is None:
+        return False
+    try:
+        body = ast.parse(path.read_text(encoding="utf-8")).body
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return False
+    at = frames[-1].lineno
+    stmt = next((s for s in body if s.lineno <= at <= (s.end_lineno or s.lineno)), None)
+    return stmt is not None and not isinstance(stmt, ast.Import | ast.ImportFrom)
 
 
 _STEP = {
@@ -116,14 +137,24 @@ def _learner_line(exc: BaseException, path: Path) -> str:
 
 
 def load_target(path: Path, name: str) -> Callable[..., Any]:
-    """Import ``path`` as a fresh module and return its attribute ``name``."""
+    """Import ``path`` as a fresh module and return its attribute ``name``.
+
+    The file's folder goes on ``sys.path``; a file inside a package (``mingpt/model.py``) is
+    imported under its dotted name, with the folder above the package root on ``sys.path``
+    too, so that ``from mingpt.utils import ...`` and ``from .utils import ...`` work."""
     path = path.resolve()
-    spec = importlib.util.spec_from_file_location(f"attnlab_learner_{path.stem}", path)
+    dotted = dotted_name(path)
+    spec = importlib.util.spec_from_file_location(dotted or f"attnlab_learner_{path.stem}", path)
     if spec is None or spec.loader is None:
         raise LearnerError(f"无法导入 {path}", f"cannot import {path}", "import")
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(path.parent))
+    root = package_root(path)
+    if root is not None and dotted is not None:
+        sys.path.insert(0, str(root.parent))
     with guarded("import", path):
+        if dotted is not None and spec.parent:
+            importlib.import_module(spec.parent)  # the packages around it, for its imports
         spec.loader.exec_module(module)
     target = getattr(module, name, None)
     if target is None:

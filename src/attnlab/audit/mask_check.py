@@ -138,7 +138,13 @@ def _sdpa_mask(a: Audit) -> Verdict | None:
 
 
 def item_5(a: Audit) -> Verdict | None:
+    from attnlab.audit.axis_check import mask_verdict, weights_off_keys
+
+    if a.call is not None and a.call.off_keys == "nan":
+        return mask_verdict(a)  # NaN at every query with a masked key: re-runs show nothing
     verdict = _future_weight(a) or _sdpa_mask(a) or _causality(a)
+    if (verdict is None or verdict.status == FAIL) and weights_off_keys(a):
+        return mask_verdict(a)  # a NaN or a future weight of the softmax's own making
     if verdict is None or verdict.status == FAIL or a.probe.run.weights() is None:
         return verdict
     return Verdict(

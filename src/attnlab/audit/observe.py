@@ -117,6 +117,55 @@ def forward(module: nn.Module, x: torch.Tensor, path: Path, call: dict | None = 
     return Run(x, out.detach().double(), rec)
 
 
+#: A score this far below the largest kept score of its row gets weight 0 in float32
+#: (e^-50 ≈ 2e-22): it is blocked, whether filled with −∞, −1e9 or finfo.min.
+BLOCKED_BELOW = 50.0
+
+
+def blocked(scores: torch.Tensor) -> torch.Tensor:
+    """Which entries of softmax inputs ``[.., T, T]`` are blocked: −∞, or
+    :data:`BLOCKED_BELOW` under the largest entry on or below the diagonal of their row."""
+    T = scores.size(-1)
+    future = ~torch.tril(torch.ones(T, T, dtype=torch.bool))  # [T, T]
+    top = scores.double().masked_fill(future, float("-inf")).amax(-1, keepdim=True)  # [.., T, 1]
+    return scores.double() < top - BLOCKED_BELOW
+
+
+def blocks_the_future(run: Run) -> bool:
+    """The softmax inputs read as ``[B, n_head, T, T]`` block exactly the future positions."""
+    inp = run.softmax_inputs()
+    if inp is None:
+        return False
+    future = ~torch.tril(torch.ones(run.T, run.T, dtype=torch.bool))  # [T, T]
+    return bool((blocked(inp) == future).all())
+
+
+def aside(run: Run) -> bool:
+    """A softmax ran over an axis whose length is not T on an input, in any layout
+    (``[B, H, T, T]``, time first ``[T, T, B, H]``), with exactly two axes of length T, the
+    queries' and then the keys', that blocks exactly the future: the mask is right and the
+    weights are normalised over another axis than the keys."""
+    from attnlab.audit.record import softmax_dim
+
+    T = run.T
+    future = ~torch.tril(torch.ones(T, T, dtype=torch.bool))  # [T, T]
+    for c in (*run.rec.calls, *run.rec.time_first):
+        inp, dim = c.args[0] if c.args else None, softmax_dim(c) if c.kind == "softmax" else None
+        if not isinstance(inp, torch.Tensor) or dim is None or inp.dim() < 3:
+            continue
+        at = [i for i, n in enumerate(inp.shape) if n == T]
+        if len(at) == 2 and inp.size(dim) != T:
+            scores = inp.movedim(at, (-2, -1))  # [.., T, T]: queries, keys
+            if bool((blocked(scores) == future).all()):
+                return True
+    return False
+
+
+def off_the_keys(run: Run) -> bool:
+    """A softmax over a ``[.., T, T]`` table ran over another axis than the last, the keys."""
+    return any(d not in (-1, None) for d in run.softmax_dims())
+
+
 def as_heads(t: torch.Tensor) -> torch.Tensor:
     """``[B, T, T]`` → ``[B, 1, T, T]``; ``[B, n_head, T, T]`` unchanged."""
     return t.unsqueeze(1) if t.dim() == 3 else t

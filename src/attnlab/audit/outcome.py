@@ -155,7 +155,23 @@ def internal(zh: str, en: str) -> dict[str, Any]:
     return crash(f"审计器内部错误：{zh}", f"the auditor failed: {en}", "audit")
 
 
-def too_slow(timeout: float) -> dict[str, Any]:
+#: Said when the file's own top-level code (not an import) failed or ran too long.
+AT_IMPORT = {
+    "zh": "：这个文件在被导入时就运行代码；把类放到单独的文件里，或把那段代码放到 "
+    '`if __name__ == "__main__":` 之下',
+    "en": ": the file runs code when imported; put the class in its own file, or that code "
+    'under `if __name__ == "__main__":`',
+}
+
+
+def too_slow(timeout: float, importing: bool = False) -> dict[str, Any]:
+    """The learner's code used up its time; ``importing``: it was still being imported."""
+    if importing:
+        return crash(
+            f"你的文件在 {timeout:g} 秒内没有导入完成{AT_IMPORT['zh']}",
+            f"your file did not finish importing within {timeout:g} s{AT_IMPORT['en']}",
+            "import",
+        )
     return crash(
         f"你的代码在 {timeout:g} 秒内没有完成（死循环？）",
         f"your code did not finish within {timeout:g} s (an endless loop?)",

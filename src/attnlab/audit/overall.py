@@ -202,7 +202,10 @@ def overall(a: Audit, items: list[dict[str, object]]) -> dict[str, object]:
 def first_non_finite(a: Audit) -> tuple[int, str] | None:
     """The first item whose stage holds NaN or Inf (−∞ in a masked score is expected), with the
     stage and index that show it: raw scores (3), kept softmax inputs (4), masked softmax inputs
-    and weights (5), output (7)."""
+    and weights (5), output (7); weights or output when the weights are not normalised over the
+    keys (6: :func:`~attnlab.audit.axis_check.weights_off_keys`)."""
+    from attnlab.audit.axis_check import weights_off_keys
+
     found: list[tuple[int, str]] = []
     for side in a.sides:
         run = side.run
@@ -222,4 +225,7 @@ def first_non_finite(a: Audit) -> tuple[int, str] | None:
                 i = tuple(int(j) for j in bad.nonzero()[0])
                 found.append((n, f"{name}{compact_shape(i)} = {float(t[i])}"))
                 break
-    return min(found) if found else None
+    first = min(found) if found else None
+    if first is not None and first[0] >= 5 and weights_off_keys(a):
+        return 6, first[1]  # the softmax over another axis made it: 0/0 over −∞ entries
+    return first

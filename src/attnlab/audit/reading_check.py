@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import torch
 
+from attnlab.audit.axis_check import softmax_verdict
 from attnlab.audit.context import Audit
 from attnlab.audit.observe import close, first_diff
 from attnlab.audit.remote import forward
@@ -14,6 +15,9 @@ from attnlab.text.fmt import compact_shape, fixed, shape_text, vec
 
 
 def item_6(a: Audit) -> Verdict | None:
+    found = softmax_verdict(a)
+    if found is not None:
+        return found
     run = a.probe.run
     dims = run.softmax_dims()
     if any(d not in (-1, None) for d in dims):

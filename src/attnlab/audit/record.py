@@ -78,6 +78,9 @@ class Recorder(TorchFunctionMode):
     path: str | None = None
     #: The last few ``exp`` calls as (result, input): a division of one is a hand-made softmax.
     exps: list[tuple[Any, Any]] = field(default_factory=list)
+    #: The calls of a time-first forward, laid out ``[T, T, B, H]``...: kept apart from
+    #: ``calls``, which are read as ``[B, H, T, T]``.
+    time_first: list[Call] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         super().__init__()

@@ -259,6 +259,9 @@ def forward(module: nn.Module, x: torch.Tensor, path: Path, call: Convention | N
         raise LearnerGone(f"a malformed forward reply: {exc}") from None
     rec = Recorder()
     # A time-first module's intermediates are laid out [T, T, B, H], [T, B, H, d]...: read as
-    # [B, H, T, T] they would say false things, so only its output is judged.
-    rec.calls = [] if call.time_first else calls
+    # [B, H, T, T] they would say false things, so they are kept apart, unread by the stages.
+    if call.time_first:
+        rec.time_first = calls
+    else:
+        rec.calls = calls
     return Run(x, out.double(), rec)

@@ -112,11 +112,14 @@ def audit(
     from attnlab.audit.judge import judge
     from attnlab.audit.loader import LearnerError
     from attnlab.audit.overall import overall
-    from attnlab.audit.remote import InProcess, guess_kind, load_target
+    from attnlab.audit.remote import InProcess, LearnerTooSlow, guess_kind, load_target
     from attnlab.audit.stages import stage_data
 
     try:
-        target = load_target(learner or InProcess(), path, name, init)
+        try:
+            target = load_target(learner or InProcess(), path, name, init)
+        except LearnerTooSlow:
+            raise LearnerTooSlow("import") from None
         seen = seen_kind(target, path)
         if kind != "auto" and seen is not None and seen != kind:
             return _wrong_kind(name, kind, seen)
@@ -197,8 +200,8 @@ def main(argv: list[str]) -> int:
                                   request.get("init")))  # fmt: skip
     except LearnerGone as gone:  # the keeper knows how it died and says so
         result = {"status": "gone", "why": str(gone)}
-    except LearnerTooSlow:
-        result = too_slow(float(request["timeout"]))
+    except LearnerTooSlow as slow:
+        result = too_slow(float(request["timeout"]), importing=str(slow) == "import")
     except BaseException as exc:  # the auditor's own failure still gives a clean report
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
         result = {

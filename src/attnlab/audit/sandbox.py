@@ -4,7 +4,8 @@ With bubblewrap (Debian ``bubblewrap``, https://github.com/containers/bubblewrap
 process gets new user, PID, network, IPC, UTS and cgroup namespaces, all capabilities dropped,
 and a file system of its own: the Python environment (the interpreter's prefixes and the
 folders on ``sys.path``), the system's ``/usr``, ``/lib*``, ``/bin`` and ``/etc``, and the
-learner's file with its sibling ``.py`` files, all read-only, plus an empty size-capped
+learner's file with its sibling ``.py`` files (and its package's, for a file inside a
+package), all read-only, plus an empty size-capped
 ``/tmp`` as its home (its only writable folder). It cannot see the progress store, ``$HOME``,
 the network or any other process; when its PID namespace's first process exits, the kernel
 kills every process left in it, and ``--die-with-parent`` ends the sandbox if the keeper dies.
@@ -25,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from attnlab.audit.package import package_files
 
 #: ``ATTNLAB_AUDIT_SANDBOX=off`` runs the learner's code without bubblewrap (tests of the keeper).
 SWITCH = "ATTNLAB_AUDIT_SANDBOX"
@@ -109,9 +112,24 @@ def _python_roots() -> list[Path]:
 
 
 def _learner_files(path: Path) -> list[Path]:
-    """The learner's file and its sibling ``.py`` files (a file may import its neighbours)."""
+    """The learner's file, its sibling ``.py`` files (a file may import its neighbours) and,
+    for a file inside a package, the package's ``.py`` files (:mod:`~attnlab.audit.package`)."""
     siblings = sorted(p for p in path.parent.glob("*.py") if p.is_file() and p != path)
-    return [path, *siblings[:200]]
+    found = [path, *siblings[:200]]
+    seen = {p.resolve() for p in found}
+    return found + [p for p in package_files(path) if p not in seen]
+
+
+def _pythonpath() -> dict[str, str]:
+    """``PYTHONPATH`` with each folder made absolute, when it is set: the learner's process
+    runs in its own working folder and must import the same attnlab as the judge (its folders
+    are on ``sys.path``, so the sandbox shows them read-only)."""
+    found = os.environ.get("PYTHONPATH")
+    if not found:
+        return {}
+    return {
+        "PYTHONPATH": os.pathsep.join(str(Path(p).resolve()) for p in found.split(os.pathsep) if p)
+    }
 
 
 def learner_command(
@@ -129,9 +147,10 @@ def learner_command(
     """
     env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
     env.update({MARK: mark, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"})
+    env.update(_pythonpath())
     if isolation() is not None:
         plain = {MARK: mark, "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(tmp)}
-        return argv, {**os.environ, **plain}
+        return argv, {**os.environ, **plain, **_pythonpath()}
     bwrap = _bwrap()
     assert bwrap is not None  # isolation() found it
     # /tmp first: a later bind of a file under /tmp (the learner's, a venv's) lands on top of it.
