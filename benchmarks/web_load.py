@@ -79,7 +79,8 @@ class Tally:
         self.errors: list[str] = []
         self.writes = 0
         self.bytes = 0
-        self.cpu = {"server": 0.0, "clients": 0.0}  # CPU seconds spent during the run
+        # CPU seconds spent during the run (postgres: the database server's processes)
+        self.cpu = {"server": 0.0, "clients": 0.0, "postgres": 0.0}
 
 
 async def _one(
@@ -157,6 +158,16 @@ def _cpu(proc: psutil.Process) -> float:
     return total
 
 
+def _postgres_cpu() -> float:
+    """CPU seconds of this machine's PostgreSQL server processes (0 when none runs here)."""
+    total = 0.0
+    for p in psutil.process_iter(["name", "cpu_times"]):
+        times = p.info["cpu_times"]
+        if p.info["name"] in ("postgres", "postmaster") and times is not None:
+            total += times.user + times.system
+    return total
+
+
 def _wait_ready(base: str, proc: subprocess.Popen[bytes]) -> float:
     """Seconds until the server answers ``/healthz`` (its start-up, figures included)."""
     start = time.perf_counter()
@@ -203,8 +214,12 @@ def _report(args: argparse.Namespace, tally: Tally, start_s: float) -> bool:
             print(f"  {kind:9s} n={len(values):5d}  p50={_pct(values, 50):7.1f} ms  "
                   f"p95={_pct(values, 95):7.1f} ms  p99={_pct(values, 99):7.1f} ms")  # fmt: skip
     # The clients run on the same CPUs: when they use most of one, they are part of the latency.
+    pg = f", postgres {tally.cpu['postgres']:.1f}" if args.db else ""
     print(f"  CPU seconds in the run: server {tally.cpu['server']:.1f}, "
-          f"clients {tally.cpu['clients']:.1f}")  # fmt: skip
+          f"clients {tally.cpu['clients']:.1f}{pg}")  # fmt: skip
+    if total:
+        per = (tally.cpu["server"] + tally.cpu["postgres"]) * 1000 / total
+        print(f"  server CPU per request: {per:.2f} ms (attnlab{' + postgres' if args.db else ''})")
     print(f"  errors: {len(tally.errors)}")
     for line in tally.errors[:5]:
         print("   ", line)
@@ -250,6 +265,7 @@ def main() -> int:
     try:
         start_s = _wait_ready(base, proc)
         server_cpu, clients_cpu = _cpu(psutil.Process(proc.pid)), time.process_time()
+        postgres_cpu = _postgres_cpu()
         deadline = time.monotonic() + args.seconds
 
         async def run_all() -> None:
@@ -259,6 +275,7 @@ def main() -> int:
         asyncio.run(run_all())
         tally.cpu["server"] = _cpu(psutil.Process(proc.pid)) - server_cpu
         tally.cpu["clients"] = time.process_time() - clients_cpu
+        tally.cpu["postgres"] = _postgres_cpu() - postgres_cpu
     finally:
         proc.terminate()
         proc.wait(timeout=10)
