@@ -349,3 +349,16 @@ def test_classes_made_at_once_by_different_profiles_get_their_own_numbers(
     assert sorted(c.id for c in made) == list(range(1, 7))
     learners = [link.profile for batch in links for link in batch]
     assert len(set(learners)) == len(profiles)
+
+
+def test_a_snapshot_does_not_see_a_write_committed_during_it(store_location) -> None:  # type: ignore[no-untyped-def]
+    """``store.snapshot()`` is one consistent state (PostgreSQL: REPEATABLE READ; SQLite: one
+    read transaction), while another connection writes and commits."""
+    with ProgressStore(store_location) as reader, ProgressStore(store_location) as writer:
+        writer.record_attempt("4c", "0.39", True)
+        with reader.snapshot():
+            before = reader.attempts()
+            writer.record_attempt("4c", "0.40", False)  # committed now, on its own connection
+            assert reader.attempts() == before
+            assert reader.summary().attempts == len(before)
+        assert len(reader.attempts()) == len(before) + 1

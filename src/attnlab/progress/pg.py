@@ -240,12 +240,14 @@ class PgDatabase:
 
         try:
             with self.pool.connection() as conn:
+                # Set before the transaction begins: psycopg opens it with one
+                # "BEGIN ISOLATION LEVEL ..." (a read: one snapshot; a write: each statement
+                # sees what committed before it, the server's default).
+                conn.isolation_level = None if write else psycopg.IsolationLevel.REPEATABLE_READ
                 if write:  # lock_timeout bounds the wait for the lock (0 would mean forever)
                     conn.execute(f"SET LOCAL lock_timeout = {max(1, round(self.seconds * 1000))}")
                     conn.execute("SELECT pg_advisory_xact_lock(%s, %s)",
                                  (APPLICATION_ID, profile_key(profile)))  # fmt: skip
-                else:
-                    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                 yield PgConnection(conn)
         except (psycopg.Error, PoolTimeout) as exc:
             raise translate(exc, self.url, self.seconds) from None
