@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from attnlab.content import knowledge
-from attnlab.grading import grade, reasons
+from attnlab.grading import grade, keys, reasons
 from attnlab.grading.answer_parse import parse_numbers
-from attnlab.grading.grade import Address, Verdict
+from attnlab.grading.grade import Verdict
+from attnlab.grading.keys import Address
 from attnlab.inputs.text_limits import check_text
-from attnlab.lesson import numbers
 from attnlab.mistakes import catalogue
 from attnlab.text import fmt
 from attnlab.text.errors import InputError
@@ -104,14 +104,14 @@ def submit(exercise_id: str, text: str) -> Submission:
             empty, not text); nothing of it should be kept.
     """
     try:
-        section = knowledge.exercise(exercise_id, "en").section
+        key = keys.exercise_key(exercise_id)  # the exercise's answer key, built on first use
     except KeyError:
         raise UnknownExercise(exercise_id) from None
     text = check_text(text, "exercise_answer")
     try:
-        return Submission(exercise_id, text, check_answer(exercise_id, text), section=section)
+        return Submission(exercise_id, text, _judge(key, text), section=key.section)
     except InputError as exc:
-        return Submission(exercise_id, text, None, exc, section)
+        return Submission(exercise_id, text, None, exc, key.section)
 
 
 def _address(at: Address) -> dict[str, Any]:
@@ -195,31 +195,19 @@ def _unreadable(exercise_id: str, text: str, lang: str) -> str:
     return error_message(found, lang) if found is not None else ""
 
 
-def check_answer(exercise_id: str, text: str, lang: str = "zh") -> grade.Verdict:
-    """Grade a learner's answer to ``exercise_id`` with :func:`attnlab.grading.grade.grade`; a
-    wrong answer about a stage of the lesson is matched against the mistakes catalogue
-    (:func:`attnlab.grading.grade.explain` says which mistake in one line).
+def check_answer(exercise_id: str, text: str) -> grade.Verdict:
+    """Grade a learner's answer to ``exercise_id`` against its answer key
+    (:func:`attnlab.grading.keys.exercise_key`); a wrong answer about a stage of the lesson is
+    matched against the mistakes catalogue (:func:`attnlab.grading.reasons.explain` says which
+    mistake in one line).
 
     Raises:
+        KeyError: for an exercise id that does not exist.
         attnlab.text.errors.InputError: if ``text`` is not a list of numbers.
     """
-    ex = knowledge.exercise(exercise_id, lang)
-    at = grade.address_of(ex.key)
-    typed = parse_numbers(text, infinity=grade.holds_infinity(at))
-    others = () if at is not None else _other_prompts(ex.key)
-    return grade.grade(typed, ex.expected_values, ex.decimals, at, other_prompts=others)
+    return _judge(keys.exercise_key(exercise_id), text)
 
 
-def _other_prompts(key: str) -> tuple[list[float], ...]:
-    """The same lesson number for the other prompts, when the key's first index is the prompt
-    (``experiment.losses[1]`` → A's loss): what a learner who swapped the prompts typed."""
-    source, name, index = numbers.parse_key(key)
-    if not index or not isinstance(index[0], int) or index[0] not in (0, 1):
-        return ()
-    rest = ["" if isinstance(i, slice) else str(i) for i in index[1:]]
-    rest = [":" if r == "" else r for r in rest]
-    return tuple(
-        numbers.tensor(f"{source}.{name}[{','.join([str(b), *rest])}]").double().flatten().tolist()
-        for b in range(2)
-        if b != index[0]
-    )
+def _judge(key: keys.AnswerKey, text: str) -> grade.Verdict:
+    typed = parse_numbers(text, infinity=grade.holds_infinity(key.at))
+    return grade.judge(typed, key)
