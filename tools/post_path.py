@@ -48,9 +48,11 @@ def post_path(exercise: str = "4c", answer: str = "0.39") -> tuple[int, list[str
     try:
         with (
             tempfile.TemporaryDirectory() as data,
-            TestClient(create_app(data_dir=Path(data)), base_url=ORIGIN) as client,
+            TestClient(
+                create_app(data_dir=Path(data), figures_on=False), base_url=ORIGIN
+            ) as client,
         ):
-            client.get("/lesson")
+            client.get("/healthz")  # any page sets the session token
             token = client.cookies.get("attnlab_csrf") or ""
             form = {"answer": answer, "csrf_token": token, "back": "section"}
 
