@@ -18,7 +18,7 @@ from attnlab.cli.main import app
 from attnlab.content import knowledge
 from attnlab.grading import answers, keys
 from attnlab.grading import grade as grading
-from attnlab.grading.answer_parse import parse_numbers, read_number
+from attnlab.grading.answers import parse_numbers, read_number
 from attnlab.grading.grade import Address
 from attnlab.mistakes import diagnosis
 from attnlab.progress.store import ProgressStore

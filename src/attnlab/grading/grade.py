@@ -13,7 +13,7 @@ tolerances, against the catalogue mistakes' numbers at that place, and against t
 
 Example::
 
-    >>> from attnlab.grading.answer_parse import parse_numbers
+    >>> from attnlab.grading.answers import parse_numbers
     >>> v = grade(parse_numbers("0.599 0.4"), [0.5987, 0.4013])
     >>> v.kind, [round(t, 4) for t in v.tolerance]
     ('right', [0.0005, 0.05])
@@ -23,14 +23,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from attnlab.core.steps import MistakeInput
-from attnlab.grading.answer_parse import Typed
 from attnlab.grading.keys import Address, AnswerKey
 from attnlab.mistakes.catalogue import Mistake
 from attnlab.text.errors import InputError
 from attnlab.text.jsonable import to_json
+
+if TYPE_CHECKING:
+    from attnlab.grading.answers import Typed
 
 #: right; wrong; right as far as it goes but too few decimals; not as many numbers as asked;
 #: too coarse to tell right from a catalogued mistake.
@@ -140,7 +142,7 @@ def grade(
         InputError: for an infinity typed where :func:`holds_infinity` says none can be.
 
     Args:
-        typed: the learner's numbers (:func:`~attnlab.grading.answer_parse.parse_numbers`).
+        typed: the learner's numbers (:func:`~attnlab.grading.answers.parse_numbers`).
         expected: the right numbers, flattened.
         decimals: how many decimals the question asks for (0: any rounding is judged as given).
         at: the stage numbers asked for; a wrong answer there is matched against the catalogue.
