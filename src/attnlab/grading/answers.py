@@ -150,14 +150,6 @@ class AnswerError(InputError):
     """A typed answer that is not a list of numbers, worded in both languages
     (:func:`attnlab.text.i18n.error_message` picks one; ``str()`` is the English)."""
 
-    def __init__(self, en: str, zh: str) -> None:
-        super().__init__(en)
-        self.texts = {"en": en, "zh": zh}
-
-    def localized(self, lang: str) -> str:
-        """The message in ``lang`` (``"zh"`` or ``"en"``)."""
-        return self.texts.get(lang, self.texts["en"])
-
 
 @dataclass(frozen=True)
 class Typed:
