@@ -160,7 +160,7 @@ def judge(typed: list[Typed], key: AnswerKey) -> Verdict:
     Raises:
         InputError: for an infinity typed where :func:`holds_infinity` says none can be.
     """
-    expected, at = key.expected, key.at
+    expected, at = list(key.expected), key.at  # a copy: a verdict never shares the key's list
     infinite = [t.text for t in typed if math.isinf(t.value)]
     if infinite and not holds_infinity(at):
         raise InputError(

@@ -77,7 +77,8 @@ class AnswerKey:
         other_prompts: for a number that is not a stage, the same number of the other prompts.
         section: the section the question belongs to.
 
-    The attributes below ``inp`` are computed on first use and then kept with the key.
+    :attr:`carried`, :attr:`right`, :attr:`mistakes`, :attr:`score_pair`, :attr:`swapped` and
+    :attr:`misread` are computed the first time a verdict needs them, then kept with the key.
     """
 
     def __init__(
