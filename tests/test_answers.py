@@ -20,7 +20,7 @@ from web_support import post_form
 
 from attnlab.cli.main import app
 from attnlab.content import knowledge
-from attnlab.grading import answers
+from attnlab.grading import answers, reasons
 from attnlab.progress.db import connect, migrate
 from attnlab.progress.store import ProgressStore
 
@@ -55,7 +55,7 @@ def test_a_verdict_given_in_zh_reads_in_en(
     assert zh and en, "no verdict shown"
     assert all(CJK.search(v) for v in zh), zh
     assert not any(CJK.search(v) for v in en), en
-    mark = answers.MARKS[answers.tone(kind)]  # every verdict that is not right says so, its way
+    mark = reasons.MARKS[reasons.tone(kind)]  # every verdict that is not right says so, its way
     assert all(v.startswith(mark) for v in zh + en), (zh, en)
 
 
@@ -102,7 +102,7 @@ def test_a_sentence_kept_by_an_older_store_is_worded_again(
 def test_present_words_every_kind_in_both_languages() -> None:
     for text in ("0.40", "0.123", "0", "abc", "0.40 0.05", "0.4000001", "0.566"):
         data = answers.submit("4c", text).data()
-        zh, en = (answers.present("4c", text, data, lang) for lang in ("zh", "en"))
+        zh, en = (reasons.present("4c", text, data, lang) for lang in ("zh", "en"))
         assert CJK.search(zh) and not CJK.search(en), (text, zh, en)
         assert zh[0] in "✓✗↻⚠" and en[0] == zh[0], (zh, en)
         assert json.loads(json.dumps(data)) == data

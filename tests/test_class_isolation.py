@@ -19,7 +19,7 @@ from class_support import EXERCISE, joined, make_class, no_scale_answer
 from test_web_fuzz import app_routes
 from web_support import fetch_headers, post_form
 
-from attnlab.grading import answers
+from attnlab.grading import answers, reasons
 from attnlab.progress.store import ProgressStore
 from attnlab.web.app import create_app
 
@@ -120,7 +120,7 @@ def test_two_learners_never_see_or_change_each_other(
     assert "secret-note" in a.get("/search?q=alpha").text, "A finds A's own note"
 
     done = answers.submit(EXERCISE, no_scale_answer())
-    verdicts = [html.escape(answers.present(EXERCISE, done.text, done.data(), lang), quote=False)
+    verdicts = [html.escape(reasons.present(EXERCISE, done.text, done.data(), lang), quote=False)
                 for lang in ("zh", "en")]  # fmt: skip
     assert verdicts[0] in a.get(f"/section/{done.section}?lang=zh").text, "A sees A's verdict"
     saved_a = _saved(tmp_path, "c1-1")  # A's reading moved A's last section

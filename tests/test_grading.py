@@ -16,9 +16,9 @@ from web_support import post_form
 
 from attnlab.cli.main import app
 from attnlab.content import knowledge
-from attnlab.grading import answers
+from attnlab.grading import answers, keys
 from attnlab.grading import grade as grading
-from attnlab.grading.answer_parse import parse_numbers, read_number
+from attnlab.grading.answers import parse_numbers, read_number
 from attnlab.grading.grade import Address
 from attnlab.mistakes import diagnosis
 from attnlab.progress.store import ProgressStore
@@ -156,10 +156,10 @@ def test_verdict_json_numbers_heads_from_1(tmp_path: Path) -> None:
 
 
 def test_exercise_keys_are_addressed_like_check() -> None:
-    assert grading.address_of("weights[1,1,0]") == Address("weights", 1, row=1, column=0)
-    assert grading.address_of("weights.A.final") == Address("weights", 0, row=1)
-    assert grading.address_of("output[1,1,:]") == Address("output", 1, row=1)
-    assert grading.address_of("cost.elements_long") is None
+    assert keys.address_of("weights[1,1,0]") == Address("weights", 1, row=1, column=0)
+    assert keys.address_of("weights.A.final") == Address("weights", 0, row=1)
+    assert keys.address_of("output[1,1,:]") == Address("output", 1, row=1)
+    assert keys.address_of("cost.elements_long") is None
     assert Address("weights", 1, row=1, column=0).label() == "weights[1,1,0]"
 
 

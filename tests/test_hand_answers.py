@@ -159,13 +159,13 @@ def test_web_shows_the_reason_in_the_pages_language(tmp_path: Path) -> None:
     ],
 )
 def test_quiz_names_the_slip(exercise: str, text: str, kind: str, named: str) -> None:
-    verdict = answers.check_answer(exercise, text, "en")
+    verdict = answers.check_answer(exercise, text)
     assert verdict.kind == kind
     assert named in _named(verdict.to_json()), verdict
 
 
 def test_a_decimal_comma_gets_a_hint_in_the_quiz() -> None:
-    verdict = answers.check_answer("16d", "0,229", "en")
+    verdict = answers.check_answer("16d", "0,229")
     why = reasons.explain(verdict, "en", 3, "0,229")
     assert verdict.kind == "count" and why is not None and "0,229 → 0.229" in why
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from attnlab.cli.main import app
 from attnlab.core.steps import lesson_input
-from attnlab.grading.answer_parse import parse_numbers
+from attnlab.grading.answers import parse_numbers
 from attnlab.grading.handcheck import Answer, check_answer, lab_input
 from attnlab.mistakes import catalogue, diagnosis
 

@@ -193,7 +193,7 @@ def test_unreadable_answers_raise_input_error(text: str, message: str) -> None:
 
 def test_a_wrong_answer_is_diagnosed_by_the_mistakes_catalogue() -> None:
     unscaled = diagnosis.mistake_stages("no_scale")["scaled_scores"][0, 0, 0]  # no ÷√d_k
-    grade = answers.check_answer("4c", f"{unscaled:.3f}", "en")
+    grade = answers.check_answer("4c", f"{unscaled:.3f}")
     why = reasons.explain(grade, "en")
     assert not grade.correct
     assert why is not None and "no scaling" in why, why
@@ -201,7 +201,7 @@ def test_a_wrong_answer_is_diagnosed_by_the_mistakes_catalogue() -> None:
 
 
 def test_a_misread_index_is_named() -> None:
-    grade = answers.check_answer("4c", "0.20", "en")  # scaled_scores[0,0,1], the other column
+    grade = answers.check_answer("4c", "0.20")  # scaled_scores[0,0,1], the other column
     why = reasons.explain(grade, "en")
     assert why is not None and "scaled_scores[0,0,1]" in why, why
 

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from attnlab.cli.main import app
-from attnlab.grading.answer_parse import AnswerError, parse_numbers
+from attnlab.grading.answers import AnswerError, parse_numbers
 from attnlab.grading.grade import Address, grade
 from attnlab.lesson import numbers
 
@@ -73,7 +73,8 @@ def test_a_misread_index_names_the_likeliest_place_first(
     """A number from another place of the scaled scores is named by its index; when it sits in
     several places, the one in the same prompt and row comes first and the rest are named too."""
     from attnlab.grading import reasons
-    from attnlab.grading.answers import check_answer, present, submit
+    from attnlab.grading.answers import check_answer, submit
+    from attnlab.grading.reasons import present
 
     verdict = check_answer(exercise, text)
     assert verdict.misread is not None and verdict.misread.label() == likely
@@ -86,7 +87,8 @@ def test_a_misread_index_names_the_likeliest_place_first(
 
 def test_the_other_prompts_number_is_named_as_a_slip() -> None:
     """16e asks for B's p(study); A's typed there is the prompts swapped, not only "wrong"."""
-    from attnlab.grading.answers import check_answer, present, submit
+    from attnlab.grading.answers import check_answer, submit
+    from attnlab.grading.reasons import present
 
     a_value = numbers.get("experiment.probs[0,3]")
     text = f"{a_value:.3f}"

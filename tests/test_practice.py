@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from attnlab.cli.main import app
 from attnlab.grading import handcheck, practice
-from attnlab.grading.answer_parse import parse_numbers
+from attnlab.grading.answers import parse_numbers
 from attnlab.progress.store import ProgressStore
 from attnlab.text.errors import InputError
 

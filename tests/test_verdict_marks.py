@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from web_support import post_form
 
-from attnlab.grading import answers
+from attnlab.grading import answers, reasons
 from attnlab.mistakes import catalogue
 from attnlab.web.explorer import contrast
 
@@ -21,7 +21,7 @@ TWO = {"kind": "wrong", "mistakes": ["no_mask", "token_ids_as_x"], "expected": 1
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_each_mistake_names_the_section_that_teaches_it(lang: str) -> None:
-    line = answers.say(TWO, lang, "0.5")
+    line = reasons.say(TWO, lang, "0.5")
     sep, reread = {"zh": ("；", "（重读第 {} 节）"), "en": ("; ", " (reread section {})")}[lang]
     named = [catalogue.get(name) for name in TWO["mistakes"]]
     assert {m.section for m in named} == {10, 1}  # the case seen: a mask mistake and §1's
@@ -36,10 +36,10 @@ def test_every_kind_of_verdict_has_its_own_mark(lang: str) -> None:
     said = {}
     for text in ("0.40", "0.123", "0", "0.40 0.05", "abc"):
         data = answers.submit("4c", text).data()
-        said[data["kind"]] = answers.present("4c", text, data, lang)
+        said[data["kind"]] = reasons.present("4c", text, data, lang)
     assert set(said) == {"right", "wrong", "coarse", "count", "unreadable"}, said
     for kind, line in said.items():
-        mark = answers.MARKS[answers.tone(kind)]
+        mark = reasons.MARKS[reasons.tone(kind)]
         assert line.startswith(mark + " "), (kind, line)
     assert len({line[0] for line in said.values()}) == 4, said  # coarse and count: both ↻
 

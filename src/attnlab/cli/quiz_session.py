@@ -23,7 +23,7 @@ from typing import Any
 
 from attnlab.content import knowledge
 from attnlab.core.example import SECTION_COUNT
-from attnlab.grading import answers, practice
+from attnlab.grading import answers, practice, reasons
 from attnlab.grading.grade import Verdict
 from attnlab.inputs.text_limits import check_text
 from attnlab.progress.store import ProgressStore
@@ -221,7 +221,7 @@ class Quiz:
             done = answers.submit(ex.id, text)
             data = done.data()
             self.store.record_attempt(ex.id, text, done.graded, json.dumps(data))
-            self.say(answers.present(ex.id, text, data, self.lang))
+            self.say(reasons.present(ex.id, text, data, self.lang))
             if done.graded is None:  # unreadable, too few numbers or decimals: ask again
                 continue
             tries += 1

@@ -1,52 +1,45 @@
-"""The one answer service: grade an exercise answer into data, and say it in a language.
+"""The one answer service: read what a learner typed, and grade an exercise answer into data.
 
 :func:`submit` grades what a learner typed for an exercise and returns a :class:`Submission`
 whose :meth:`~Submission.data` is what the store keeps: the verdict's kind, the catalogue
-mistakes' names, the slips, the misread place, the decimals needed; never words.
-:func:`present` turns that data into one line in the viewer's language, wherever it is shown
-(the web page, the quiz, ``progress``), so an answer given on a Chinese page reads in English on
-an English one. :func:`say` is its wording of any graded verdict, which ``attnlab check`` uses
-too (on :func:`verdict_data`), so the same numbers read the same in every front end. The web,
-the quiz and the notebook all submit here, with one policy: every answer is saved; only
-``right`` and ``wrong`` count as a try, the others (``unreadable``, ``count``, ``coarse``,
-``imprecise``) ask again.
+mistakes' names, the slips, the misread place, the decimals needed; never words
+(:func:`attnlab.grading.reasons.present` words it in the viewer's language). The web, the quiz
+and the notebook all submit here, with one policy: every answer is saved; only ``right`` and
+``wrong`` count as a try, the others (``unreadable``, ``count``, ``coarse``, ``imprecise``)
+ask again.
+
+:func:`parse_numbers` is the one reader of typed numbers: ``attnlab check`` (``--values`` and
+answer files), the quiz, practice and the web exercises all read them here, so
+``"[0.599, 0.401]"`` means the same everywhere. Accepted: spaces, commas or semicolons between
+numbers (Chinese ``，``/``、``/``；`` too), brackets anywhere, a Unicode minus, ``4,000,000`` as
+one number, a trailing ``x``/``倍`` after a single number (``4 倍``), and ``-inf``/``−∞`` where a
+masked score can be the answer. Each number keeps how many decimals it was written with.
 
 Example::
 
     >>> s = submit("4c", "0")
     >>> s.data()["kind"], s.graded
     ('coarse', None)
-    >>> present("4c", "0", s.data(), "en")
-    '↻ Answer again · Too coarse: give at least 2 decimals (with fewer, a common mistake fits too)'
+    >>> [(n.value, n.decimals) for n in parse_numbers("[0.599，−0.4]")]
+    [(0.599, 3), (-0.4, 1)]
 """
 
 from __future__ import annotations
 
-import json
+import math
+import re
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
-from attnlab.content import knowledge
-from attnlab.grading import grade, reasons
-from attnlab.grading.answer_parse import parse_numbers
-from attnlab.grading.grade import Address, Verdict
+from attnlab.grading import grade, keys
+from attnlab.grading.grade import Verdict
+from attnlab.grading.keys import Address
 from attnlab.inputs.text_limits import check_text
-from attnlab.lesson import numbers
-from attnlab.mistakes import catalogue
-from attnlab.text import fmt
 from attnlab.text.errors import InputError
-from attnlab.text.i18n import error_message, pick
 
 #: Verdict kinds that count as a try (the rest ask again).
 GRADED = ("right", "wrong")
-#: The mark each kind of verdict starts with (its words follow it, so no kind is told by colour
-#: alone): right, wrong, asked again for a clearer answer (count, coarse, imprecise), unreadable.
-MARKS = {"right": "✓", "wrong": "✗", "again": "↻", "unreadable": "⚠"}
-
-
-def tone(kind: str) -> str:
-    """The key of :data:`MARKS` (and the page's CSS class) for a verdict kind."""
-    return kind if kind in ("right", "wrong", "unreadable") else "again"
 
 
 @dataclass(frozen=True)
@@ -104,14 +97,14 @@ def submit(exercise_id: str, text: str) -> Submission:
             empty, not text); nothing of it should be kept.
     """
     try:
-        section = knowledge.exercise(exercise_id, "en").section
+        key = keys.exercise_key(exercise_id)  # the exercise's answer key, built on first use
     except KeyError:
         raise UnknownExercise(exercise_id) from None
     text = check_text(text, "exercise_answer")
     try:
-        return Submission(exercise_id, text, check_answer(exercise_id, text), section=section)
+        return Submission(exercise_id, text, _judge(key, text), section=key.section)
     except InputError as exc:
-        return Submission(exercise_id, text, None, exc, section)
+        return Submission(exercise_id, text, None, exc, key.section)
 
 
 def _address(at: Address) -> dict[str, Any]:
@@ -119,107 +112,147 @@ def _address(at: Address) -> dict[str, Any]:
             "column": at.column}  # fmt: skip
 
 
-def _verdict(data: dict[str, Any]) -> Verdict:
-    """A :class:`Verdict` standing for stored data, enough for :func:`reasons.explain`."""
-    misread = data.get("misread")
-    return Verdict(
-        correct=data["kind"] == "right",
-        kind=data["kind"],
-        expected=[0.0] * int(data.get("expected", 0)),
-        given=[0.0] * int(data.get("given", 0)),
-        tolerance=[],
-        mistakes=tuple(_mistakes(data.get("mistakes", []))),
-        misread=Address(**misread) if isinstance(misread, dict) else None,
-        also=tuple(Address(**a) for a in data.get("also", []) if isinstance(a, dict)),
-        needed=data.get("needed"),
-        carried=bool(data.get("carried")),
-        slips=tuple(data.get("slips", [])),
-    )
-
-
-def _mistakes(names: list[str]) -> list[catalogue.Mistake]:
-    found = []
-    for name in names:
-        try:
-            found.append(catalogue.get(name))
-        except KeyError:  # a mistake since renamed: its words are gone, the rest stays
-            continue
-    return found
-
-
-def loads(stored: str | None, exercise_id: str, text: str) -> dict[str, Any]:
-    """The verdict data kept with an attempt; an attempt saved before verdicts were kept as
-    data (or with none) is graded again from its answer."""
-    if stored:
-        try:
-            data = json.loads(stored)
-        except ValueError:
-            data = None
-        if isinstance(data, dict) and isinstance(data.get("kind"), str):
-            return data
-    return submit(exercise_id, text).data()
-
-
-def present(exercise_id: str, text: str, data: dict[str, Any], lang: str) -> str:
-    """One line for the learner in ``lang`` that starts with its kind's mark (:data:`MARKS`):
-    ✓ with the answer, ✗ or ↻ with the reason, ⚠ with what could not be read."""
-    ex = knowledge.exercise(exercise_id, lang)
-    if data["kind"] == "unreadable":
-        return pick(lang, "⚠ 无法读取 · ", "⚠ Could not read it · ") + _unreadable(
-            ex.id, text, lang
-        )
-    return say(data, lang, fmt.answer(ex.expected, ex.decimals), ex.decimals, text)
-
-
-def say(data: dict[str, Any], lang: str, answer: str, decimals: int = 0, text: str = "") -> str:
-    """A graded verdict's data (:func:`verdict_data`) in ``lang``: ``✓ Right: answer`` with any
-    aside, or ``✗ Not yet`` with the reason (:func:`attnlab.grading.reasons.explain`).
-
-    Args:
-        data: a verdict as data, of any kind but ``"unreadable"``.
-        answer: the right answer as it is shown beside ✓.
-        decimals: the decimals the question asks for.
-        text: what the learner typed (a decimal comma in it is pointed out).
-    """
-    why = reasons.explain(_verdict(data), lang, decimals, text)
-    if data["kind"] == "right":
-        aside = pick(lang, f"（{why}）", f" ({why})") if why else ""
-        return pick(lang, "✓ 正确：", "✓ Right: ") + answer + aside
-    if data["kind"] == "wrong":
-        return pick(lang, "✗ 还不对", "✗ Not yet") + (" · " + why if why else "")
-    return pick(lang, "↻ 请再答一次", "↻ Answer again") + (" · " + why if why else "")
-
-
-def _unreadable(exercise_id: str, text: str, lang: str) -> str:
-    found = submit(exercise_id, text).error
-    return error_message(found, lang) if found is not None else ""
-
-
-def check_answer(exercise_id: str, text: str, lang: str = "zh") -> grade.Verdict:
-    """Grade a learner's answer to ``exercise_id`` with :func:`attnlab.grading.grade.grade`; a
-    wrong answer about a stage of the lesson is matched against the mistakes catalogue
-    (:func:`attnlab.grading.grade.explain` says which mistake in one line).
+def check_answer(exercise_id: str, text: str) -> grade.Verdict:
+    """Grade a learner's answer to ``exercise_id`` against its answer key
+    (:func:`attnlab.grading.keys.exercise_key`); a wrong answer about a stage of the lesson is
+    matched against the mistakes catalogue (:func:`attnlab.grading.reasons.explain` says which
+    mistake in one line).
 
     Raises:
+        KeyError: for an exercise id that does not exist.
         attnlab.text.errors.InputError: if ``text`` is not a list of numbers.
     """
-    ex = knowledge.exercise(exercise_id, lang)
-    at = grade.address_of(ex.key)
-    typed = parse_numbers(text, infinity=grade.holds_infinity(at))
-    others = () if at is not None else _other_prompts(ex.key)
-    return grade.grade(typed, ex.expected_values, ex.decimals, at, other_prompts=others)
+    return _judge(keys.exercise_key(exercise_id), text)
 
 
-def _other_prompts(key: str) -> tuple[list[float], ...]:
-    """The same lesson number for the other prompts, when the key's first index is the prompt
-    (``experiment.losses[1]`` → A's loss): what a learner who swapped the prompts typed."""
-    source, name, index = numbers.parse_key(key)
-    if not index or not isinstance(index[0], int) or index[0] not in (0, 1):
-        return ()
-    rest = ["" if isinstance(i, slice) else str(i) for i in index[1:]]
-    rest = [":" if r == "" else r for r in rest]
-    return tuple(
-        numbers.tensor(f"{source}.{name}[{','.join([str(b), *rest])}]").double().flatten().tolist()
-        for b in range(2)
-        if b != index[0]
-    )
+def _judge(key: keys.AnswerKey, text: str) -> grade.Verdict:
+    typed = parse_numbers(text, infinity=grade.holds_infinity(key.at))
+    return grade.judge(typed, key)
+
+
+#: Longest number accepted as written (seventeen significant digits is all a float keeps).
+MAX_NUMBER_CHARS = 64
+#: Most numbers in one answer: a whole table of a stage by hand is a few dozen; a longer one
+#: is refused as soon as it is counted, before the numbers are read.
+MAX_ANSWER_NUMBERS = 10_000
+_TOKEN = re.compile(r"[^,;\s]+")
+_NUMBER = re.compile(r"[-+]?(?:inf|nan|\d+\.?\d*(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?)", re.I)
+_THOUSANDS = re.compile(r"^[-+]?[1-9]\d{0,2}(,\d{3})+(\.\d+)?$")
+_TIMES = re.compile(r"(?i)(倍|times|x|×)$")
+_ONE_TOKEN = re.compile(r"[^,;\s]+")
+_TRANSLATE = str.maketrans(
+    {"，": ",", "、": ",", "；": ";", "−": "-", "–": "-", "∞": "inf",
+     "［": " ", "］": " ", "[": " ", "]": " ", "(": " ", ")": " ", "（": " ", "）": " "}
+)  # fmt: skip
+
+
+class AnswerError(InputError):
+    """A typed answer that is not a list of numbers, worded in both languages
+    (:func:`attnlab.text.i18n.error_message` picks one; ``str()`` is the English)."""
+
+
+@dataclass(frozen=True)
+class Typed:
+    """One number as the learner wrote it: its value and how many decimals it shows.
+
+    ``decimals`` is the learner's rounding: ``"0.599"`` → 3, ``"4000000"`` → 0, ``"4e6"`` → -6.
+    """
+
+    text: str
+    value: float
+    decimals: int
+
+
+def parse_numbers(text: str, where: str = "", infinity: bool = False) -> list[Typed]:
+    """The numbers in a learner's answer (``"0.6 0.4"``, ``"[0.599, 0.401]"``, ``"4,000,000"``).
+
+    Args:
+        text: what the learner typed.
+        where: the field named in errors (``"--values"``), or ``""``.
+        infinity: whether ``-inf``/``−∞`` is a possible answer (a masked score).
+
+    Raises:
+        InputError: for an empty answer, a part that is not a number (naming the part) or
+            more than :data:`MAX_ANSWER_NUMBERS` numbers.
+    """
+    cleaned = text.translate(_TRANSLATE).strip()
+    times = _TIMES.sub("", cleaned).strip()
+    if _ONE_TOKEN.fullmatch(times):  # "4x", "4 倍": a ratio is one number; "1 0x" is no ratio
+        cleaned = times
+    if _THOUSANDS.match(cleaned):
+        cleaned = cleaned.replace(",", "")
+    tokens: list[str] = []
+    for match in _TOKEN.finditer(cleaned):  # counted as found: a huge answer stops early
+        check_count(len(tokens) + 1, where)
+        tokens.append(match[0])
+    if not tokens:
+        at = _prefix(where)
+        raise AnswerError(
+            f"{at}expected a number, got an empty answer", f"{at}需要一个数，答案是空的"
+        )
+    return [read_number(token, where, infinity) for token in tokens]
+
+
+def check_count(n: int, where: str = "") -> None:
+    """Refuse an answer of ``n`` numbers when ``n`` is over :data:`MAX_ANSWER_NUMBERS`."""
+    if n > MAX_ANSWER_NUMBERS:
+        at = _prefix(where)
+        raise AnswerError(
+            f"{at}expected at most {MAX_ANSWER_NUMBERS:,} numbers, got more",
+            f"{at}最多 {MAX_ANSWER_NUMBERS:,} 个数，实际更多",
+        )
+
+
+def read_number(token: str, where: str = "", infinity: bool = False) -> Typed:
+    """One number; refused unless a float64 holds it (``1e999`` and 400 digits do not).
+
+    Raises:
+        InputError: for NaN, an infinity where none is allowed, an overflow or more than
+            :data:`MAX_NUMBER_CHARS` characters, naming ``where``.
+    """
+    at = _prefix(where)
+    if len(token) > MAX_NUMBER_CHARS:
+        raise AnswerError(
+            f"{at}expected a number of at most {MAX_NUMBER_CHARS} characters, got one of "
+            f"{len(token):,} ({token[:12]!r}...)",
+            f"{at}一个数最多 {MAX_NUMBER_CHARS} 个字符，这个有 {len(token):,} 个"
+            f"（{token[:12]!r}...）",
+        )
+    text = token.translate(_TRANSLATE).strip()
+    if not _NUMBER.fullmatch(text):
+        example = "0.599 (or -inf)" if infinity else "0.599"
+        raise AnswerError(
+            f"{at}expected a number like {example}, got {token!r}",
+            f"{at}需要像 0.599{'（或 -inf）' if infinity else ''} 这样的数，收到的是 {token!r}",
+        )
+    value = float(text)
+    if math.isnan(value):
+        raise AnswerError(
+            f"{at}expected a number, got {token!r} (NaN is never an answer)",
+            f"{at}需要一个数，收到的是 {token!r}（NaN 不会是答案）",
+        )
+    if "inf" in text.lower():
+        if not infinity:
+            raise AnswerError(
+                f"{at}expected a finite number, got {token!r}",
+                f"{at}需要一个有限的数，收到的是 {token!r}",
+            )
+        return Typed(text, value, 0)
+    if math.isinf(value):
+        hint = "; write -inf for a masked score" if infinity else ""
+        raise AnswerError(
+            f"{at}expected a number a float can hold (|x| <= 1.8e308), got {token!r}{hint}",
+            f"{at}需要浮点数能表示的数（|x| <= 1.8e308），收到的是 {token!r}"
+            + ("；被掩码的分数写 -inf" if infinity else ""),
+        )
+    return Typed(text, value, _decimals(Decimal(text)))
+
+
+def _decimals(number: Decimal) -> int:
+    """Decimals shown: ``0.599`` → 3, ``4e6`` → -6; clamped to float range (``0e400``)."""
+    exponent = number.as_tuple().exponent
+    return max(-int(exponent), -308) if isinstance(exponent, int) else 0
+
+
+def _prefix(where: str) -> str:
+    return f"{where}: " if where else ""

@@ -30,7 +30,7 @@ from typing import Any
 
 from attnlab.content import knowledge
 from attnlab.core.example import SECTION_IDS
-from attnlab.grading import answers
+from attnlab.grading import reasons
 from attnlab.mistakes import catalogue
 from attnlab.text.i18n import pick
 
@@ -43,7 +43,7 @@ def _last_verdicts(attempts: list[tuple[Any, ...]]) -> dict[str, dict[str, Any]]
     for exercise, answer, correct, diagnosis, at in attempts:  # oldest first
         if exercise not in _LESSON_EXERCISES or correct is None:
             continue
-        data = answers.loads(diagnosis, exercise, answer)
+        data = reasons.loads(diagnosis, exercise, answer)
         ever = last.get(exercise, {}).get("ever", [])
         names = [str(n) for n in data.get("mistakes", [])]
         last[exercise] = {"answer": answer, "correct": bool(correct), "kind": data["kind"],
@@ -98,7 +98,7 @@ def _stuck(sid: int, learners: list[dict[str, Any]]) -> list[str]:
 
 def verdict_line(exercise: str, verdict: dict[str, Any], lang: str) -> str:
     """A learner's last verdict on ``exercise`` in ``lang`` (as the lesson words it)."""
-    return answers.present(exercise, verdict["answer"], verdict["data"], lang)
+    return reasons.present(exercise, verdict["answer"], verdict["data"], lang)
 
 
 def mistake_title(name: str, lang: str) -> str:

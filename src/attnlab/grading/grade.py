@@ -5,14 +5,15 @@ The tolerance follows the learner's own rounding, number by number: ``0.599`` is
 states how many decimals it asks for; an answer right as far as it goes but with fewer decimals
 is ``"imprecise"``, unless the digits left out are zeros (``0.8`` for ``0.800``).
 
-A wrong answer about a stage of the lesson (an :class:`Address`) is matched against the
-mistakes catalogue through :func:`attnlab.mistakes.diagnosis.diagnose`, with the same tolerances.
-Prompts are batch rows (:func:`attnlab.core.example.prompt_index`), heads are numbered from 1
-(:func:`attnlab.core.example.head_index`), rows from 0 as ``trace`` labels them.
+A right answer too coarse to tell from a catalogued mistake is ``"coarse"``. A wrong answer
+about a stage of the lesson (an :class:`~attnlab.grading.keys.Address`) is matched, with the same
+tolerances, against the catalogue mistakes' numbers at that place, and against the slips of
+:mod:`attnlab.grading.slips`. :func:`judge` reads all of these from the question's
+:class:`~attnlab.grading.keys.AnswerKey`, so grading reads no lesson table a key already holds.
 
 Example::
 
-    >>> from attnlab.grading.answer_parse import parse_numbers
+    >>> from attnlab.grading.answers import parse_numbers
     >>> v = grade(parse_numbers("0.599 0.4"), [0.5987, 0.4013])
     >>> v.kind, [round(t, 4) for t in v.tolerance]
     ('right', [0.0005, 0.05])
@@ -22,17 +23,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from attnlab.core import example
-from attnlab.core.steps import MistakeInput, lesson_input
-from attnlab.grading import rounding, slips
-from attnlab.grading.answer_parse import Typed
-from attnlab.lesson import numbers
-from attnlab.mistakes import diagnosis
-from attnlab.mistakes.catalogue import CHECK_STAGES, Mistake
+from attnlab.core.steps import MistakeInput
+from attnlab.grading.keys import Address, AnswerKey
+from attnlab.mistakes.catalogue import Mistake
 from attnlab.text.errors import InputError
 from attnlab.text.jsonable import to_json
+
+if TYPE_CHECKING:
+    from attnlab.grading.answers import Typed
 
 #: right; wrong; right as far as it goes but too few decimals; not as many numbers as asked;
 #: too coarse to tell right from a catalogued mistake.
@@ -41,33 +41,6 @@ Kind = Literal["right", "wrong", "imprecise", "count", "coarse"]
 _REL_SLACK = 1e-9
 #: The one stage where −∞ is an answer (a masked score); elsewhere an infinity is refused.
 MASKED_STAGE = "masked_scores"
-
-
-@dataclass(frozen=True)
-class Address:
-    """Which numbers of a stage an answer is about.
-
-    ``prompt`` is the batch row (:func:`attnlab.core.example.prompt_index` reads ``"A"``/``"1"``),
-    ``head`` is numbered from 1 (ignored for a single head), ``row`` is the query position
-    ``t`` from 0 (None: the whole table), ``column`` one number of the row (None: all of it).
-    """
-
-    stage: str
-    prompt: int = 0
-    head: int = 1
-    row: int | None = None
-    column: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"stage", "prompt": "A", "head": 1, "row", "column"}``, heads from 1."""
-        name = example.prompt_names(self.prompt + 1)[self.prompt]
-        return {"stage": self.stage, "prompt": name, "head": self.head, "row": self.row,
-                "column": self.column}  # fmt: skip
-
-    def label(self) -> str:
-        """``weights[1,1,0]``: the stage and its indices, as the lesson writes them."""
-        index = [self.prompt, *(i for i in (self.row, self.column) if i is not None)]
-        return f"{self.stage}[{','.join(str(i) for i in index)}]"
 
 
 @dataclass(frozen=True)
@@ -162,13 +135,14 @@ def grade(
     inp: MistakeInput | None = None,
     other_prompts: tuple[list[float], ...] = (),
 ) -> Verdict:
-    """Grade the learner's numbers against the right ones.
+    """Grade the learner's numbers against the right ones (:func:`judge` on a new
+    :class:`~attnlab.grading.keys.AnswerKey`).
 
     Raises:
         InputError: for an infinity typed where :func:`holds_infinity` says none can be.
 
     Args:
-        typed: the learner's numbers (:func:`~attnlab.grading.answer_parse.parse_numbers`).
+        typed: the learner's numbers (:func:`~attnlab.grading.answers.parse_numbers`).
         expected: the right numbers, flattened.
         decimals: how many decimals the question asks for (0: any rounding is judged as given).
         at: the stage numbers asked for; a wrong answer there is matched against the catalogue.
@@ -176,6 +150,17 @@ def grade(
         other_prompts: for a number that is not a stage (a loss, a probability), the same
             number of the other prompts: a wrong answer equal to one is the prompts swapped.
     """
+    return judge(typed, AnswerKey(expected, decimals, at, inp, other_prompts))
+
+
+def judge(typed: list[Typed], key: AnswerKey) -> Verdict:
+    """Grade the learner's numbers against ``key``: right, imprecise or too coarse to tell from
+    a catalogued mistake; else wrong, with the mistakes, slips or misread place that give them.
+
+    Raises:
+        InputError: for an infinity typed where :func:`holds_infinity` says none can be.
+    """
+    expected, at = list(key.expected), key.at  # a copy: a verdict never shares the key's list
     infinite = [t.text for t in typed if math.isinf(t.value)]
     if infinite and not holds_infinity(at):
         raise InputError(
@@ -185,49 +170,47 @@ def grade(
     given = [t.value for t in typed]
     if len(typed) != len(expected):
         return Verdict(False, "count", expected, given, [], at)
-    inp = lesson_input() if inp is None else inp
     tols = [tolerance(t, e) for t, e in zip(typed, expected, strict=True)]
-    kinds, carried = _kinds(typed, expected, tols, decimals, at, inp)
+    kinds, carried = _kinds(typed, key, tols)
     if "wrong" not in kinds:  # right as far as it goes: too coarse before too imprecise
         right = Verdict(True, "right", expected, given, tols, at, carried=carried)
-        floored = _floor(right, inp, decimals)
+        floored = _floor(right, key)
         if floored.kind == "coarse" or _all(kinds) == "right":
             return floored
         return Verdict(False, "imprecise", expected, given, tols, at)
-    found_slips = slips.find(typed, expected, tols)
+    found_slips = _slips(typed, expected, tols)
     if at is None:
-        if any(slips.close(given, other, tols) for other in other_prompts):
+        if any(close(given, other, tols) for other in key.swapped):
             found_slips.append("prompt_swapped")
         return Verdict(False, "wrong", expected, given, tols, slips=tuple(found_slips))
-    found = _diagnose(at, given, tols, inp)
+    found = _named(key, given, tols)
     if len(found) > 1:  # name only the mistakes that give exactly the whole numbers typed
-        found = _diagnose(at, given, _exact_where_whole(typed, tols), inp) or found
-    place = (at.prompt, at.head, at.row, at.column)
-    found_slips += slips.elsewhere(given, tols, at.stage, place, inp)
-    places = [] if found or found_slips else _misread(at, given, tols[0], inp)
+        found = _named(key, given, _exact_where_whole(typed, tols)) or found
+    if key.score_pair is not None and close(given, key.score_pair, tols):
+        found_slips.append("raw_vs_scaled")
+    if any(close(given, other, tols) for other in key.swapped):
+        found_slips.append("prompt_swapped")
+    places = [] if found or found_slips else _misread(key, given, tols[0])
     misread = places[0] if places else None
     return Verdict(False, "wrong", expected, given, tols, at, tuple(found), misread,
                    slips=tuple(found_slips), also=tuple(places[1:]))  # fmt: skip
 
 
-def _diagnose(
-    at: Address, given: list[float], tols: list[float], inp: MistakeInput
-) -> list[Mistake]:
-    return diagnosis.diagnose(at.stage, given, prompt=at.prompt, row=at.row, head=at.head,
-                              column=at.column, tol=tols, inp=inp)  # fmt: skip
+def _named(key: AnswerKey, given: list[float], tols: list[float]) -> list[Mistake]:
+    """The catalogue mistakes of ``key`` that give ``given`` (none when it is right there)."""
+    if key.right is not None and close(given, key.right, tols):
+        return []
+    return [mistake for mistake, values in key.mistakes if close(given, values, tols)]
 
 
-def _kinds(
-    typed: list[Typed], expected: list[float], tols: list[float], decimals: int,
-    at: Address | None, inp: MistakeInput,
-) -> tuple[list[Kind], bool]:  # fmt: skip
+def _kinds(typed: list[Typed], key: AnswerKey, tols: list[float]) -> tuple[list[Kind], bool]:
     """Each number's kind against the exact answer, else against the hull of the exact and the
-    carried one (:func:`attnlab.grading.rounding.carried`); True when only the hull made it
-    right."""
+    carried one (:attr:`AnswerKey.carried`); True when only the hull made it right."""
+    expected, decimals = key.expected, key.decimals
     kinds = _judge(typed, expected, tols, decimals, expected)
-    if _all(kinds) == "right" or at is None:
+    if _all(kinds) == "right" or key.at is None:
         return kinds, False
-    carry = rounding.carried(at.stage, at.prompt, at.head, at.row, at.column, inp)
+    carry = key.carried
     if carry is None or len(carry) != len(expected):
         return kinds, False
     again = _judge(typed, expected, tols, decimals, carry)
@@ -245,56 +228,82 @@ def _all(kinds: list[Kind]) -> Kind | None:
     return "right" if all(k == "right" for k in kinds) else None
 
 
-def _floor(verdict: Verdict, inp: MistakeInput, decimals: int) -> Verdict:
+def _floor(verdict: Verdict, key: AnswerKey) -> Verdict:
     """``verdict`` (right) made ``"coarse"`` when its tolerances hold a catalogued mistake's
     numbers at the same place too, with the decimals needed to tell them apart (at least the
-    ``decimals`` asked for)."""
-    at = verdict.at
-    if at is None:
+    decimals asked for)."""
+    if verdict.at is None:
         return verdict
-    table = diagnosis.mistake_values(at.stage, at.prompt, at.head, at.row, at.column, inp)
-    others = [t.flatten().tolist() for t in table.values()]
-    others = [o for o in others if len(o) == len(verdict.given)]
-    if not rounding.confusable(verdict.given, verdict.tolerance, others):
+    others = [values for _, values in key.mistakes if len(values) == len(verdict.given)]
+    if not confusable(verdict.given, verdict.tolerance, others):
         return verdict
-    need = max(rounding.needed_decimals(verdict.expected, others), decimals)
+    need = max(needed_decimals(verdict.expected, others), key.decimals)
     return replace(verdict, correct=False, kind="coarse", needed=need, carried=False)
 
 
-def _misread(at: Address, given: list[float], tol: float, inp: MistakeInput) -> list[Address]:
+def _misread(key: AnswerKey, given: list[float], tol: float) -> list[Address]:
     """Other numbers of the same single-head stage equal to the one ``given`` (an index read on
-    the wrong axis), the likeliest slip first: the same prompt before the other, the same row
-    before another, then the nearest column."""
-    if len(given) != 1 or at.row is None or at.column is None or not inp.is_single_head:
+    the wrong axis), the likeliest slip first (:attr:`AnswerKey.misread`)."""
+    if len(given) != 1 or key.misread is None:
         return []
-    table = diagnosis.correct_stages(inp)[at.stage]
-    if table.dim() != 3:
-        return []
-    hits = ((table - given[0]).abs() <= tol).nonzero().tolist()  # [b, t, c] places
-    row, column = at.row, at.column
-    places = [(b, t, c) for b, t, c in hits if (b, t, c) != (at.prompt, row, column)]
-    places.sort(
-        key=lambda p: (p[0] != at.prompt, p[1] != row, abs(p[1] - row) + abs(p[2] - column))
+    table, places = key.misread
+    hits = {tuple(p) for p in ((table - given[0]).abs() <= tol).nonzero().tolist()}  # [b, t, c]
+    return [address for place, address in places if place in hits]
+
+
+def close(given: list[float], want: list[float], tols: list[float]) -> bool:
+    """True when ``given`` has ``want``'s length and each number is within its tolerance."""
+    return len(given) == len(want) and all(
+        g == w or abs(g - w) <= t for g, w, t in zip(given, want, tols, strict=True)
     )
-    return [Address(at.stage, b, row=t, column=c) for b, t, c in places]
 
 
-def address_of(key: str) -> Address | None:
-    """The stage numbers a lesson-number key names (``"weights[1,1,0]"``), or None when the key
-    is not one row or number of a stage (``"cost.elements_long"``, ``"uniform.mean[1,1,:]"``)."""
-    source, stage, index = numbers.parse_key(key)
-    if source != "lesson" or stage not in CHECK_STAGES or not index or len(index) > 3:
-        return None
-    shape = numbers.tensor(stage).shape  # [B, T, ...]
-    places: list[int | None] = []
-    for i, n in zip(index, shape, strict=False):
-        if isinstance(i, slice):
-            if i != slice(None):
-                return None
-            places.append(None)
-        else:
-            places.append(i % n)
-    prompt, row, column = [*places, None, None][:3]
-    if prompt is None or (row is None and column is not None):
-        return None
-    return Address(stage, prompt, row=row, column=column)
+def _slips(typed: list[Typed], expected: list[float], tols: list[float]) -> list[str]:
+    """The slips (:mod:`attnlab.grading.slips`) seen in the numbers alone: last digit, sign,
+    minus sign."""
+    given = [t.value for t in typed]
+    if not all(math.isfinite(v) for v in [*given, *expected]):
+        return []
+    found = []
+    units = [tol + 10.0**-t.decimals for t, tol in zip(typed, tols, strict=True)]
+    if all(t.decimals >= 2 for t in typed) and close(given, expected, units):
+        found.append("last_digit")
+    nonzero = [i for i, e in enumerate(expected) if abs(e) > tols[i]]
+    if nonzero and close(given, [-e for e in expected], tols):
+        found.append("sign_flipped")
+    elif any(expected[i] < 0 < given[i] for i in nonzero) and close(
+        [abs(g) for g in given], [abs(e) for e in expected], tols
+    ):
+        found.append("minus_dropped")
+    return found
+
+
+#: Most decimals :func:`needed_decimals` will ask for.
+MAX_DECIMALS = 8
+
+
+def _excludes(centre: list[float], tols: list[float], other: list[float]) -> bool:
+    """Whether some number of ``other`` lies outside ``centre ± tols``."""
+    for c, t, o in zip(centre, tols, other, strict=True):
+        if math.isinf(c) or math.isinf(o):
+            if c != o:
+                return True
+        elif not abs(c - o) <= t:  # NaN (a mistake's 0/0) is never typed: excluded
+            return True
+    return False
+
+
+def confusable(given: list[float], tols: list[float], mistakes: list[list[float]]) -> bool:
+    """Whether ``given ± tols`` also holds the numbers of one of ``mistakes``."""
+    return any(not _excludes(given, tols, m) for m in mistakes)
+
+
+def needed_decimals(expected: list[float], mistakes: list[list[float]]) -> int:
+    """The fewest decimals ``d`` for which ``expected`` rounded to ``d`` (± half a unit of the
+    last place) excludes every one of ``mistakes``; :data:`MAX_DECIMALS` at most."""
+    for d in range(MAX_DECIMALS):
+        shown = [e if math.isinf(e) else round(e, d) for e in expected]
+        tols = [0.5 * 10.0**-d] * len(expected)
+        if not confusable(shown, tols, mistakes):
+            return d
+    return MAX_DECIMALS

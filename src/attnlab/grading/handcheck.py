@@ -1,7 +1,7 @@
 """``attnlab check``'s questions: a stage of one prompt (optionally one row and head), the
 learner's numbers for it, from the command line or an answer file (TOML or JSON).
 
-An :class:`Answer` is read with :mod:`attnlab.grading.answer_parse` and graded by
+An :class:`Answer` is read with :func:`attnlab.grading.answers.parse_numbers` and graded by
 :func:`attnlab.grading.grade.grade`, the grader of the quiz and the web exercises too. The
 right numbers come from :func:`attnlab.mistakes.diagnosis.correct_stages` (i.e.
 :mod:`attnlab.core.pipeline`).
@@ -9,6 +9,7 @@ right numbers come from :func:`attnlab.mistakes.diagnosis.correct_stages` (i.e.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,14 @@ from attnlab.core import memory_guard
 from attnlab.core.example import head_index, prompt_index
 from attnlab.core.steps import MistakeInput, lesson_input
 from attnlab.grading import grade as grading
-from attnlab.grading.answer_parse import Typed, check_count, file_value, parse_numbers
+from attnlab.grading.answers import (
+    MAX_NUMBER_CHARS,
+    AnswerError,
+    Typed,
+    check_count,
+    parse_numbers,
+    read_number,
+)
 from attnlab.grading.grade import Address, Verdict
 from attnlab.inputs import safe_load
 from attnlab.mistakes import diagnosis
@@ -136,6 +144,31 @@ def _answer(entry: Any, n: int) -> Answer:
     if isinstance(head, bool) or not isinstance(head, int) or head < 1:
         raise input_error("answer_head", n=n, got=head)
     return Answer(str(entry["stage"]), str(entry.get("prompt", "A")), values, row, head, text)
+
+
+def file_value(value: Any, where: str) -> Typed:
+    """One number of an answer file's list: a string is read as typed, a JSON/TOML number as
+    written (``0.426`` → 3 decimals, ``1`` → 0)."""
+    if isinstance(value, str):
+        return read_number(value.strip(), where, infinity=True)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        found = f"{type(value).__name__} {value!r:.20}"
+        raise AnswerError(
+            f"{where}: expected numbers, got {found}", f"{where}：应为数字，收到的是 {found}"
+        )
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        raise AnswerError(
+            f"{where}: expected numbers a float can hold (|x| <= 1.8e308), got {number}; "
+            'write "-inf" (a string) for a masked score',
+            f"{where}：应为浮点数能表示的数（|x| <= 1.8e308），收到的是 {number}；"
+            '被掩码的分数请写成字符串 "-inf"',
+        )
+    written = str(value) if isinstance(value, int) else repr(number)
+    return read_number(written if len(written) <= MAX_NUMBER_CHARS else repr(number), where)
 
 
 def _flat(items: list[Any], where: str) -> list[Any]:

@@ -31,7 +31,7 @@ from attnlab.core import example
 from attnlab.core.steps import MistakeInput
 from attnlab.core.threads import one_thread
 from attnlab.grading import practice_shapes
-from attnlab.grading.answer_parse import parse_numbers
+from attnlab.grading.answers import parse_numbers
 from attnlab.grading.grade import Verdict
 from attnlab.grading.handcheck import Answer, address, check_answer, expected_slice
 from attnlab.grading.practice_shapes import ShapePractice
@@ -247,10 +247,10 @@ def shown(p: Dealt) -> str:
 
 def verdict_line(p: Dealt, verdict: Verdict, text: str, lang: str) -> str:
     """One line for a dealt exercise's verdict, in the words every exercise uses
-    (:func:`attnlab.grading.answers.say`)."""
-    from attnlab.grading import answers
+    (:func:`attnlab.grading.reasons.say`)."""
+    from attnlab.grading import answers, reasons
 
-    return answers.say(answers.verdict_data(verdict), lang, shown(p), p.decimals, text)
+    return reasons.say(answers.verdict_data(verdict), lang, shown(p), p.decimals, text)
 
 
 def document(p: Dealt, lang: str) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from attnlab.grading.answer_parse import parse_numbers
+from attnlab.grading.answers import parse_numbers
 from attnlab.grading.grade import Verdict
 from attnlab.text.errors import InputError
 

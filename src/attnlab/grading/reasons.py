@@ -1,21 +1,36 @@
-"""Why a verdict is what it is, in one line of the learner's language: the grader's reason that
+"""A verdict in words, in one line of the viewer's language: the grader's reason that
 ``attnlab check``, the quiz and the web exercises all show.
+
+:func:`present` turns a stored verdict (:meth:`attnlab.grading.answers.Submission.data`) into
+one line wherever it is shown (the web page, the quiz, ``progress``), so an answer given on a
+Chinese page reads in English on an English one. :func:`say` is its wording of any graded
+verdict, which ``attnlab check`` uses too (on :func:`attnlab.grading.answers.verdict_data`), so
+the same numbers read the same in every front end; :func:`explain` is the reason in it.
 
 Example::
 
-    >>> from attnlab.grading.answers import check_answer
+    >>> from attnlab.grading.answers import check_answer, submit
     >>> explain(check_answer("4c", "0"), "en")
     'Too coarse: give at least 2 decimals (with fewer, a common mistake fits too)'
+    >>> present("4c", "0", submit("4c", "0").data(), "en")
+    '↻ Answer again · Too coarse: give at least 2 decimals (with fewer, a common mistake fits too)'
 """
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
+from attnlab.content import knowledge
+from attnlab.grading.answers import submit
 from attnlab.grading.grade import Verdict
+from attnlab.grading.keys import Address
 from attnlab.grading.rounding import CARRIED
 from attnlab.grading.slips import text as slip_text
-from attnlab.text.i18n import pick
+from attnlab.mistakes import catalogue
+from attnlab.text import fmt
+from attnlab.text.i18n import error_message, pick
 
 
 def _decimals(n: int | None) -> str:
@@ -94,3 +109,89 @@ def _wrong(verdict: Verdict, lang: str) -> str | None:
     if not parts:
         return None
     return pick(lang, "；或者：", "; or: ").join(parts)
+
+
+#: The mark each kind of verdict starts with (its words follow it, so no kind is told by colour
+#: alone): right, wrong, asked again for a clearer answer (count, coarse, imprecise), unreadable.
+MARKS = {"right": "✓", "wrong": "✗", "again": "↻", "unreadable": "⚠"}
+
+
+def tone(kind: str) -> str:
+    """The key of :data:`MARKS` (and the page's CSS class) for a verdict kind."""
+    return kind if kind in ("right", "wrong", "unreadable") else "again"
+
+
+def _verdict(data: dict[str, Any]) -> Verdict:
+    """A :class:`Verdict` standing for stored data, enough for :func:`explain`."""
+    misread = data.get("misread")
+    return Verdict(
+        correct=data["kind"] == "right",
+        kind=data["kind"],
+        expected=[0.0] * int(data.get("expected", 0)),
+        given=[0.0] * int(data.get("given", 0)),
+        tolerance=[],
+        mistakes=tuple(_mistakes(data.get("mistakes", []))),
+        misread=Address(**misread) if isinstance(misread, dict) else None,
+        also=tuple(Address(**a) for a in data.get("also", []) if isinstance(a, dict)),
+        needed=data.get("needed"),
+        carried=bool(data.get("carried")),
+        slips=tuple(data.get("slips", [])),
+    )
+
+
+def _mistakes(names: list[str]) -> list[catalogue.Mistake]:
+    found = []
+    for name in names:
+        try:
+            found.append(catalogue.get(name))
+        except KeyError:  # a mistake since renamed: its words are gone, the rest stays
+            continue
+    return found
+
+
+def loads(stored: str | None, exercise_id: str, text: str) -> dict[str, Any]:
+    """The verdict data kept with an attempt; an attempt saved before verdicts were kept as
+    data (or with none) is graded again from its answer."""
+    if stored:
+        try:
+            data = json.loads(stored)
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and isinstance(data.get("kind"), str):
+            return data
+    return submit(exercise_id, text).data()
+
+
+def present(exercise_id: str, text: str, data: dict[str, Any], lang: str) -> str:
+    """One line for the learner in ``lang`` that starts with its kind's mark (:data:`MARKS`):
+    ✓ with the answer, ✗ or ↻ with the reason, ⚠ with what could not be read."""
+    ex = knowledge.exercise(exercise_id, lang)
+    if data["kind"] == "unreadable":
+        return pick(lang, "⚠ 无法读取 · ", "⚠ Could not read it · ") + _unreadable(
+            ex.id, text, lang
+        )
+    return say(data, lang, fmt.answer(ex.expected, ex.decimals), ex.decimals, text)
+
+
+def say(data: dict[str, Any], lang: str, answer: str, decimals: int = 0, text: str = "") -> str:
+    """A graded verdict's data (:func:`verdict_data`) in ``lang``: ``✓ Right: answer`` with any
+    aside, or ``✗ Not yet`` with the reason (:func:`attnlab.grading.reasons.explain`).
+
+    Args:
+        data: a verdict as data, of any kind but ``"unreadable"``.
+        answer: the right answer as it is shown beside ✓.
+        decimals: the decimals the question asks for.
+        text: what the learner typed (a decimal comma in it is pointed out).
+    """
+    why = explain(_verdict(data), lang, decimals, text)
+    if data["kind"] == "right":
+        aside = pick(lang, f"（{why}）", f" ({why})") if why else ""
+        return pick(lang, "✓ 正确：", "✓ Right: ") + answer + aside
+    if data["kind"] == "wrong":
+        return pick(lang, "✗ 还不对", "✗ Not yet") + (" · " + why if why else "")
+    return pick(lang, "↻ 请再答一次", "↻ Answer again") + (" · " + why if why else "")
+
+
+def _unreadable(exercise_id: str, text: str, lang: str) -> str:
+    found = submit(exercise_id, text).error
+    return error_message(found, lang) if found is not None else ""

@@ -1,5 +1,4 @@
-"""What a learner's rounding allows: work carried from rounded intermediates, and the floor below
-which an answer is too coarse to tell right from the catalogued mistakes.
+"""What a learner's rounding allows: work carried from rounded intermediates.
 
 By hand a learner writes every intermediate to :data:`CARRIED` decimals (the lesson prints
 ``exp values = [1.105, 1.492]``, ``sum = 2.597``) and goes on from there, so B's weight
@@ -7,9 +6,8 @@ By hand a learner writes every intermediate to :data:`CARRIED` decimals (the les
 recomputes a stage of the lesson's single head from the right previous stage rounded that way;
 the grader accepts the hull of the exact and the carried value.
 
-A tolerance that follows the digits typed (``1`` → ±0.5) can be so wide that it holds a
-mistake's numbers too: :func:`needed_decimals` is the fewest decimals whose rounding of the right
-answer excludes every catalogued mistake at that place.
+(How few decimals are too coarse to tell right from a catalogued mistake is the grader's
+question: :func:`attnlab.grading.grade.needed_decimals`.)
 
 Example::
 
@@ -29,8 +27,6 @@ from attnlab.mistakes import diagnosis
 
 #: Decimals a learner carries between steps (as the lesson prints its intermediates).
 CARRIED = 3
-#: Most decimals :func:`needed_decimals` will ask for.
-MAX_DECIMALS = 8
 
 
 def _r(t: torch.Tensor) -> torch.Tensor:
@@ -85,30 +81,3 @@ def carried(
         return None
     part = diagnosis.value_at(table, prompt, head, row, column)
     return None if part is None else part.flatten().tolist()
-
-
-def _excludes(centre: list[float], tols: list[float], other: list[float]) -> bool:
-    """Whether some number of ``other`` lies outside ``centre ± tols``."""
-    for c, t, o in zip(centre, tols, other, strict=True):
-        if math.isinf(c) or math.isinf(o):
-            if c != o:
-                return True
-        elif not abs(c - o) <= t:  # NaN (a mistake's 0/0) is never typed: excluded
-            return True
-    return False
-
-
-def confusable(given: list[float], tols: list[float], mistakes: list[list[float]]) -> bool:
-    """Whether ``given ± tols`` also holds the numbers of one of ``mistakes``."""
-    return any(not _excludes(given, tols, m) for m in mistakes)
-
-
-def needed_decimals(expected: list[float], mistakes: list[list[float]]) -> int:
-    """The fewest decimals ``d`` for which ``expected`` rounded to ``d`` (± half a unit of the
-    last place) excludes every one of ``mistakes``; :data:`MAX_DECIMALS` at most."""
-    for d in range(MAX_DECIMALS):
-        shown = [e if math.isinf(e) else round(e, d) for e in expected]
-        tols = [0.5 * 10.0**-d] * len(expected)
-        if not confusable(shown, tols, mistakes):
-            return d
-    return MAX_DECIMALS

@@ -12,20 +12,16 @@ A slip is named next to any catalogue match, since a coincidence can make both f
 * ``shape_order`` (a shape): the right sizes in another order;
 * ``shape_of:STAGE`` (a shape): the shape of another tensor of the pipeline, named.
 
+The grader finds them (:func:`attnlab.grading.grade.judge`, with the numbers of the other
+prompt and score stage from :class:`attnlab.grading.keys.AnswerKey`); this module names them.
+
 Example::
 
-    >>> from attnlab.grading.answer_parse import parse_numbers
-    >>> find(parse_numbers("0.426 0.574"), [-0.4256, 0.5744], [0.00051, 0.00051])
-    ['minus_dropped']
+    >>> text("last_digit", "en")
+    'rounding slip in the last digit: only the last digit is off; round that digit again'
 """
 
 from __future__ import annotations
-
-import math
-
-from attnlab.core.steps import MistakeInput
-from attnlab.grading.answer_parse import Typed
-from attnlab.mistakes import diagnosis
 
 #: Each slip's text, keyed by language.
 TEXTS: dict[str, dict[str, str]] = {
@@ -53,7 +49,6 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "prompts A and B swapped: these are the other prompt's numbers at the same place",
     },
 }
-_SCORE_PAIR = {"raw_scores": "scaled_scores", "scaled_scores": "raw_scores"}
 TEXTS["shape_order"] = {
     "zh": "各轴大小都对，但顺序不对：逐个写出每个轴的名字（B、n_head、T、d_head……），"
     "再看 transpose 把它放到了哪里",
@@ -79,60 +74,3 @@ def text(slip: str, lang: str) -> str:
     words = {**OTHERS, **ASKED}.get(stage)
     what = words[0 if lang == "zh" else 1] if words else stage
     return TEXTS[name][lang].format(stage=what)
-
-
-def close(given: list[float], want: list[float], tols: list[float]) -> bool:
-    """True when ``given`` has ``want``'s length and each number is within its tolerance."""
-    return len(given) == len(want) and all(
-        g == w or abs(g - w) <= t for g, w, t in zip(given, want, tols, strict=True)
-    )
-
-
-def find(typed: list[Typed], expected: list[float], tols: list[float]) -> list[str]:
-    """The slips of :data:`TEXTS` that need no stage tables: last digit, sign, minus sign."""
-    given = [t.value for t in typed]
-    finite = all(math.isfinite(v) for v in [*given, *expected])
-    if not finite:
-        return []
-    found = []
-    units = [tol + 10.0**-t.decimals for t, tol in zip(typed, tols, strict=True)]
-    if all(t.decimals >= 2 for t in typed) and close(given, expected, units):
-        found.append("last_digit")
-    nonzero = [i for i, e in enumerate(expected) if abs(e) > tols[i]]
-    if nonzero and close(given, [-e for e in expected], tols):
-        found.append("sign_flipped")
-    elif any(expected[i] < 0 < given[i] for i in nonzero) and close(
-        [abs(g) for g in given], [abs(e) for e in expected], tols
-    ):
-        found.append("minus_dropped")
-    return found
-
-
-def elsewhere(
-    given: list[float],
-    tols: list[float],
-    stage: str,
-    place: tuple[int, int, int | None, int | None],
-    inp: MistakeInput,
-) -> list[str]:
-    """The slips that read another table: raw vs scaled scores, prompt A/B swapped.
-
-    ``place`` is (prompt index, head from 1, row, column) as
-    :func:`attnlab.mistakes.diagnosis.value_at` takes it.
-    """
-    stages = diagnosis.correct_stages(inp)
-    prompt, head, row, column = place
-    right = diagnosis.value_at(stages[stage], *place)
-    found = []
-    other = _SCORE_PAIR.get(stage)
-    got = diagnosis.value_at(stages[other], *place) if other else None
-    if got is not None and close(given, got.flatten().tolist(), tols):
-        found.append("raw_vs_scaled")
-    for b in range(stages[stage].size(0)):
-        got = diagnosis.value_at(stages[stage], b, head, row, column)
-        if b == prompt or got is None or right is None or diagnosis.values_match(got, right, 1e-9):
-            continue
-        if close(given, got.flatten().tolist(), tols):
-            found.append("prompt_swapped")
-            break
-    return found

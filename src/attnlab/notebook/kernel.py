@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from attnlab.content.trace import build_views, render_markdown
-from attnlab.grading import answers
+from attnlab.grading import answers, reasons
 from attnlab.inputs.model import LabInput
 from attnlab.lesson import numbers
 from attnlab.text.errors import InputError
@@ -63,7 +63,7 @@ def check(exercise_id: str, answer: object = ..., lang: str = "zh") -> None:
     except InputError as exc:  # no answer at all (too long, empty): one line, no traceback
         print(exc.localized(lang))
         return
-    print(answers.present(exercise_id, done.text, done.data(), lang))
+    print(reasons.present(exercise_id, done.text, done.data(), lang))
 
 
 class Practice:

@@ -1,4 +1,8 @@
-"""A whole class as one file: build it, validate it and merge it into another store.
+"""A profile's progress, or a whole class, as one file: build it, validate it and merge it into
+another store.
+
+One profile's export is :mod:`attnlab.progress.exchange`'s format
+(:meth:`ClassExchangeMixin.export_dict`, :meth:`ClassExchangeMixin.import_dict`).
 
 The file holds the class (id, name, the teacher key's salt and hash, so the same key opens it
 on the new machine) and each learner's name, profile and progress in the per-profile export
@@ -82,10 +86,17 @@ def validate_class(data: object) -> dict[str, Any]:
 
 
 class ClassExchangeMixin:
-    """Export and import of a whole class, methods of
+    """Export and import of a profile or a whole class, methods of
     :class:`~attnlab.progress.store.ProgressStore`."""
 
     _clock: Callable[[], str]
+    profile: str
+
+    def _rows(self, sql: str) -> list[tuple[Any, ...]]:
+        raise NotImplementedError
+
+    def attempts(self, exercise: str | None = None) -> list[dict[str, Any]]:
+        raise NotImplementedError
 
     def _write(self, scope: str | None = None) -> AbstractContextManager[Connection]:
         raise NotImplementedError
@@ -98,6 +109,36 @@ class ClassExchangeMixin:
 
     def class_learners(self, class_id: int) -> list[tuple[str, str]]:
         raise NotImplementedError
+
+    def export_dict(self) -> dict[str, Any]:
+        """This profile's progress in the export format (:mod:`attnlab.progress.exchange`)."""
+        q = self._rows
+        with self._read():
+            return exchange.build_export(
+                self.profile,
+                self._clock(),
+                completed=q("SELECT section, completed_at FROM completions WHERE profile = ?"),
+                assessments=q(
+                    "SELECT section, status, updated_at FROM assessments WHERE profile = ?"
+                ),
+                attempts=self.attempts(),
+                visit=q("SELECT section, visited_at FROM visits WHERE profile = ?"),
+                notes=q("SELECT id, section, text, created_at, updated_at, deleted FROM notes "
+                        "WHERE profile = ?"),
+                bookmarks=q("SELECT section, marked, updated_at FROM bookmarks WHERE profile = ?"),
+            )  # fmt: skip
+
+    def import_dict(self, data: object) -> dict[str, int]:
+        """Merge an export into this profile, keeping the newer of any two entries.
+
+        The data is validated in full first (:func:`attnlab.progress.exchange.validate_export`); an
+        invalid export raises ``InputError`` and changes nothing. Returns how many entries of
+        each kind the file held.
+        """
+        clean = exchange.validate_export(data)
+        with self._write() as db:
+            exchange.merge_into(db, self.profile, clean)
+        return {k: len(clean[k]) for k in ("completed", "assessments", "attempts", "notes")}
 
     def export_class(self, class_id: int) -> dict[str, Any]:
         """Class ``class_id`` with every learner's progress (``InputError`` if there is none)."""

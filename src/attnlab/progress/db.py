@@ -21,10 +21,10 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 from attnlab.progress.access import busy_timeout, sidecar
+from attnlab.progress.exchange import utc_now
 from attnlab.progress.search_index import DOCS_DDL, META_DDL
 from attnlab.progress.store_errors import (
     SQLITE_BUSY,
@@ -96,11 +96,6 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
 )  # fmt: skip
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 _OUR_TABLES = {"migrations", "completions", "assessments", "attempts", "visits"}
-
-
-def utc_now() -> str:
-    """The current time as ISO 8601 UTC with microseconds (sorts as text)."""
-    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 def _sqlite(path: Path, query: str, seconds: float) -> sqlite3.Connection:

@@ -1,4 +1,9 @@
-"""The progress export format: build it, validate it and merge it (files: :mod:`progress_io`).
+"""What the progress store keeps, and its export format.
+
+The rules every row follows before it is written, by the store or by an import (a profile's
+name, a section, an attempt: :func:`check_attempt`), the time every row carries
+(:func:`utc_now`), and the export format: build it, validate it and merge it (files:
+:mod:`attnlab.progress.exchange_files`).
 
 An export holds one profile's progress::
 
@@ -40,6 +45,12 @@ _TOP_KEYS_V1 = {"format", "version", "profile", "exported_at", "completed", "ass
                 "attempts", "last_section"}  # fmt: skip
 _TOP_KEYS = _TOP_KEYS_V1 | {"notes", "bookmarks"}
 _SECTION = "section"  # an EXPECTED key
+
+
+def utc_now() -> str:
+    """The current time as ISO 8601 UTC with microseconds (sorts as text): every time the
+    store keeps, and every time of an export once read (:func:`validate_export`)."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 def check_profile(name: object) -> str:
@@ -260,6 +271,23 @@ def _attempt(item: object, field: str) -> tuple[Any, ...]:
     if diagnosis is not None:
         diagnosis = verdict_data(check_text(diagnosis, "diagnosis", f"{field}.diagnosis"))
     return (exercise, answer, e["correct"], diagnosis, _time(e["at"], f"{field}.at"))
+
+
+def check_attempt(exercise: str, answer: str, diagnosis: str | None) -> tuple[str, str, str | None]:
+    """An attempt's exercise id (:func:`check_exercise`, else ``ValueError``), its answer
+    without surrounding blanks and its diagnosis, each text within its kind's limit (else
+    ``TextError``); the diagnosis must be a verdict as data (:func:`verdict_data`), else
+    ``InputError``."""
+    check_exercise(exercise)
+    answer = check_text(answer, answer_kind(exercise))
+    if diagnosis is not None:
+        diagnosis = check_text(diagnosis, "diagnosis")
+        if verdict_data(diagnosis) is None:
+            raise InputError(
+                f"diagnosis: expected a verdict as JSON data, found {diagnosis[:40]!r}",
+                f"diagnosis：应为 JSON 格式的判定数据，实际是 {diagnosis[:40]!r}",
+            )
+    return exercise, answer, diagnosis
 
 
 def verdict_data(text: str) -> str | None:

@@ -31,7 +31,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from attnlab.progress.backend import redact, scrub
-from attnlab.progress.db import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, utc_now
+from attnlab.progress.db import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from attnlab.progress.exchange import utc_now
 from attnlab.progress.store_errors import StoreBusy, StoreError, StoreReadOnly
 
 if TYPE_CHECKING:

@@ -27,27 +27,25 @@ import os
 import sqlite3
 import threading
 import weakref
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attnlab.inputs.text_limits import check_text
 from attnlab.progress import access as progress_access
 from attnlab.progress import backend, exchange
 from attnlab.progress import db as progress_db
 from attnlab.progress.backend import Connection
 from attnlab.progress.class_exchange import ClassExchangeMixin
 from attnlab.progress.classes import ClassesMixin
-from attnlab.progress.db import APPLICATION_ID, SCHEMA_VERSION, migrate, utc_now
-from attnlab.progress.exchange import ASSESSMENTS, check_profile, check_section
+from attnlab.progress.db import APPLICATION_ID, SCHEMA_VERSION, migrate
+from attnlab.progress.exchange import ASSESSMENTS, check_profile, check_section, utc_now
+from attnlab.progress.location import LocationMixin, close_read_only_stores, register
 from attnlab.progress.notes import NotesMixin
 from attnlab.progress.search_index import SearchMixin
 from attnlab.progress.sessions import SessionsMixin
 from attnlab.progress.store_errors import StoreBusy, StoreError, StoreReadOnly, translate
 from attnlab.progress.summary import Summary
-from attnlab.progress.transactions import TransactionsMixin
-from attnlab.text.errors import InputError
 
 if TYPE_CHECKING:
     from attnlab.progress.pg import PgDatabase
@@ -69,27 +67,8 @@ def default_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
     return Path(platformdirs.user_data_dir("attnlab", appauthor=False))
 
 
-_STORES: weakref.WeakSet[ProgressStore] = weakref.WeakSet()  # this process's open stores
-_STORES_LOCK = threading.Lock()
-
-
-def _close_read_only_stores(path: Path) -> None:
-    # SQLite shares one -shm mapping among a process's connections to a file; one mapped
-    # read-only (the file was read-only then) would refuse a new writable connection's writes.
-    # So once the file can be written, this process's read-only stores of it are closed first
-    # (the web server reopens a closed store, see attnlab.web.common).
-    with _STORES_LOCK:
-        stale = [
-            s
-            for s in _STORES
-            if not (s.writable or s.closed) and s.file is not None and s.file.absolute() == path
-        ]
-    for store in stale:
-        store.close()  # waits for a call in progress on another thread (the store's lock)
-
-
 class ProgressStore(
-    TransactionsMixin, NotesMixin, SearchMixin, ClassesMixin, SessionsMixin, ClassExchangeMixin
+    LocationMixin, NotesMixin, SearchMixin, ClassesMixin, SessionsMixin, ClassExchangeMixin
 ):
     """Progress of one profile in one SQLite file or PostgreSQL server (see the module docstring).
 
@@ -140,7 +119,7 @@ class ProgressStore(
         #: Why the file cannot be written (English, Chinese), or None when it can.
         self.read_only = progress_access.why_read_only(path)
         if self.read_only is None:
-            _close_read_only_stores(path.absolute())
+            close_read_only_stores(path.absolute())
         try:
             self._conn = progress_db.open_checked(path, self.read_only, self.busy_timeout)
         except sqlite3.Error as exc:
@@ -148,8 +127,7 @@ class ProgressStore(
         # A store dropped unclosed (a web worker thread that ended) closes its connection at
         # once: sqlite3 connections sit in a reference cycle and would wait for the collector.
         weakref.finalize(self, self._conn.close)
-        with _STORES_LOCK:
-            _STORES.add(self)
+        register(self)
 
     @classmethod
     def open(
@@ -186,6 +164,70 @@ class ProgressStore(
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def writable(self) -> bool:
+        """Whether answers can be saved (False for a read-only file or folder)."""
+        return self.read_only is None
+
+    def check_writable(self) -> None:
+        """Raise :class:`StoreReadOnly` (naming the path and why) unless answers can be saved."""
+        if self.read_only is not None:
+            raise StoreReadOnly(self.where, *self.read_only)
+
+    def _transaction(
+        self, mode: str, scope: str | None = None
+    ) -> AbstractContextManager[Connection]:
+        # SQLite: BEGIN IMMEDIATE (a write) or DEFERRED (a read), its errors as StoreError;
+        # PostgreSQL: PgDatabase.transaction. A call inside another's transaction joins it.
+        if self._pg is None:
+            return self._sqlite_transaction(mode)
+        return self._pg_transaction(self._pg, mode, scope)
+
+    @contextmanager
+    def _pg_transaction(
+        self, server: PgDatabase, mode: str, scope: str | None = None
+    ) -> Iterator[Connection]:
+        with self._lock:
+            if self._held is not None:  # nested call: already inside one transaction
+                yield self._held
+                return
+            lock = scope or self.profile
+            with server.transaction(lock, write=mode == "IMMEDIATE") as conn:
+                self._held = conn
+                try:
+                    yield conn
+                finally:
+                    self._held = None
+
+    @contextmanager
+    def _sqlite_transaction(self, mode: str) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._conn.in_transaction:  # nested call: already inside one transaction
+                yield self._conn
+                return
+            try:
+                self._conn.execute(f"BEGIN {mode}")
+                try:
+                    yield self._conn
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    progress_db.rollback(self._conn)
+                    raise
+            except sqlite3.Error as exc:
+                raise translate(exc, self.path, self.busy_timeout) from None
+
+    def _write(self, scope: str | None = None) -> AbstractContextManager[Connection]:
+        """A write transaction. SQLite queues every writer of the file; PostgreSQL queues the
+        writers of this profile, or of ``scope`` when given (a name no profile can have, such as
+        ``"#classes"``, for writes that number rows shared by every profile)."""
+        # IMMEDIATE takes the write lock up front, so two writers queue instead of deadlocking.
+        self.check_writable()
+        return self._transaction("IMMEDIATE", scope)
+
+    def _read(self) -> AbstractContextManager[Connection]:
+        # One read transaction = one consistent snapshot, even while another process writes.
+        return self._transaction("DEFERRED")
+
     def mark_complete(self, section: int) -> None:
         """Mark ``section`` (0-19) complete; the first completion time is kept."""
         check_section(section)
@@ -218,15 +260,7 @@ class ProgressStore(
         the verdict as data (:meth:`attnlab.grading.answers.Submission.data` as JSON), else
         ``InputError``. Nothing is written then.
         """
-        exchange.check_exercise(exercise)
-        answer = check_text(answer, exchange.answer_kind(exercise))
-        if diagnosis is not None:
-            diagnosis = check_text(diagnosis, "diagnosis")
-            if exchange.verdict_data(diagnosis) is None:
-                raise InputError(
-                    f"diagnosis: expected a verdict as JSON data, found {diagnosis[:40]!r}",
-                    f"diagnosis：应为 JSON 格式的判定数据，实际是 {diagnosis[:40]!r}",
-                )
+        exercise, answer, diagnosis = exchange.check_attempt(exercise, answer, diagnosis)
         with self._write() as db:
             db.execute(
                 "INSERT INTO attempts (profile, exercise, answer, correct, created_at, diagnosis) "
@@ -287,36 +321,6 @@ class ProgressStore(
         with self._read() as db:
             rows = db.execute("SELECT version, name FROM migrations ORDER BY version").fetchall()
         return [(int(v), str(n)) for v, n in rows]
-
-    def export_dict(self) -> dict[str, Any]:
-        """This profile's progress in the export format (:mod:`attnlab.progress.exchange`)."""
-        q = self._rows
-        with self._read():
-            return exchange.build_export(
-                self.profile,
-                self._clock(),
-                completed=q("SELECT section, completed_at FROM completions WHERE profile = ?"),
-                assessments=q(
-                    "SELECT section, status, updated_at FROM assessments WHERE profile = ?"
-                ),
-                attempts=self.attempts(),
-                visit=q("SELECT section, visited_at FROM visits WHERE profile = ?"),
-                notes=q("SELECT id, section, text, created_at, updated_at, deleted FROM notes "
-                        "WHERE profile = ?"),
-                bookmarks=q("SELECT section, marked, updated_at FROM bookmarks WHERE profile = ?"),
-            )  # fmt: skip
-
-    def import_dict(self, data: object) -> dict[str, int]:
-        """Merge an export into this profile, keeping the newer of any two entries.
-
-        The data is validated in full first (:func:`attnlab.progress.exchange.validate_export`); an
-        invalid export raises ``InputError`` and changes nothing. Returns how many entries of
-        each kind the file held.
-        """
-        clean = exchange.validate_export(data)
-        with self._write() as db:
-            exchange.merge_into(db, self.profile, clean)
-        return {k: len(clean[k]) for k in ("completed", "assessments", "attempts", "notes")}
 
     def reset(self) -> None:
         """Delete everything saved for this profile (other profiles are kept)."""

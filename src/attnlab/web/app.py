@@ -15,13 +15,10 @@ import os
 from pathlib import Path
 
 from fastapi import FastAPI
-from fastapi.responses import Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
-from starlette.requests import HTTPConnection
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from attnlab.content import intro, sections
 from attnlab.core.example import SECTION_COUNT
@@ -33,15 +30,7 @@ from attnlab.web.assets import CachedStatic, static_url
 from attnlab.web.common import Settings
 from attnlab.web.errors import add_error_handlers
 from attnlab.web.fragments import SectionCache
-from attnlab.web.security import (
-    CSRF_COOKIE,
-    LOCAL_HOSTS,
-    MAX_BODY_BYTES,
-    SECURITY_HEADERS,
-    BodyLimit,
-    new_token,
-    valid_token,
-)
+from attnlab.web.security import LOCAL_HOSTS, MAX_BODY_BYTES, BodyLimit, SessionAndHeaders
 from attnlab.web.ui_text import UI
 
 HERE = Path(__file__).parent
@@ -174,40 +163,3 @@ def build_shared(app: FastAPI) -> None:
         for section_id in range(SECTION_COUNT):
             section_body(section_id, lang)  # on /lesson (block titles <h3>)
             section_body(section_id, lang, 2)  # on its own page, under its <h1>
-
-
-class SessionAndHeaders:
-    """ASGI middleware: gives each request its session's CSRF token (``request.state.csrf_token``,
-    a new one when the cookie has none or a malformed one, then set as a cookie) and adds
-    :data:`~attnlab.web.security.SECURITY_HEADERS` to every answer that lacks them.
-
-    Plain ASGI rather than ``@app.middleware("http")``: the answer passes through as it is sent
-    (no second task and stream per request), which is most of a small page's cost.
-    """
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-        self.headers = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        cookie = HTTPConnection(scope).cookies.get(CSRF_COOKIE)
-        token = cookie if cookie and valid_token(cookie) else new_token()
-        scope.setdefault("state", {})["csrf_token"] = token
-        extra = list(self.headers)
-        if token != cookie:
-            jar = Response()
-            jar.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict", path="/")
-            extra += [(k, v) for k, v in jar.raw_headers if k == b"set-cookie"]
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                have = {k.lower() for k, _ in headers}
-                headers += [(k, v) for k, v in extra if k == b"set-cookie" or k not in have]
-                message = {**message, "headers": headers}
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)

@@ -1,5 +1,6 @@
 """What every route shares: settings, the per-thread progress store, language, page context,
-the cross-site check and redirects."""
+the cross-site check (:func:`attnlab.web.security.csrf_protect`, imported from here by the
+routes) and redirects."""
 
 from __future__ import annotations
 
@@ -19,14 +20,8 @@ from attnlab.progress.notes import new_note_id
 from attnlab.progress.store import ProgressStore, StoreError, StoreReadOnly
 from attnlab.progress.summary import Summary
 from attnlab.text.i18n import LANGS, error_message
-from attnlab.web.security import (
-    CSRF_COOKIE,
-    CSRF_FIELD,
-    CSRF_HEADER,
-    check_origin,
-    check_token,
-    refused,
-)
+from attnlab.web.security import CSRF_FIELD, refused
+from attnlab.web.security import csrf_protect as csrf_protect  # the routes take it from here
 from attnlab.web.ui_text import UI
 
 LANG_COOKIE = "attnlab_lang"
@@ -191,17 +186,6 @@ def page_context(request: Request, lang: str, summary: Summary, **extra: Any) ->
         "mastery": None,  # {section: (run, mastered)} where a page shows practice links
         **extra,
     }
-
-
-async def csrf_protect(request: Request) -> None:
-    """Dependency of every state-changing route: same-origin request carrying our token."""
-    check_origin(request.headers)
-    sent = request.headers.get(CSRF_HEADER)
-    if sent is None and "form" in request.headers.get("content-type", ""):
-        form = await request.form()
-        value = form.get(CSRF_FIELD)
-        sent = value if isinstance(value, str) else None
-    check_token(request.cookies.get(CSRF_COOKIE), sent)
 
 
 def audit_view(request: Request, lang: str, **more: Any) -> dict[str, Any]:

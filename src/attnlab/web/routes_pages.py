@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 from attnlab.content import knowledge, sections
 from attnlab.core import example
 from attnlab.figures import registry
-from attnlab.grading import answers, practice
+from attnlab.grading import practice, reasons
 from attnlab.progress.store import StoreBusy
 from attnlab.text.i18n import LANGS
 from attnlab.web import figures
@@ -75,8 +75,8 @@ def _check_states(
 def _shown(attempt: dict[str, Any], lang: str) -> dict[str, Any]:
     """An exercise attempt with its verdict worded in the page's language."""
     eid, text = attempt["exercise"], attempt["answer"]
-    data = answers.loads(attempt["diagnosis"], eid, text)
-    return {**attempt, "kind": data["kind"], "verdict": answers.present(eid, text, data, lang)}
+    data = reasons.loads(attempt["diagnosis"], eid, text)
+    return {**attempt, "kind": data["kind"], "verdict": reasons.present(eid, text, data, lang)}
 
 
 def _section_id(raw: str, lang: str) -> int:

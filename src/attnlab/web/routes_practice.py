@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, Response
 
-from attnlab.grading import answers, practice
+from attnlab.grading import answers, practice, reasons
 from attnlab.text.errors import InputError
 from attnlab.web.common import csrf_protect, lang_of, page_context, render, see_other, settings
 from attnlab.web.routes_progress import _section, _text
@@ -57,7 +57,7 @@ def practice_page(request: Request, section_id: str, seed: str | None = None) ->
     last = graded[-1] if graded else None
     shown = practice.shown(dealt)
     verdict = (
-        answers.say(last["data"], lang, shown, dealt.decimals, last["answer"]) if last else None
+        reasons.say(last["data"], lang, shown, dealt.decimals, last["answer"]) if last else None
     )
     run, done = practice.mastery(store.attempts()).get(sid, (0, False))
     n = practice.MASTERY

@@ -11,6 +11,9 @@
   Double-Submit Cookie".) The cookie is never sent on a cross-site request, so the two agree only
   when the request comes from our own page.
 * :data:`SECURITY_HEADERS`: no framing (clickjacking), scripts only from this server.
+* :class:`SessionAndHeaders` gives every request its session's token and every answer those
+  headers; :func:`csrf_protect`, the dependency of every state-changing route, applies both
+  checks.
 
 Binding to 127.0.0.1 is the caller's job (:mod:`attnlab.cli.commands.serve`); the trusted-host list
 refuses a DNS-rebinding page that reaches the port under another name.
@@ -25,6 +28,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from attnlab.text.errors import filled
@@ -176,6 +180,54 @@ def check_token(cookie: str | None, sent: str | None) -> None:
 
 def _utf8(text: str | None) -> bytes:
     return str(text).encode("utf-8", "surrogatepass")
+
+
+class SessionAndHeaders:
+    """ASGI middleware: gives each request its session's CSRF token (``request.state.csrf_token``,
+    a new one when the cookie has none or a malformed one, then set as a cookie) and adds
+    :data:`SECURITY_HEADERS` to every answer that lacks them.
+
+    Plain ASGI rather than ``@app.middleware("http")``: the answer passes through as it is sent
+    (no second task and stream per request), which is most of a small page's cost.
+    """
+
+    def __init__(self, app: Callable[..., Awaitable[None]]) -> None:
+        self.app = app
+        self.headers = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        cookie = HTTPConnection(scope).cookies.get(CSRF_COOKIE)
+        token = cookie if cookie and valid_token(cookie) else new_token()
+        scope.setdefault("state", {})["csrf_token"] = token
+        extra = list(self.headers)
+        if token != cookie:
+            jar = Response()
+            jar.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict", path="/")
+            extra += [(k, v) for k, v in jar.raw_headers if k == b"set-cookie"]
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                have = {k.lower() for k, _ in headers}
+                headers += [(k, v) for k, v in extra if k == b"set-cookie" or k not in have]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+async def csrf_protect(request: Request) -> None:
+    """Dependency of every state-changing route: same-origin request carrying our token."""
+    check_origin(request.headers)
+    sent = request.headers.get(CSRF_HEADER)
+    if sent is None and "form" in request.headers.get("content-type", ""):
+        form = await request.form()
+        value = form.get(CSRF_FIELD)
+        sent = value if isinstance(value, str) else None
+    check_token(request.cookies.get(CSRF_COOKIE), sent)
 
 
 def allowed_hosts(bind_host: str, port: int | None = None) -> list[str]:

@@ -39,13 +39,13 @@ def _where(at: Address | None, lang: str, multihead: bool) -> str:
 
 def render(v: Verdict, lang: str, multihead: bool = False, text: str = "") -> str:
     """One answer's verdict in the answer service's words
-    (:func:`attnlab.grading.answers.say`), after the place it is about; a wrong answer also
+    (:func:`attnlab.grading.reasons.say`), after the place it is about; a wrong answer also
     shows the right numbers."""
-    from attnlab.grading import answers
+    from attnlab.grading import answers, reasons
 
     where = _where(v.at, lang, multihead)
     entered = vec(v.given, 4, typed)
-    line = answers.say(answers.verdict_data(v), lang, entered, text=text)
+    line = reasons.say(answers.verdict_data(v), lang, entered, text=text)
     out = pick(lang, f"{where}：{line}", f"{where}: {line}")
     if v.kind == "wrong":
         tol = "±" + "/".join(dict.fromkeys(f"{t:.2g}" for t in v.tolerance))
@@ -114,7 +114,7 @@ def _answers(
     values: str | None,
 ) -> list[Answer]:
     from attnlab.grading import handcheck
-    from attnlab.grading.answer_parse import parse_numbers
+    from attnlab.grading.answers import parse_numbers
     from attnlab.text.errors import input_error
 
     if answers is not None:
