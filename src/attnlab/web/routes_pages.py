@@ -38,20 +38,28 @@ def lesson(request: Request) -> HTMLResponse:
     saved answers."""
     lang = lang_of(request)
     views = sections.all_sections(lang)
+    ctx = _sections_context(request, lang, views, page="lesson")
+    return render("lesson.html", lang, ctx)
+
+
+def _sections_context(
+    request: Request, lang: str, views: list[Any], **extra: Any
+) -> dict[str, Any]:
+    """:func:`page_context` for a page of the sections ``views``, with the learner's state read
+    in one snapshot: their checks' answers and exercise attempts, notes, practice mastery."""
     store = settings(request).store()
     with store.snapshot():  # one consistent read of the learner's state
         attempts, summary, notes = store.attempts(), store.summary(), NotesView.of(store)
-    ctx = page_context(
+    return page_context(
         request,
         lang,
         summary,
         sections=views,
-        page="lesson",
         checks=_check_states(attempts, [s.id for s in views], lang),
         notes=notes,
         mastery=practice.mastery(attempts),
+        **extra,
     )
-    return render("lesson.html", lang, ctx)
 
 
 def _check_states(
@@ -142,21 +150,14 @@ def section_page(
     """Section ``sid`` alone in ``lang`` (``marks`` rewrites the HTML to mark search hits;
     ``audit``: the "Check my code" box's state, default :func:`~attnlab.web.common.audit_view`;
     ``opened``: the id of the element a search hit opens, shown unfolded)."""
-    store = settings(request).store()
-    with store.snapshot():  # one consistent read of the learner's state
-        attempts, summary, notes = store.attempts(), store.summary(), NotesView.of(store)
-    ctx = page_context(
+    ctx = _sections_context(
         request,
         lang,
-        summary,
-        sections=[sections.section(sid, lang)],
+        [sections.section(sid, lang)],
         page="section",
         current=sid,
-        checks=_check_states(attempts, [sid], lang),
-        mastery=practice.mastery(attempts),
         prev_id=sid - 1 if sid > 0 else None,
         next_id=sid + 1 if sid + 1 < example.SECTION_COUNT else None,
-        notes=notes,
         audit=audit or audit_view(request, lang),
         opened=opened,
         found_mistake=found_mistake(opened, sid, lang),
