@@ -246,9 +246,13 @@ class PgDatabase:
                 # sees what committed before it, the server's default).
                 conn.isolation_level = None if write else psycopg.IsolationLevel.REPEATABLE_READ
                 if write:  # lock_timeout bounds the wait for the lock (0 would mean forever)
-                    conn.execute(f"SET LOCAL lock_timeout = {max(1, round(self.seconds * 1000))}")
-                    conn.execute("SELECT pg_advisory_xact_lock(%s, %s)",
-                                 (APPLICATION_ID, profile_key(profile)))  # fmt: skip
+                    # One round trip: a target list is evaluated in order, the timeout first.
+                    conn.execute(
+                        "SELECT set_config('lock_timeout', %s, true), "
+                        "pg_advisory_xact_lock(%s, %s)",
+                        (f"{max(1, round(self.seconds * 1000))}ms", APPLICATION_ID,
+                         profile_key(profile)),
+                    )  # fmt: skip
                 yield PgConnection(conn)
         except (psycopg.Error, PoolTimeout) as exc:
             raise translate(exc, self.url, self.seconds) from None
