@@ -4,6 +4,7 @@ whether that can be written now, and this process's open stores of each file.
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from pathlib import Path
@@ -11,6 +12,21 @@ from typing import TYPE_CHECKING, Protocol
 
 from attnlab.progress import access as progress_access
 from attnlab.progress.store_errors import StoreError
+
+#: Where the progress folder is when no ``--data-dir`` names it.
+DATA_DIR_ENV = "ATTNLAB_DATA_DIR"
+
+
+def default_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
+    """``data_dir`` if given, else ``$ATTNLAB_DATA_DIR``, else the platform's user data folder."""
+    if data_dir:
+        return Path(data_dir)
+    if os.environ.get(DATA_DIR_ENV):
+        return Path(os.environ[DATA_DIR_ENV])
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("attnlab", appauthor=False))
+
 
 if TYPE_CHECKING:
     from attnlab.progress.pg import PgDatabase

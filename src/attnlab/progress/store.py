@@ -28,12 +28,12 @@ import sqlite3
 import threading
 import weakref
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attnlab.progress import access as progress_access
-from attnlab.progress import backend, exchange
+from attnlab.progress import backend, exchange, location
 from attnlab.progress import db as progress_db
 from attnlab.progress.backend import Connection
 from attnlab.progress.class_exchange import ClassExchangeMixin
@@ -50,21 +50,9 @@ from attnlab.progress.summary import Summary
 if TYPE_CHECKING:
     from attnlab.progress.pg import PgDatabase
 
-DATA_DIR_ENV = "ATTNLAB_DATA_DIR"
 PROFILE_ENV = "ATTNLAB_PROFILE"
 DEFAULT_PROFILE = "default"
 FILE_NAME = "progress.sqlite3"
-
-
-def default_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
-    """``data_dir`` if given, else ``$ATTNLAB_DATA_DIR``, else the platform's user data folder."""
-    if data_dir:
-        return Path(data_dir)
-    if os.environ.get(DATA_DIR_ENV):
-        return Path(os.environ[DATA_DIR_ENV])
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("attnlab", appauthor=False))
 
 
 class ProgressStore(
@@ -138,10 +126,11 @@ class ProgressStore(
     ) -> ProgressStore:
         """The store for ``profile`` (else ``$ATTNLAB_PROFILE``, else ``default``) on the
         PostgreSQL server ``db`` (else ``$ATTNLAB_DB``; ``InputError`` if it is no
-        ``postgresql://`` URL), else in ``data_dir`` (see :func:`default_data_dir`)."""
+        ``postgresql://`` URL), else in ``data_dir``
+        (:func:`~attnlab.progress.location.default_data_dir`)."""
         chosen = profile or os.environ.get(PROFILE_ENV) or DEFAULT_PROFILE
         url = backend.resolve(db)
-        return cls(url if url else default_data_dir(data_dir) / FILE_NAME, chosen)
+        return cls(url if url else location.default_data_dir(data_dir) / FILE_NAME, chosen)
 
     def as_profile(self, profile: str) -> ProgressStore:
         """This store acting for ``profile``: the same connection and lock, another profile
@@ -279,6 +268,22 @@ class ProgressStore(
                 (self.profile, section, self._clock()),
             )
 
+    @contextmanager
+    def visiting(self, section: int) -> Iterator[None]:
+        """``with store.visiting(section):`` remembers the visit (:meth:`set_last_section`)
+        and reads the block's state in the same transaction. The visit is a bookmark, not an
+        answer: a read-only or busy store skips it, and the block still reads one snapshot."""
+        check_section(section)
+        with ExitStack() as stack:
+            try:
+                if self.writable:
+                    stack.enter_context(self._write())  # the block's reads join it
+                    self.set_last_section(section)
+            except StoreBusy:  # raised on entering: no lock, nothing written
+                stack.close()
+            stack.enter_context(self._read())  # joins the write, or one snapshot
+            yield
+
     def _rows(self, sql: str) -> list[tuple[Any, ...]]:
         with self._read() as db:  # inside the caller's read: its snapshot
             return [tuple(row) for row in db.execute(sql, (self.profile,)).fetchall()]
@@ -339,6 +344,5 @@ __all__ = [
     "StoreError",
     "StoreReadOnly",
     "Summary",
-    "default_data_dir",
     "migrate",
 ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -13,7 +12,6 @@ from attnlab.content import knowledge, sections
 from attnlab.core import example
 from attnlab.figures import registry
 from attnlab.grading import practice, reasons
-from attnlab.progress.store import StoreBusy
 from attnlab.text.i18n import LANGS
 from attnlab.web import figures
 from attnlab.web.blocks import code_css
@@ -43,12 +41,14 @@ def lesson(request: Request) -> HTMLResponse:
 
 
 def _sections_context(
-    request: Request, lang: str, views: list[Any], **extra: Any
+    request: Request, lang: str, views: list[Any], visit: int | None = None, **extra: Any
 ) -> dict[str, Any]:
     """:func:`page_context` for a page of the sections ``views``, with the learner's state read
-    in one snapshot: their checks' answers and exercise attempts, notes, practice mastery."""
+    in one snapshot: their checks' answers and exercise attempts, notes, practice mastery
+    (after remembering section ``visit`` as the last one visited, in the same transaction)."""
     store = settings(request).store()
-    with store.snapshot():  # one consistent read of the learner's state
+    reading = store.snapshot() if visit is None else store.visiting(visit)
+    with reading:  # one consistent read of the learner's state
         attempts, summary, notes = store.attempts(), store.summary(), NotesView.of(store)
     return page_context(
         request,
@@ -123,20 +123,17 @@ def one_section(request: Request, section_id: str) -> HTMLResponse:
     """One section alone (where forms return, and where the language switch keeps you)."""
     lang = lang_of(request)
     sid = _section_id(section_id, lang)
-    store = settings(request).store()
     # Remember the visit only for the learner's own navigation: a page on another site could
     # load this URL (an <img>, say) to move "continue where I left off" (Fetch Metadata).
     # Only a bookmark: the page is still shown when the file is read-only or busy.
-    if request.headers.get("sec-fetch-site", "none") in ("same-origin", "none") and store.writable:
-        with contextlib.suppress(StoreBusy):
-            store.set_last_section(sid)
+    own = request.headers.get("sec-fetch-site", "none") in ("same-origin", "none")
     query = request.query_params.get("q")  # opened from a search hit: mark the words
     opened = open_id(request)  # ... and open the element holding them
     try:
         marks = highlighter(query, opened) if query else None
     except ValueError:
         marks = None  # an over-long q only loses its marks; the section still opens
-    return section_page(request, sid, lang, marks, opened=opened)
+    return section_page(request, sid, lang, marks, opened=opened, visit=own)
 
 
 def section_page(
@@ -146,14 +143,17 @@ def section_page(
     marks: Callable[[str], str] | None = None,
     audit: dict[str, Any] | None = None,
     opened: str | None = None,
+    visit: bool = False,
 ) -> HTMLResponse:
     """Section ``sid`` alone in ``lang`` (``marks`` rewrites the HTML to mark search hits;
     ``audit``: the "Check my code" box's state, default :func:`~attnlab.web.common.audit_view`;
-    ``opened``: the id of the element a search hit opens, shown unfolded)."""
+    ``opened``: the id of the element a search hit opens, shown unfolded; ``visit``: remember
+    it as the learner's last section, in the transaction that reads their state)."""
     ctx = _sections_context(
         request,
         lang,
         [sections.section(sid, lang)],
+        visit=sid if visit else None,
         page="section",
         current=sid,
         prev_id=sid - 1 if sid > 0 else None,
