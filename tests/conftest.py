@@ -119,6 +119,19 @@ def no_web_crash(request: pytest.FixtureRequest) -> Iterator[None]:
         )
 
 
+@pytest.fixture
+def isolated() -> None:
+    """Skip (loudly) where bubblewrap cannot isolate learner code, unless CI requires it."""
+    from attnlab.audit import sandbox
+
+    reason = sandbox.isolation()
+    if reason is not None:
+        message = f"bubblewrap cannot isolate learner code here ({reason})"
+        if os.environ.get("ATTNLAB_REQUIRE_SANDBOX"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
 @pytest.fixture(scope="session")
 def web_client_factory() -> Callable[..., Any]:
     """``factory(data_dir, **create_app_kwargs)``: a test client of the web lesson that re-raises

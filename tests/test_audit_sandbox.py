@@ -67,17 +67,6 @@ def _statuses(result: dict[str, object]) -> dict[int, str]:
     return {i["item"]: i["status"] for i in result["items"]}  # type: ignore[index, union-attr]
 
 
-@pytest.fixture
-def isolated() -> None:
-    """Skip (loudly) where bubblewrap cannot run, unless CI requires it."""
-    reason = sandbox.isolation()
-    if reason is not None:
-        message = f"bubblewrap cannot isolate learner code here ({reason})"
-        if os.environ.get("ATTNLAB_REQUIRE_SANDBOX"):
-            pytest.fail(message)
-        pytest.skip(message)
-
-
 @pytest.fixture(params=["bubblewrap", "plain"])
 def mode(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
