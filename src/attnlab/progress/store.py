@@ -28,12 +28,12 @@ import sqlite3
 import threading
 import weakref
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, ExitStack, contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attnlab.progress import access as progress_access
-from attnlab.progress import backend, exchange, location
+from attnlab.progress import backend, exchange, location, state
 from attnlab.progress import db as progress_db
 from attnlab.progress.backend import Connection
 from attnlab.progress.class_exchange import ClassExchangeMixin
@@ -44,6 +44,7 @@ from attnlab.progress.location import LocationMixin, close_read_only_stores, reg
 from attnlab.progress.notes import NotesMixin
 from attnlab.progress.search_index import SearchMixin
 from attnlab.progress.sessions import SessionsMixin
+from attnlab.progress.state import LearnerState
 from attnlab.progress.store_errors import StoreBusy, StoreError, StoreReadOnly, translate
 from attnlab.progress.summary import Summary
 
@@ -268,21 +269,50 @@ class ProgressStore(
                 (self.profile, section, self._clock()),
             )
 
+    def learner_state(self, visit: int | None = None) -> LearnerState:
+        """Everything a page shows of this profile (summary, attempts, notes, bookmarks), read
+        in one statement (:mod:`attnlab.progress.state`), so in one snapshot.
+
+        Args:
+            visit: a section (0-19) to remember as the last one visited (as
+                :meth:`set_last_section` does) before reading. The visit is a bookmark, not an
+                answer: a read-only or busy store skips it and still reads.
+        """
+        if visit is not None:
+            check_section(visit)
+            if self.writable:
+                try:
+                    return self._visit_and_read(visit)
+                except (StoreBusy, StoreReadOnly):  # nothing was written
+                    pass
+        with self._statement() as db:
+            rows = db.execute(state.STATE_SQL, (self.profile,) * 7).fetchall()
+        return state.parse(self.profile, rows)
+
+    def _visit_and_read(self, section: int) -> LearnerState:
+        visit = (self.profile, section, self._clock())
+        with self._lock:
+            if self._pg is not None and self._held is None:  # one statement, one round trip
+                with self._pg.statement() as db:
+                    found = db.execute(state.PG_VISIT_STATE_SQL, visit + (self.profile,) * 6)
+                    return state.parse(self.profile, found.fetchall())
+            with self._write() as db:  # SQLite: the upsert, then the read, one transaction
+                db.execute(state.VISIT_SQL, visit)
+                rows = db.execute(state.STATE_SQL, (self.profile,) * 7).fetchall()
+            return state.parse(self.profile, rows)
+
     @contextmanager
-    def visiting(self, section: int) -> Iterator[None]:
-        """``with store.visiting(section):`` remembers the visit (:meth:`set_last_section`)
-        and reads the block's state in the same transaction. The visit is a bookmark, not an
-        answer: a read-only or busy store skips it, and the block still reads one snapshot."""
-        check_section(section)
-        with ExitStack() as stack:
-            try:
-                if self.writable:
-                    stack.enter_context(self._write())  # the block's reads join it
-                    self.set_last_section(section)
-            except StoreBusy:  # raised on entering: no lock, nothing written
-                stack.close()
-            stack.enter_context(self._read())  # joins the write, or one snapshot
-            yield
+    def _statement(self) -> Iterator[Connection]:
+        """A connection for one read statement: on PostgreSQL outside a transaction, in
+        autocommit mode (one statement is one snapshot, without ``BEGIN`` and ``COMMIT``);
+        otherwise a read transaction, or the caller's."""
+        with self._lock:
+            if self._pg is None or self._held is not None:
+                with self._read() as db:
+                    yield db
+            else:
+                with self._pg.statement() as conn:
+                    yield conn
 
     def _rows(self, sql: str) -> list[tuple[Any, ...]]:
         with self._read() as db:  # inside the caller's read: its snapshot
@@ -292,7 +322,7 @@ class ProgressStore(
         """Completed sections, assessments, last section and attempt counts of this profile."""
         # One statement (one round trip on PostgreSQL): rows tagged 0 completed section,
         # 1 assessment, 2 last section, 3 the counts of graded and of right attempts.
-        with self._read() as db:
+        with self._statement() as db:
             rows = db.execute(
                 "SELECT 0, section, NULL FROM completions WHERE profile = ? "
                 "UNION ALL SELECT 1, section, status FROM assessments WHERE profile = ? "
@@ -315,7 +345,7 @@ class ProgressStore(
 
     def attempts(self, exercise: str | None = None) -> list[dict[str, Any]]:
         """This profile's attempts, oldest first (optionally for one exercise only)."""
-        with self._read() as db:
+        with self._statement() as db:
             rows = db.execute(
                 "SELECT exercise, answer, correct, diagnosis, created_at FROM attempts "
                 "WHERE profile = ? AND (? IS NULL OR exercise = ?) ORDER BY created_at, id",

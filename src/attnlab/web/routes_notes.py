@@ -8,6 +8,7 @@ redirecting; so does the bookmark toggle (``{"bookmarked": ...}``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -16,7 +17,6 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from attnlab.content import sections
 from attnlab.progress.notes import Note
-from attnlab.progress.store import ProgressStore
 from attnlab.text.i18n import error_message
 from attnlab.web.common import (
     NEW_NOTE,
@@ -43,12 +43,12 @@ class NotesView:
     marks: set[int]
 
     @classmethod
-    def of(cls, store: ProgressStore) -> NotesView:
-        """Read them from ``store``."""
+    def of(cls, notes: Iterable[Note], bookmarks: Iterable[int]) -> NotesView:
+        """The view of ``notes`` (oldest first) and the bookmarked sections."""
         by_section: dict[int, list[Note]] = {}
-        for note in store.notes():
+        for note in notes:
             by_section.setdefault(note.section, []).append(note)
-        return cls(by_section, set(store.bookmarks()))
+        return cls(by_section, set(bookmarks))
 
     def earlier(self, section: int) -> list[Note]:
         """The section's notes before the one in the box."""
@@ -119,8 +119,8 @@ def bookmark(
 def my_notes(request: Request) -> HTMLResponse:
     """Every note and bookmark of this profile, with links to their sections."""
     lang = lang_of(request)
-    store = settings(request).store()
-    view = NotesView.of(store)
+    learner = settings(request).store().learner_state()  # one statement, one snapshot
+    view = NotesView.of(learner.notes, learner.bookmarks)
     titled = {s: sections.section(s, lang) for s in sorted({*view.by_section, *view.marks})}
-    ctx = page_context(request, lang, store.summary(), page="notes", view=view, titled=titled)
+    ctx = page_context(request, lang, learner.summary, page="notes", view=view, titled=titled)
     return render("notes.html", lang, ctx)

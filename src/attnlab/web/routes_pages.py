@@ -46,14 +46,13 @@ def _sections_context(
     """:func:`page_context` for a page of the sections ``views``, with the learner's state read
     in one snapshot: their checks' answers and exercise attempts, notes, practice mastery
     (after remembering section ``visit`` as the last one visited, in the same transaction)."""
-    store = settings(request).store()
-    reading = store.snapshot() if visit is None else store.visiting(visit)
-    with reading:  # one consistent read of the learner's state
-        attempts, summary, notes = store.attempts(), store.summary(), NotesView.of(store)
+    learner = settings(request).store().learner_state(visit)  # one statement, one snapshot
+    attempts = learner.attempts
+    notes = NotesView.of(learner.notes, learner.bookmarks)
     return page_context(
         request,
         lang,
-        summary,
+        learner.summary,
         sections=views,
         checks=_check_states(attempts, [s.id for s in views], lang),
         notes=notes,
@@ -103,17 +102,15 @@ def one_check(request: Request, section_id: str, page: str = "section") -> HTMLR
     sid = _section_id(section_id, lang)
     if page not in ("lesson", "section"):
         raise refused(422, "bad_page", found=page[:20])
-    store = settings(request).store()
-    with store.snapshot():
-        attempts, summary = store.attempts(), store.summary()
+    learner = settings(request).store().learner_state()
     ctx = page_context(
         request,
         lang,
-        summary,
+        learner.summary,
         s=sections.section(sid, lang),
-        state=_check_states(attempts, [sid], lang)[sid],
+        state=_check_states(learner.attempts, [sid], lang)[sid],
         page=page,
-        mastery=practice.mastery(attempts),
+        mastery=practice.mastery(learner.attempts),
     )
     return render("_check_only.html", lang, ctx)
 
@@ -195,9 +192,8 @@ def glossary(request: Request) -> HTMLResponse:
 @router.get("/api/progress")
 def progress_json(request: Request) -> dict[str, object]:
     """This profile's progress as JSON (for scripts and the page's own checks)."""
-    store = settings(request).store()
-    with store.snapshot():
-        s, attempts = store.summary(), store.attempts()
+    learner = settings(request).store().learner_state()
+    s, attempts = learner.summary, learner.attempts
     return {
         "profile": s.profile,
         "completed": list(s.completed),

@@ -1,0 +1,111 @@
+"""What a lesson or section page shows of one learner, read in one statement.
+
+A page needs the learner's summary (completed sections, self-assessments, last visit, attempt
+counts), every attempt, the notes and the bookmarks. Read as separate queries inside a
+transaction that is seven round trips to a PostgreSQL server (``BEGIN``, five queries,
+``COMMIT``); :data:`STATE_SQL` is one statement, and one statement sees one snapshot on its own,
+so on PostgreSQL it runs without a transaction. A section page also remembers the visit: on
+PostgreSQL the upsert is a data-modifying ``WITH`` of the same statement, on SQLite (which has
+no such ``WITH``) a statement before it in one write transaction.
+
+Rows are tagged by what they hold (:data:`COLUMNS` names the generic columns each tag uses):
+
+====  ==============  ======================================================================
+tag   table           columns
+====  ==============  ======================================================================
+0     completions     n1 section
+1     assessments     n1 section, t1 status
+2     visits          n1 section
+3     attempts        n1 graded attempts, n2 right ones (one row: the counts)
+4     attempts        n1 correct, n2 id, t1 exercise, t2 answer, t3 diagnosis, t4 created_at
+5     notes           n1 section, t1 id, t2 text, t3 created_at, t4 updated_at
+6     bookmarks       n1 section
+====  ==============  ======================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from attnlab.progress import exchange
+from attnlab.progress.notes import Note
+from attnlab.progress.summary import Summary
+
+#: The generic columns of every row, after its tag.
+COLUMNS = ("n1", "n2", "t1", "t2", "t3", "t4")
+
+#: The parts of the statement but the visit's, each with one ``?`` (the profile).
+_PARTS = (
+    # the first part types the columns (a later NULL takes its column's type)
+    "SELECT 0 AS tag, section AS n1, CAST(NULL AS INTEGER) AS n2, CAST(NULL AS TEXT) AS t1, "
+    "CAST(NULL AS TEXT) AS t2, CAST(NULL AS TEXT) AS t3, CAST(NULL AS TEXT) AS t4 "
+    "FROM completions WHERE profile = ?",
+    "SELECT 1, section, NULL, status, NULL, NULL, NULL FROM assessments WHERE profile = ?",
+    "SELECT 3, COUNT(*), COUNT(NULLIF(correct, 0)), NULL, NULL, NULL, NULL FROM attempts "
+    "WHERE profile = ? AND correct IS NOT NULL",
+    "SELECT 4, correct, id, exercise, answer, diagnosis, created_at FROM attempts "
+    "WHERE profile = ?",
+    "SELECT 5, section, NULL, id, text, created_at, updated_at FROM notes "
+    "WHERE profile = ? AND deleted = 0",
+    "SELECT 6, section, NULL, NULL, NULL, NULL, NULL FROM bookmarks "
+    "WHERE profile = ? AND marked = 1",
+)
+#: The last visited section, as its own part.
+_VISIT_PART = "SELECT 2, section, NULL, NULL, NULL, NULL, NULL FROM visits WHERE profile = ?"
+#: The whole learner state: one statement, one ``?`` per part (each the profile).
+STATE_SQL = " UNION ALL ".join((*_PARTS, _VISIT_PART))
+#: The upsert that remembers a visit (profile, section, time), as ``set_last_section`` writes it.
+VISIT_SQL = (
+    "INSERT INTO visits VALUES (?, ?, ?) ON CONFLICT (profile) DO UPDATE SET "
+    "section = excluded.section, visited_at = excluded.visited_at"
+)
+#: PostgreSQL: the visit remembered and the state read in one statement. The parts read the
+#: snapshot taken before the upsert, so the visit's row comes from its ``RETURNING``.
+PG_VISIT_STATE_SQL = (
+    f"WITH visit AS ({VISIT_SQL} RETURNING section) "
+    + " UNION ALL ".join(_PARTS)
+    + " UNION ALL SELECT 2, section, NULL, NULL, NULL, NULL, NULL FROM visit"
+)
+
+
+@dataclass(frozen=True)
+class LearnerState:
+    """One learner's progress as a page shows it.
+
+    Attributes:
+        summary: completed sections, assessments, last section, attempt counts.
+        attempts: every attempt, oldest first (as :meth:`ProgressStore.attempts` gives them).
+        notes: the notes not deleted, by section, then oldest first.
+        bookmarks: the bookmarked sections, in page order.
+    """
+
+    summary: Summary
+    attempts: list[dict[str, Any]]
+    notes: list[Note]
+    bookmarks: tuple[int, ...]
+
+
+def parse(profile: str, rows: Sequence[Sequence[Any]]) -> LearnerState:
+    """The :class:`LearnerState` of ``profile`` from the rows of :data:`STATE_SQL`."""
+    by_tag: dict[int, list[Sequence[Any]]] = {tag: [] for tag in range(7)}
+    for row in rows:
+        by_tag[int(row[0])].append(row[1:])
+    graded, right = next(((int(r[0]), int(r[1])) for r in by_tag[3]), (0, 0))
+    visit = [int(r[0]) for r in by_tag[2]]
+    summary = Summary(
+        profile,
+        tuple(sorted(int(r[0]) for r in by_tag[0])),
+        {int(r[0]): str(r[2]) for r in by_tag[1]},
+        visit[0] if visit else None,
+        graded,
+        right,
+    )
+    # attempts: oldest first, then in the order they were saved (created_at, id)
+    tried = sorted(by_tag[4], key=lambda r: (r[5], int(r[1])))
+    attempts = [exchange.attempt_dict(r[2], r[3], r[0], r[4], r[5]) for r in tried]
+    noted = sorted(by_tag[5], key=lambda r: (int(r[0]), r[4], r[2]))
+    notes = [Note(r[2], int(r[0]), r[3], r[4], r[5]) for r in noted]
+    bookmarks = tuple(sorted(int(r[0]) for r in by_tag[6]))
+    return LearnerState(summary, attempts, notes, bookmarks)
