@@ -161,3 +161,14 @@ def test_an_import_that_clashes_changes_nothing(tmp_path: Path, clash: str, home
         expected = "attempts"
     file.write_text(json.dumps(data), encoding="utf-8")
     _refused(other, "class", "import", str(file), match=expected)
+
+
+@pytest.mark.parametrize("name", ['=HYPERLINK("http://x")', "+1", "-2+3", "@SUM(A1)"])
+def test_a_name_a_spreadsheet_would_run_is_written_as_text(name: str) -> None:
+    from attnlab.grading.class_report import as_csv
+
+    learner = {"name": name, "profile": "c1-1", "completed": [1], "exercises": {}}
+    row = next(csv.DictReader(io.StringIO(as_csv({"learners": [learner]}))))
+    assert row["learner"] == "'" + name
+    plain = {**learner, "name": "Ada = me"}
+    assert next(csv.DictReader(io.StringIO(as_csv({"learners": [plain]}))))["learner"] == "Ada = me"

@@ -155,15 +155,22 @@ def text(report: dict[str, Any], lang: str) -> str:
 
 def as_csv(report: dict[str, Any]) -> str:
     """One row per learner and exercise answered: learner, profile, sections completed,
-    exercise, right (1/0), verdict kind, mistakes (``;``-separated names)."""
+    exercise, right (1/0), verdict kind, mistakes (``;``-separated names).
+
+    A name a learner or teacher typed that a spreadsheet would run as a formula (starting with
+    ``=``, ``+``, ``-`` or ``@``) is written with a leading ``'``, which spreadsheets show as
+    text (OWASP's advice against CSV injection)."""
     out = io.StringIO()
     rows = csv.writer(out, lineterminator="\n")
     rows.writerow(["learner", "profile", "completed", "exercise", "right", "kind", "mistakes"])
     for p in report["learners"]:
-        done = len(p["completed"])
+        who, done = [_as_text(p["name"]), _as_text(p["profile"])], len(p["completed"])
         for eid, v in p["exercises"].items():
-            rows.writerow([p["name"], p["profile"], done, eid, int(v["correct"]), v["kind"],
-                           ";".join(v["mistakes"])])  # fmt: skip
+            rows.writerow([*who, done, eid, int(v["correct"]), v["kind"], ";".join(v["mistakes"])])
         if not p["exercises"]:
-            rows.writerow([p["name"], p["profile"], done, "", "", "", ""])
+            rows.writerow([*who, done, "", "", "", ""])
     return out.getvalue()
+
+
+def _as_text(typed: str) -> str:
+    return "'" + typed if typed[:1] in ("=", "+", "-", "@") else typed
