@@ -172,3 +172,21 @@ def test_a_name_a_spreadsheet_would_run_is_written_as_text(name: str) -> None:
     assert row["learner"] == "'" + name
     plain = {**learner, "name": "Ada = me"}
     assert next(csv.DictReader(io.StringIO(as_csv({"learners": [plain]}))))["learner"] == "Ada = me"
+
+
+def test_a_teacher_session_ends_after_its_hours(store_location: Path | str) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from attnlab.progress.sessions import TEACHER_SESSION
+
+    now = [datetime(2026, 12, 2, 9, tzinfo=UTC)]
+    clock = lambda: now[0].isoformat(timespec="microseconds")  # noqa: E731
+    with ProgressStore(store_location, clock=clock) as store:
+        key = store.create_class("week 7").teacher_key
+        session, cid = store.teacher_login(key, "me")
+        now[0] += TEACHER_SESSION - timedelta(seconds=1)
+        assert store.teacher_of(session) == cid
+        now[0] += timedelta(seconds=1)
+        assert store.teacher_of(session) is None, "ran out: the key is asked for again"
+        again, _ = store.teacher_login(key, "me")
+        assert store.teacher_of(again) == cid

@@ -23,6 +23,9 @@ from attnlab.text.errors import InputError
 #: Wrong teacher keys one client may try per :data:`FAILURE_WINDOW` before it must wait.
 MAX_FAILURES = 5
 FAILURE_WINDOW = timedelta(minutes=1)
+#: How long a teacher's session opens the class report before the key is asked for again (a
+#: learner's lasts the course: their link works once, so a new session needs the teacher).
+TEACHER_SESSION = timedelta(hours=12)
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}  # about 16 MiB and tens of ms per try
 
 
@@ -88,11 +91,13 @@ class SessionsMixin:
         return None if row is None else str(row[0])
 
     def teacher_of(self, session: str) -> int | None:
-        """The class of a teacher session, None if there is no such session."""
+        """The class of a teacher session, None if there is no such session or it began
+        :data:`TEACHER_SESSION` ago or more."""
         with self._read() as db:
             row = db.execute(
-                "SELECT class_id FROM class_sessions WHERE id_hash = ? AND kind = 'teacher'",
-                (token_hash(session),),
+                "SELECT class_id FROM class_sessions WHERE id_hash = ? AND kind = 'teacher' "
+                "AND created_at > ?",
+                (token_hash(session), self._before(TEACHER_SESSION)),
             ).fetchone()
         return None if row is None else int(row[0])
 
@@ -128,7 +133,11 @@ class SessionsMixin:
                 "教师密钥：应为 'attnlab class create' 打印的密钥，实际的密钥不属于任何班级",
             )
         session = secrets.token_urlsafe(32)
-        with self._write() as db:
+        with self._write() as db:  # the teacher sessions that ran out go
+            db.execute(
+                "DELETE FROM class_sessions WHERE kind = 'teacher' AND created_at <= ?",
+                (self._before(TEACHER_SESSION),),
+            )
             db.execute(
                 "INSERT INTO class_sessions VALUES (?, 'teacher', ?, NULL, ?)",
                 (token_hash(session), class_id, self._clock()),
