@@ -384,3 +384,28 @@ def test_an_unreadable_shape_is_told_it_needs_sizes_not_a_number_like_0_599(lang
               "en": f"expected the size of each axis, separated by spaces (such as {B} {T} {C}), "
                     "got 'four'"}[lang]  # fmt: skip
     assert said.endswith(wanted), said
+
+
+@pytest.mark.parametrize(
+    ("section", "typed", "zh", "en"),
+    [(5, "abc", "回答：需要像 0.599", "answer: expected a number like 0.599"),
+     (9, "abc", "回答：需要用空格分开的各轴大小", "answer: expected the size of each axis")],
+)  # fmt: skip
+def test_a_refused_practice_answer_names_the_field_in_the_pages_language(
+    tmp_path: Path, section: int, typed: str, zh: str, en: str
+) -> None:
+    from fastapi.testclient import TestClient
+    from web_support import ORIGIN, post_form
+
+    from attnlab.web.app import create_app
+
+    client = TestClient(create_app(data_dir=tmp_path, figures_on=False), base_url=ORIGIN)
+    client.get("/healthz")
+    for lang, start in (("zh", zh), ("en", en)):
+        url = f"/practice/{section}/answer?lang={lang}"
+        refused = post_form(client, url, seed="1", answer=typed)
+        shown = re.search(r'id="error-message">([^<]*)<', refused.text)
+        assert refused.status_code == 422 and shown is not None, refused.status_code
+        assert shown.group(1).startswith(start), shown.group(1)
+        if lang == "zh":
+            assert "answer" not in shown.group(1), shown.group(1)

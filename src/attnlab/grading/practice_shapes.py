@@ -106,9 +106,9 @@ class ShapePractice:
         if bad is not None:
             example = f"{self.batch} {self.tokens} {self.embed}"
             raise InputError(
-                f"answer: expected the size of each axis, separated by spaces (such as "
+                f"expected the size of each axis, separated by spaces (such as "
                 f"{example}), got {bad[:20]!r}",
-                f"answer：需要用空格分开的各轴大小（例如 {example}），收到的是 {bad[:20]!r}",
+                f"需要用空格分开的各轴大小（例如 {example}），收到的是 {bad[:20]!r}",
             )
         return spaced
 
@@ -119,12 +119,12 @@ class ShapePractice:
             InputError: ``text`` is not a list of whole numbers (``4 3 9``, ``[4, 3, 9]``
                 and ``4x3x9`` are).
         """
-        typed = parse_numbers(self._spaced(text), "answer")
+        typed = parse_numbers(self._spaced(text))
         for t in typed:
             if t.value != int(t.value) or t.value < 0:
                 raise InputError(
-                    f"answer: a shape is whole sizes such as {self.batch}, got {t.text!r}",
-                    f"answer：形状由整数大小组成（例如 {self.batch}），收到的是 {t.text!r}",
+                    f"a shape is whole sizes such as {self.batch}, got {t.text!r}",
+                    f"形状由整数大小组成（例如 {self.batch}），收到的是 {t.text!r}",
                 )
         given, expected = [t.value for t in typed], self.expected()
         if len(given) != len(expected):
