@@ -283,3 +283,21 @@ def test_fused_row_order_is_found_and_reported() -> None:
     result = audit(ZOO / "good" / "nanogpt_kqv_rows.py", "CausalSelfAttention", "auto")
     assert "your c_attn rows are k, q, v" in result["layout"], result["layout"]
     assert result["overall"]["status"] == "PASS"
+
+
+def test_the_report_joins_mistakes_and_a_refusal_the_languages_way() -> None:
+    item = {"item": 5, "name": {"zh": "因果掩码", "en": "causal mask"}, "status": "FAIL",
+            "evidence": {"zh": "未来位置有权重", "en": "the future has weight"},
+            "mistakes": ["no_mask", "mask_inverted"], "section": 10,
+            "mistake_titles": [{"zh": "没有掩码", "en": "no mask"},
+                               {"zh": "掩码反了", "en": "mask inverted"}]}  # fmt: skip
+    result = {"status": "ok", "kind": "module", "items": [item]}
+    assert "复现它的错误：no_mask（没有掩码）；mask_inverted（掩码反了）；重读第 10 节" in render(
+        result, "zh"
+    )
+    assert "reproduced by: no_mask (no mask); mask_inverted (mask inverted); reread section 10" in (
+        render(result, "en")
+    )
+    refused = {"status": "error", "error": {"zh": "找不到文件", "en": "no such file"}}
+    assert "\n无法审计：找不到文件\n" in render(refused, "zh")
+    assert "\ncannot audit: no such file\n" in render(refused, "en")

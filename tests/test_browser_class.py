@@ -1,7 +1,8 @@
 """The teacher's report page in a real headless Chromium: the key typed into the form opens it,
 axe-core finds no critical or serious violation (desktop and phone, both languages), and on a
-phone nothing scrolls the page sideways. Skipped loudly without Chromium or axe-core, unless
-ATTNLAB_REQUIRE_BROWSER=1."""
+phone nothing scrolls the page sideways. The other class pages a visitor meets (a used or unknown
+invitation link, a wrong teacher key, a class-only server without a session) pass axe too.
+Skipped loudly without Chromium or axe-core, unless ATTNLAB_REQUIRE_BROWSER=1."""
 
 from __future__ import annotations
 
@@ -69,3 +70,51 @@ def test_the_report_page_is_accessible_and_fits(  # type: ignore[no-untyped-def]
     assert not blocking(results), blocking(results)
     if size == "phone":
         assert not layout["problems"], layout["problems"]
+
+
+@pytest.fixture(scope="module")
+def class_only_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    from attnlab.web.app import create_app
+
+    app = create_app(tmp_path_factory.mktemp("class-only"), figures_on=False, class_only=True)
+    with serve_in_thread(app) as url:
+        yield url
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_class_refusal_pages_are_accessible(  # type: ignore[no-untyped-def]
+    browser,  # noqa: F811
+    teacher_server: tuple[str, str],
+    class_only_server: str,
+    lang: str,
+    size: str,
+) -> None:
+    script = _axe()
+    url, _ = teacher_server
+    context = browser.new_context(viewport=SIZES[size], bypass_csp=True)
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    problems: dict[str, list[str]] = {}
+
+    def check(name: str, words: str) -> None:
+        shown = " ".join(page.locator("#error-message").inner_text().split())
+        assert shown == words, (name, shown)
+        page.add_script_tag(path=str(script))
+        if found := blocking(page.evaluate(RUN, TAGS)):
+            problems[name] = found
+
+    try:
+        page.goto(f"{url}/join/no-such-link?lang={lang}")
+        check("join", UI[lang]["join_bad"])
+        page.goto(f"{url}/teacher?lang={lang}")
+        page.fill("#teacher-key", "not-the-key")
+        page.click("form.teacher-key button")
+        page.wait_for_selector("#error-message")
+        check("wrong key", page.locator("#error-message").inner_text().strip())
+        assert page.locator("#teacher-key").count() == 1  # the form is asked again
+        assert page.goto(f"{class_only_server}/lesson?lang={lang}").status == 401
+        check("class only", UI[lang]["class_only"])
+    finally:
+        context.close()
+    assert not problems, problems

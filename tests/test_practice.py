@@ -362,3 +362,50 @@ def test_a_shape_read_before_the_transpose_is_named() -> None:
         assert words in practice.verdict_line(p, verdict, "", lang)
     with pytest.raises(InputError, match="whole sizes"):
         p.grade(f"{B} {H} {T} {d}.5")
+
+
+@pytest.mark.parametrize("sep", ["x", "×", " x ", "X", "*"])
+def test_a_shape_written_with_times_signs_is_read_as_sizes(sep: str) -> None:
+    p = practice.deal(9, 1)
+    wrong = (p.shape[0] + 1, *p.shape[1:])
+    assert p.grade(sep.join(str(n) for n in p.shape)).correct
+    assert p.grade(sep.join(str(n) for n in wrong)).kind == "wrong"
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_an_unreadable_shape_is_told_it_needs_sizes_not_a_number_like_0_599(lang: str) -> None:
+    p = practice.deal(9, 1)
+    with pytest.raises(InputError) as caught:
+        p.grade("four by three")
+    said = caught.value.localized(lang)
+    assert "0.599" not in said, said
+    B, T, C = p.batch, p.tokens, p.embed
+    wanted = {"zh": f"需要用空格分开的各轴大小（例如 {B} {T} {C}），收到的是 'four'",
+              "en": f"expected the size of each axis, separated by spaces (such as {B} {T} {C}), "
+                    "got 'four'"}[lang]  # fmt: skip
+    assert said.endswith(wanted), said
+
+
+@pytest.mark.parametrize(
+    ("section", "typed", "zh", "en"),
+    [(5, "abc", "回答：需要像 0.599", "answer: expected a number like 0.599"),
+     (9, "abc", "回答：需要用空格分开的各轴大小", "answer: expected the size of each axis")],
+)  # fmt: skip
+def test_a_refused_practice_answer_names_the_field_in_the_pages_language(
+    tmp_path: Path, section: int, typed: str, zh: str, en: str
+) -> None:
+    from fastapi.testclient import TestClient
+    from web_support import ORIGIN, post_form
+
+    from attnlab.web.app import create_app
+
+    client = TestClient(create_app(data_dir=tmp_path, figures_on=False), base_url=ORIGIN)
+    client.get("/healthz")
+    for lang, start in (("zh", zh), ("en", en)):
+        url = f"/practice/{section}/answer?lang={lang}"
+        refused = post_form(client, url, seed="1", answer=typed)
+        shown = re.search(r'id="error-message">([^<]*)<', refused.text)
+        assert refused.status_code == 422 and shown is not None, refused.status_code
+        assert shown.group(1).startswith(start), shown.group(1)
+        if lang == "zh":
+            assert "answer" not in shown.group(1), shown.group(1)

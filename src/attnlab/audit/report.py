@@ -25,7 +25,9 @@ def _pad(text: str, cols: int) -> str:
 
 def _mistake_line(item: dict[str, Any], lang: str) -> str:
     named = zip(item["mistakes"], item["mistake_titles"], strict=True)
-    titles = "; ".join(pick(lang, f"{n}（{t[lang]}）", f"{n} ({t[lang]})") for n, t in named)
+    titles = pick(lang, "；", "; ").join(
+        pick(lang, f"{n}（{t[lang]}）", f"{n} ({t[lang]})") for n, t in named
+    )
     section = item["section"]
     reread = pick(lang, f"重读第 {section} 节", f"reread section {section}") if section else ""
     return pick(lang, f"复现它的错误：{titles}；{reread}", f"reproduced by: {titles}; {reread}")
@@ -52,8 +54,8 @@ def render(result: dict[str, Any], lang: str) -> str:
     notes = "".join(f"{label}{n[lang]}\n" for n in result.get("notes", []))
     if result["status"] != "ok":
         err = result["error"][lang]
-        why = pick(lang, "无法审计", "cannot audit")
-        return f"{head}\n{why}: {err}\n{notes}"
+        why = pick(lang, "无法审计：", "cannot audit: ")
+        return f"{head}\n{why}{err}\n{notes}"
     kind = result.get("kind", "")
     layout = result.get("layout") or pick(
         lang, "未找到（只做黑盒检查）", "not found (black-box checks only)"

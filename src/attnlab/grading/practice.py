@@ -135,7 +135,7 @@ class Practice:
     def grade(self, text: str) -> Verdict:
         """Grade the learner's ``text`` with the one grader (raises ``InputError`` when it is no
         list of numbers or has the wrong count)."""
-        typed = tuple(parse_numbers(text, "answer", infinity=True))
+        typed = tuple(parse_numbers(text, infinity=True))
         return check_answer(Answer(self.stage, "A", typed, self.row, 1, text), self.inp)
 
     def solution(self) -> list[tuple[str, torch.Tensor]]:

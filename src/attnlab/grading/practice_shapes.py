@@ -17,6 +17,7 @@ Example::
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -42,6 +43,11 @@ OTHERS: dict[str, tuple[str, str]] = {
     "input": ("输入 x", "the input x"),
     "split_view": ("view 之后、transpose 之前的 Q", "Q after the view, before the transpose"),
 }
+#: A times sign between two sizes (``4x3x9``, ``4 × 3``, ``4*3``): a shape as it is often written.
+_TIMES_SIGN = re.compile(r"(?<=\d)\s*[xX×*]\s*(?=\d)")
+#: The parts of an answer between spaces, commas and brackets, and a part that looks like a size.
+_PART = re.compile(r"[^\s,;，、；\[\]()（）［］]+")
+_SIZE_LIKE = re.compile(r"[-+]?[\d.]+")
 
 
 @dataclass(frozen=True)
@@ -92,18 +98,33 @@ class ShapePractice:
         return {"batch": self.batch, "tokens": self.tokens, "embed": self.embed,
                 "heads": self.heads}  # fmt: skip
 
+    def _spaced(self, text: str) -> str:
+        """``text`` with times signs between sizes made spaces; a part that is no size is
+        refused in the words of a shape (not "a number like 0.599")."""
+        spaced = _TIMES_SIGN.sub(" ", text)
+        bad = next((p for p in _PART.findall(spaced) if not _SIZE_LIKE.fullmatch(p)), None)
+        if bad is not None:
+            example = f"{self.batch} {self.tokens} {self.embed}"
+            raise InputError(
+                f"expected the size of each axis, separated by spaces (such as "
+                f"{example}), got {bad[:20]!r}",
+                f"需要用空格分开的各轴大小（例如 {example}），收到的是 {bad[:20]!r}",
+            )
+        return spaced
+
     def grade(self, text: str) -> Verdict:
         """Right when every size is in its place; a wrong answer names what it is.
 
         Raises:
-            InputError: ``text`` is not a list of whole numbers.
+            InputError: ``text`` is not a list of whole numbers (``4 3 9``, ``[4, 3, 9]``
+                and ``4x3x9`` are).
         """
-        typed = parse_numbers(text, "answer")
+        typed = parse_numbers(self._spaced(text))
         for t in typed:
             if t.value != int(t.value) or t.value < 0:
                 raise InputError(
-                    f"answer: a shape is whole sizes such as {self.batch}, got {t.text!r}",
-                    f"answer：形状由整数大小组成（例如 {self.batch}），收到的是 {t.text!r}",
+                    f"a shape is whole sizes such as {self.batch}, got {t.text!r}",
+                    f"形状由整数大小组成（例如 {self.batch}），收到的是 {t.text!r}",
                 )
         given, expected = [t.value for t in typed], self.expected()
         if len(given) != len(expected):

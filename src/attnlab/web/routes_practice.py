@@ -80,8 +80,12 @@ def practice_answer(
     text = _text(answer, "exercise_answer")
     try:
         verdict = dealt.grade(text)
-    except InputError as exc:
-        raise RequestRefused(422, exc.localized("en"), exc.localized("zh")) from None
+    except InputError as exc:  # the grader's words after the field, named as the page names it
+        raise RequestRefused(
+            422,
+            f"{UI['en']['field_answer']}: {exc.localized('en')}",
+            f"{UI['zh']['field_answer']}：{exc.localized('zh')}",
+        ) from None
     graded = verdict.correct if verdict.kind in answers.GRADED else None
     data = json.dumps(practice.attempt_data(dealt, verdict))
     settings(request).store().record_attempt(practice.attempt_id(sid), text, graded, data)
