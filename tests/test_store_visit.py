@@ -82,6 +82,10 @@ def test_the_visit_is_kept_and_read_in_the_same_statement(store_location) -> Non
         assert store.learner_state().summary.last_section == 8
 
 
+def _synchronous(store: ProgressStore) -> int:
+    return int(store._conn.execute("PRAGMA synchronous").fetchone()[0])
+
+
 def test_a_busy_sqlite_file_skips_the_visit_and_still_reads(tmp_path: Path) -> None:
     db = tmp_path / "progress.sqlite3"
     with ProgressStore(db, busy_timeout=0.2) as store:
@@ -89,6 +93,21 @@ def test_a_busy_sqlite_file_skips_the_visit_and_still_reads(tmp_path: Path) -> N
         with lock_held(db):
             assert store.learner_state(visit=9).summary.last_section == 3
         assert store.summary().last_section == 3
+        assert _synchronous(store) == 2, "answers are still synced to the disk (FULL)"
+
+
+def test_only_the_visit_skips_the_wait_for_the_disk_on_sqlite(tmp_path: Path) -> None:
+    with ProgressStore(tmp_path / "progress.sqlite3") as store:
+        seen = []
+        store._conn.set_trace_callback(seen.append)
+        store.learner_state(visit=4)
+        store.mark_complete(4)
+        store._conn.set_trace_callback(None)
+        assert _synchronous(store) == 2
+    assert seen[0] == "PRAGMA synchronous = NORMAL" and "visits" in seen[2]
+    back = seen.index("PRAGMA synchronous = FULL")
+    assert "COMMIT" in seen[back - 1], "FULL again right after the visit's commit"
+    assert "completions" in " ".join(seen[back:]), "the answer is written under FULL"
 
 
 def test_a_busy_visit_on_postgresql_is_skipped_and_the_state_still_read(

@@ -6,7 +6,8 @@ transaction that is seven round trips to a PostgreSQL server (``BEGIN``, five qu
 ``COMMIT``); :data:`STATE_SQL` is one statement, and one statement sees one snapshot on its own,
 so on PostgreSQL it runs without a transaction. A section page also remembers the visit: on
 PostgreSQL the upsert is a data-modifying ``WITH`` of the same statement, on SQLite (which has
-no such ``WITH``) a statement before it in one write transaction.
+no such ``WITH``) a statement before it in one write transaction; neither commit waits for the
+disk (a visit is a bookmark, not an answer).
 
 Rows are tagged by what they hold (:data:`COLUMNS` names the generic columns each tag uses):
 
@@ -62,11 +63,14 @@ VISIT_SQL = (
     "section = excluded.section, visited_at = excluded.visited_at"
 )
 #: PostgreSQL: the visit remembered and the state read in one statement. The parts read the
-#: snapshot taken before the upsert, so the visit's row comes from its ``RETURNING``.
+#: snapshot taken before the upsert, so the visit's row comes from its ``RETURNING``. A visit is
+#: a bookmark, not an answer: its commit does not wait for the WAL to reach the disk
+#: (``synchronous_commit`` off for this statement's transaction alone; still atomic).
 PG_VISIT_STATE_SQL = (
-    f"WITH visit AS ({VISIT_SQL} RETURNING section) "
+    f"WITH visit AS ({VISIT_SQL} RETURNING section), "
+    "lazy AS (SELECT set_config('synchronous_commit', 'off', true)) "
     + " UNION ALL ".join(_PARTS)
-    + " UNION ALL SELECT 2, section, NULL, NULL, NULL, NULL, NULL FROM visit"
+    + " UNION ALL SELECT 2, section, NULL, NULL, NULL, NULL, NULL FROM visit, lazy"
 )
 
 

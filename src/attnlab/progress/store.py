@@ -296,9 +296,18 @@ class ProgressStore(
                 with self._pg.statement() as db:
                     found = db.execute(state.PG_VISIT_STATE_SQL, visit + (self.profile,) * 6)
                     return state.parse(self.profile, found.fetchall())
-            with self._write() as db:  # SQLite: the upsert, then the read, one transaction
-                db.execute(state.VISIT_SQL, visit)
-                rows = db.execute(state.STATE_SQL, (self.profile,) * 7).fetchall()
+            # A visit is a bookmark, not an answer: its commit need not wait for the disk
+            # (WAL with synchronous NORMAL: still atomic; the next FULL commit syncs it too).
+            lazy = self._pg is None and not self._conn.in_transaction
+            if lazy:
+                self._conn.execute("PRAGMA synchronous = NORMAL")
+            try:
+                with self._write() as db:  # SQLite: the upsert, then the read, one transaction
+                    db.execute(state.VISIT_SQL, visit)
+                    rows = db.execute(state.STATE_SQL, (self.profile,) * 7).fetchall()
+            finally:
+                if lazy:
+                    self._conn.execute("PRAGMA synchronous = FULL")
             return state.parse(self.profile, rows)
 
     @contextmanager
