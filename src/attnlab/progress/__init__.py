@@ -6,6 +6,7 @@ it (:mod:`~attnlab.progress.db`, :mod:`~attnlab.progress.access`), where it live
 search index table (:mod:`~attnlab.progress.search_index`), the rules of every row and the
 export format (:mod:`~attnlab.progress.exchange`), export files
 (:mod:`~attnlab.progress.exchange_files`), the resume rule (:mod:`~attnlab.progress.summary`),
+what a page shows of a learner in one statement (:mod:`~attnlab.progress.state`),
 why a store cannot be used (:mod:`~attnlab.progress.store_errors`), and classes: their learners
 and links (:mod:`~attnlab.progress.classes`), sessions and the teacher key
 (:mod:`~attnlab.progress.sessions`) and a profile or a whole class as one file

@@ -8,6 +8,8 @@ Modules:
 
 * :mod:`attnlab.web.app`: :func:`create_app`, the FastAPI application factory.
 * :mod:`attnlab.web.security`: body-size cap, trusted hosts, cross-site request protection.
+* :mod:`attnlab.web.compression`: gzip by ISA-L; :mod:`attnlab.web.fragments`: each section's
+  HTML kept per learner state.
 * :mod:`attnlab.web.blocks`: HTML for the content blocks of :mod:`attnlab.content` (MathML
   formulas, highlighted code); the sections themselves are built in :mod:`attnlab.content`.
 * :mod:`attnlab.web.explorer`: the explorer's presets, size caps and computation.
