@@ -167,7 +167,7 @@ def test_an_import_that_clashes_changes_nothing(tmp_path: Path, clash: str, home
 def test_a_name_a_spreadsheet_would_run_is_written_as_text(name: str) -> None:
     from attnlab.grading.class_report import as_csv
 
-    learner = {"name": name, "profile": "c1-1", "completed": [1], "exercises": {}}
+    learner = {"name": name, "profile": "c1-1", "completed": [1], "exercises": {}, "practice": {}}
     row = next(csv.DictReader(io.StringIO(as_csv({"learners": [learner]}))))
     assert row["learner"] == "'" + name
     plain = {**learner, "name": "Ada = me"}

@@ -196,3 +196,45 @@ def test_a_teacher_signs_out_and_the_old_cookie_opens_nothing(
     teacher.get("/healthz")
     assert post_form(teacher, "/teacher/leave?lang=en").status_code == 303
     assert post_form(teacher, "/teacher/leave", origin="http://evil.example").status_code == 403
+
+
+def test_report_shows_practice_with_fresh_numbers(web_client_factory: Any, tmp_path: Path) -> None:
+    """Practice answers are counted apart from the lesson's exercises: per section, who
+    practised, who mastered it (3 right in a row), and the catalogued mistakes ranked."""
+    from test_practice import _right, _stages, _typed
+
+    from attnlab.grading import practice
+
+    def no_scale(section: int, seed: int) -> str:
+        doc = practice.document(practice.deal(section, seed), "en")
+        stage, row = doc["ask"]["stage"], doc["ask"]["row"]
+        return _typed(_stages(doc["input"], scale=False)[stage][row])
+
+    sid = next(s for s in practice.SECTIONS if no_scale(s, 1) != _right(s, 1))
+    _, key, links = make_class(tmp_path, ["Ada", "Bo"])
+    ada, bo = (joined(web_client_factory, tmp_path, link) for link in links)
+    url = f"/practice/{sid}/answer?lang=en"
+    assert post_form(ada, url, seed="1", answer=no_scale(sid, 1)).status_code == 303
+    for seed in (1, 2, 3):
+        assert post_form(bo, url, seed=str(seed), answer=_right(sid, seed)).status_code == 303
+
+    teacher = web_client_factory(tmp_path)
+    post_form(teacher, "/teacher", key=key)
+    page = teacher.get("/teacher?lang=en").text
+    block = page.split(f'id="practice-{sid}"')[1].split("</section>")[0]
+    assert "2 practised, 1 mastered (3 right in a row)" in block
+    assert f"1 of 2: {catalogue.get('no_scale').title['en']}" in block
+    bo_row = page.split('data-profile="c1-2"')[1].split("</tr>")[0]
+    assert f"Practice mastered: §{sid}" in bo_row
+    assert "Practice mastered" not in page.split('data-profile="c1-1"')[1].split("</tr>")[0]
+    zh = teacher.get("/teacher?lang=zh").text
+    assert "2 人练习，1 人已掌握" in zh
+    from attnlab.grading import class_report
+    from attnlab.progress.store import ProgressStore
+
+    with ProgressStore.open(tmp_path) as store:
+        report = class_report.build(store.class_data(1))
+    lines = class_report.text(report, "en")
+    assert f"  {sid}: 2 practised, 1 mastered" in lines
+    assert f"practice-{sid},1,practice," in class_report.as_csv(report)  # Bo: mastered
+    assert class_report.as_json(report)["practice"][str(sid)]["mastered"] == 1

@@ -11,7 +11,10 @@
 * per section: who is stuck: their last answer to one of its exercises is wrong, or they have
   not completed it while they completed a later one.
 
-Only the lesson's graded exercises count (``attnlab practice``'s dealt exercises do not).
+* practice (``attnlab practice`` and the web's dealt exercises, fresh numbers each time): per
+  learner and section, the answers, the right ones, the current run and whether it is mastered,
+  and every catalogued mistake made; per section, how many practised and mastered it, and the
+  mistakes ranked. They stay apart from the lesson's exercises above.
 
 Example::
 
@@ -30,7 +33,7 @@ from typing import Any
 
 from attnlab.content import knowledge
 from attnlab.core.example import SECTION_IDS
-from attnlab.grading import reasons
+from attnlab.grading import practice, reasons
 from attnlab.mistakes import catalogue
 from attnlab.text.i18n import pick
 
@@ -52,6 +55,36 @@ def _last_verdicts(attempts: list[tuple[Any, ...]]) -> dict[str, dict[str, Any]]
     return last
 
 
+def _practice(attempts: list[tuple[Any, ...]]) -> dict[int, dict[str, Any]]:
+    """Per practised section: answers, right ones, current run, mastered, mistakes ever made."""
+    tried = [{"exercise": e, "answer": a, "correct": c, "diagnosis": d, "at": at}
+             for e, a, c, d, at in attempts if str(e).startswith("practice-")]  # fmt: skip
+    found = {}
+    for sid, (run, done) in practice.mastery(tried).items():
+        mine = [a for a in tried if a["exercise"] == practice.attempt_id(sid)]
+        ever: list[str] = []
+        for a in mine:
+            ever += [str(n) for n in practice.stored_data(a).get("mistakes", []) if n not in ever]
+        found[sid] = {"answers": sum(a["correct"] is not None for a in mine),
+                      "right": sum(bool(a["correct"]) for a in mine), "run": run,
+                      "mastered": done, "mistakes": ever}  # fmt: skip
+    return found
+
+
+def _practice_by_section(learners: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    found = {}
+    for sid in practice.SECTIONS:
+        mine = [p["practice"][sid] for p in learners if sid in p["practice"]]
+        if not mine:
+            continue
+        made = Counter(n for m in mine for n in m["mistakes"])
+        ranked = sorted(made.items(), key=lambda kv: (-kv[1], kv[0]))
+        found[sid] = {"learners": len(mine), "mastered": sum(m["mastered"] for m in mine),
+                      "mistakes": [{"mistake": name, "learners": n, "section": _teaches(name)}
+                                   for name, n in ranked]}  # fmt: skip
+    return found
+
+
 def build(data: dict[str, Any]) -> dict[str, Any]:
     """The report (see the module docstring) of one class's data."""
     learners, per_exercise = [], {}
@@ -59,7 +92,8 @@ def build(data: dict[str, Any]) -> dict[str, Any]:
     for person in data["learners"]:
         last = _last_verdicts(person["attempts"])
         learners.append({"name": person["name"], "profile": person["profile"],
-                         "completed": list(person["completed"]), "exercises": last})  # fmt: skip
+                         "completed": list(person["completed"]), "exercises": last,
+                         "practice": _practice(person["attempts"])})  # fmt: skip
         for eid, verdict in last.items():
             made.setdefault(eid, Counter()).update(verdict["ever"])
     for eid in knowledge.exercise_ids():
@@ -74,7 +108,8 @@ def build(data: dict[str, Any]) -> dict[str, Any]:
         }  # fmt: skip
     stuck = {sid: _stuck(sid, learners) for sid in SECTION_IDS}
     return {"class": data["class"], "name": data["name"], "size": len(learners),
-            "learners": learners, "exercises": per_exercise, "stuck": stuck}  # fmt: skip
+            "learners": learners, "exercises": per_exercise, "stuck": stuck,
+            "practice": _practice_by_section(learners)}  # fmt: skip
 
 
 def _teaches(name: str) -> int | None:
@@ -112,10 +147,12 @@ def mistake_title(name: str, lang: str) -> str:
 def as_json(report: dict[str, Any]) -> dict[str, Any]:
     """The report as JSON data (the verdict data kept, the per-attempt history left out)."""
     people = [{**p, "exercises": {e: {k: v[k] for k in ("answer", "correct", "kind", "mistakes")}
-                                  for e, v in p["exercises"].items()}}
+                                  for e, v in p["exercises"].items()},
+               "practice": {str(s): v for s, v in p["practice"].items()}}
               for p in report["learners"]]  # fmt: skip
     stuck = {str(s): names for s, names in report["stuck"].items()}
-    return {**report, "learners": people, "stuck": stuck}
+    drill = {str(s): v for s, v in report["practice"].items()}
+    return {**report, "learners": people, "stuck": stuck, "practice": drill}
 
 
 def text(report: dict[str, Any], lang: str) -> str:
@@ -150,12 +187,25 @@ def text(report: dict[str, Any], lang: str) -> str:
     for sid, names in report["stuck"].items():
         if names:
             lines.append(f"  {sid}: " + ", ".join(names))
+    if report["practice"]:
+        heading = pick(lang, "新数字练习（按节）：", "Practice with fresh numbers (by section):")
+        lines.append(heading)
+    for sid, d in report["practice"].items():
+        k, m = d["learners"], d["mastered"]
+        counts = pick(lang, f"{k} 人练习，{m} 人已掌握", f"{k} practised, {m} mastered")
+        lines.append(f"  {sid}: {counts}")
+        for made in d["mistakes"]:
+            title = mistake_title(made["mistake"], lang)
+            lines.append("    " + pick(lang, f"{n} 人中有 {made['learners']} 人：{title}",
+                                       f"{made['learners']} of {n}: {title}"))  # fmt: skip
     return "\n".join(lines)
 
 
 def as_csv(report: dict[str, Any]) -> str:
     """One row per learner and exercise answered: learner, profile, sections completed,
-    exercise, right (1/0), verdict kind, mistakes (``;``-separated names).
+    exercise, right (1/0), verdict kind, mistakes (``;``-separated names); and one per section
+    practised with fresh numbers: exercise ``practice-N``, right = mastered (1/0), kind
+    ``practice``, every mistake made there.
 
     A name a learner or teacher typed that a spreadsheet would run as a formula (starting with
     ``=``, ``+``, ``-`` or ``@``) is written with a leading ``'``, which spreadsheets show as
@@ -167,7 +217,10 @@ def as_csv(report: dict[str, Any]) -> str:
         who, done = [_as_text(p["name"]), _as_text(p["profile"])], len(p["completed"])
         for eid, v in p["exercises"].items():
             rows.writerow([*who, done, eid, int(v["correct"]), v["kind"], ";".join(v["mistakes"])])
-        if not p["exercises"]:
+        for sid, d in p["practice"].items():
+            rows.writerow([*who, done, practice.attempt_id(sid), int(d["mastered"]), "practice",
+                           ";".join(d["mistakes"])])  # fmt: skip
+        if not p["exercises"] and not p["practice"]:
             rows.writerow([*who, done, "", "", "", ""])
     return out.getvalue()
 

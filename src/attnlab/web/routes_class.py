@@ -19,7 +19,7 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, Response
 
 from attnlab.content import sections
-from attnlab.grading import class_report
+from attnlab.grading import class_report, practice
 from attnlab.progress.sessions import KeyRefused
 from attnlab.progress.summary import Summary
 from attnlab.web.common import (
@@ -80,7 +80,8 @@ def teacher(request: Request) -> Response:
     lang = lang_of(request)
     report = class_report.build(settings(request).thread_store().class_data(class_id))
     ctx = page_context(request, lang, _NOBODY, page="teacher", report=report, message="",
-                       titles=_titles(lang), words=_words(report, lang))  # fmt: skip
+                       titles=_titles(lang), words=_words(report, lang),
+                       mastery_needed=practice.MASTERY)  # fmt: skip
     ctx["summary"] = None
     return render("teacher.html", lang, ctx)
 
@@ -120,6 +121,7 @@ def _words(report: dict[str, Any], lang: str) -> dict[str, Any]:
     """The report's verdicts and mistakes worded in ``lang`` (the template only places them)."""
     verdicts = {(p["profile"], e): class_report.verdict_line(e, v, lang)
                 for p in report["learners"] for e, v in p["exercises"].items()}  # fmt: skip
-    names = {m["mistake"] for e in report["exercises"].values() for m in e["mistakes"]}
+    blocks = [*report["exercises"].values(), *report["practice"].values()]
+    names = {m["mistake"] for e in blocks for m in e["mistakes"]}
     return {"verdicts": verdicts,
             "mistakes": {n: class_report.mistake_title(n, lang) for n in names}}  # fmt: skip
