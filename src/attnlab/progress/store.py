@@ -300,15 +300,21 @@ class ProgressStore(
             # (WAL with synchronous NORMAL: still atomic; the next FULL commit syncs it too).
             lazy = self._pg is None and not self._conn.in_transaction
             if lazy:
-                self._conn.execute("PRAGMA synchronous = NORMAL")
+                self._synchronous("NORMAL")
             try:
                 with self._write() as db:  # SQLite: the upsert, then the read, one transaction
                     db.execute(state.VISIT_SQL, visit)
                     rows = db.execute(state.STATE_SQL, (self.profile,) * 7).fetchall()
             finally:
                 if lazy:
-                    self._conn.execute("PRAGMA synchronous = FULL")
+                    self._synchronous("FULL")
             return state.parse(self.profile, rows)
+
+    def _synchronous(self, level: str) -> None:
+        try:
+            self._conn.execute(f"PRAGMA synchronous = {level}")  # NORMAL or FULL, ours
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path, self.busy_timeout) from None
 
     @contextmanager
     def _statement(self) -> Iterator[Connection]:
