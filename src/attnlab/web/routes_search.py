@@ -128,8 +128,7 @@ def highlighter(query: str, within: str | None = None, anchor: bool = True) -> C
     Words are found in the text the learner reads, not in its HTML (:func:`_mark_text`): "39"
     is not found inside ``&#39;``, and ``'`` is found where the page writes ``&#39;``.
     """
-    terms = search_query.parse(query)
-    pattern = search_query.pattern(terms)
+    terms, pattern = search_query.parse(query), search.marks(query)
 
     def mark(html: str) -> str:
         start, end = html.find("<main"), html.rfind("</main>")
