@@ -171,7 +171,8 @@ def _land(
             lang = "zh" if re.search(r'<html lang="zh', html) else "en"
             doc = _found_elsewhere(within, terms, lang)
             if doc is not None:
-                return _note_elsewhere(html, span, doc, query, lang)
+                url = _place_url(doc.kind, doc.section, doc.lang, query, within)
+                return _note_elsewhere(html, span, url, query, lang)
     return _anchor_first(html, main, within)
 
 
@@ -188,21 +189,19 @@ def _element(html: str, within: str, main: int) -> tuple[int, int] | None:
     return None
 
 
-def _note_elsewhere(html: str, span: tuple[int, int], doc: Doc, query: str, lang: str) -> str:
+def _note_elsewhere(html: str, span: tuple[int, int], url: str, query: str, lang: str) -> str:
     """``html`` with the element at ``span`` highlighted and, at its top (after its title), a
     note ``id="hit"`` in ``lang``: the words are in the other language's text of it, with a link
-    to the same place in that language."""
+    to the same place in that language (``url``)."""
     start, end = span
     open_end = html.index(">", start) + 1
     title = _TITLE_CHILD.match(html, open_end, end)
     at = html.index(">", html.index(f"</{title.group(1)}>", title.end())) + 1 if title else open_end
     tag = "dd" if title and title.group(1) == "dt" else "p"  # a <dl> holds only <dt> and <dd>
-    opened = re.search(r'\sid="([^"]+)"', html[start:open_end])
-    url = _place_url(doc.kind, doc.section, doc.lang, query, opened.group(1) if opened else "")
-    words = UI[lang]
+    other, words = "en" if lang == "zh" else "zh", UI[lang]
     note = (
         f'<{tag} class="hit-note" id="hit">{escape(words["hit_elsewhere"].format(q=query))} '
-        f'<a href="{escape(url)}" hreflang="{doc.lang}">{escape(words["hit_elsewhere_link"])}</a>'
+        f'<a href="{escape(url)}" hreflang="{other}">{escape(words["hit_elsewhere_link"])}</a>'
         f"</{tag}>"
     )
     start_tag = re.sub(r'\sclass="', ' class="hit-elsewhere ', html[start:open_end], count=1)
