@@ -2,7 +2,8 @@
 that holds the match: the note (the one in the note box too), the knowledge check (its folds
 opened, with the first mark in its question and others in its folds), the catalogued mistake
 and the glossary term, in both languages, on the desktop and on the phone, and without
-JavaScript."""
+JavaScript. A hit found only in the other language's text opens in the search page's language,
+on the outlined element's note (``#hit``), in view."""
 
 from __future__ import annotations
 
@@ -92,12 +93,50 @@ def test_a_hit_opens_on_a_visible_mark_in_its_element(page, lang: str, kind: str
     assert where["lang"].startswith(lang), (page.url, where["lang"])
 
 
+#: Hits found only in the other language's text, per search page language: (query, kind).
+ELSEWHERE = {"en": ("掩码", "glossary"), "zh": ("mask", "check")}
+#: Where the page's #hit is, whether it can be seen, and the element it is the note of.
+NOTE_PLACE = """() => {
+  const n = document.getElementById('hit');
+  if (!n) return {found: false};
+  const r = n.getBoundingClientRect();
+  const at = document.elementFromPoint((r.left + r.right) / 2, (r.top + r.bottom) / 2);
+  const box = n.closest('.hit-elsewhere');
+  return {found: true, note: n.classList.contains('hit-note'), box: box ? box.id : null,
+          inView: r.top >= 0 && r.bottom <= innerHeight && r.height > 0
+                  && r.left >= 0 && r.right <= innerWidth,
+          covered: !(at === n || n.contains(at)),
+          outline: box ? getComputedStyle(box).outlineStyle : '',
+          rect: [r.left, r.top, r.right, r.bottom], lang: document.documentElement.lang};
+}"""
+
+
+@pytest.mark.parametrize("lang", sorted(ELSEWHERE))
+def test_a_hit_found_only_in_the_other_language_opens_in_the_page_language(page, lang: str) -> None:  # type: ignore[no-untyped-def]
+    query, kind = ELSEWHERE[lang]
+    page.goto(f"/search?lang={lang}")
+    page.fill("#search-page-box", query)
+    with page.expect_navigation():
+        page.press("#search-page-box", "Enter")
+    link = page.locator(f'ol[aria-labelledby="hits-other"] li.hit[data-kind="{kind}"] a').first
+    assert link.count() == 1, f"no other-language {kind} hit for {query!r} ({lang})"
+    with page.expect_navigation():
+        link.click()
+    page.wait_for_load_state("load")
+    where = page.evaluate(NOTE_PLACE)
+    assert where["found"] and where["lang"].startswith(lang), (page.url, where)
+    assert where["note"] and where["box"] == page.url.split("open=")[1].split("#")[0], where
+    assert where["inView"] and not where["covered"], f"{page.url}: #hit not visible: {where}"
+    assert where["outline"] == "dashed", where
+
+
 #: What a search opens that no other page shows: the hits found only in the other language, a
 #: check with its folds opened, a catalogued mistake, a section's taught terms, a marked term.
 LANDINGS = [
     "/search?q=掩码", "/search?q=upper%20triangle", "/section/10?q=mask&open=check-10",
     "/section/10?q=mask&open=mistake-no_mask", "/section/10?q=causal%20mask&open=s-10",
-    "/glossary?q=mask&open=term-causal-mask",
+    "/glossary?q=mask&open=term-causal-mask", "/glossary?q=掩码&open=term-causal-mask",
+    "/section/10?q=掩码&open=check-10", "/section/10?q=掩码&open=s-10",
 ]  # fmt: skip
 
 

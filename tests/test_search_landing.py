@@ -1,7 +1,9 @@
-"""Every search hit opens on its own match: the link names the element holding it
-(``open=ID#hit``), and the page it opens has its first mark, ``id="hit"``, inside that element
-and inside no closed ``<details>``; in the language the hit was found in (the page's own when
-both have it). The count says "50+" when the list is cut, and an empty query shows the form."""
+"""Every search hit opens on its own match, in the search page's language: the link names the
+element holding it (``open=ID#hit``), and the page it opens has its first mark, ``id="hit"``,
+inside that element and inside no closed ``<details>``; when the words are only in the other
+language's text of it, ``id="hit"`` is on a note at the element's top that says so and links to
+the same place in that language. The count says "50+" when the list is cut, and an empty query
+shows the form."""
 
 from __future__ import annotations
 
@@ -23,13 +25,14 @@ VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "met
 
 
 class MarkPlace(HTMLParser):
-    """The elements around the page's ``<mark id="hit">`` (outermost first), and how many marks
-    the page has."""
+    """The elements around the page's ``id="hit"`` element (outermost first), its tag, and how
+    many marks the page has."""
 
     def __init__(self, page: str) -> None:
         super().__init__(convert_charrefs=True)
         self.stack: list[tuple[str, dict[str, str | None]]] = []
         self.around: list[tuple[str, dict[str, str | None]]] | None = None
+        self.tag = ""
         self.marks = 0
         self.feed(page)
         self.close()
@@ -37,10 +40,9 @@ class MarkPlace(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in VOID:
             return
-        if tag == "mark":
-            self.marks += 1
-            if ("id", "hit") in attrs:
-                self.around = list(self.stack)
+        self.marks += tag == "mark"
+        if ("id", "hit") in attrs:
+            self.around, self.tag = list(self.stack), tag
         self.stack.append((tag, dict(attrs)))
 
     def handle_endtag(self, tag: str) -> None:
@@ -57,6 +59,7 @@ def client(tmp_path_factory: pytest.TempPathFactory, web_client_factory) -> Iter
         store.add_note(12, "my own trick: mask with -inf, never 0")
         store.add_note(12, "second thought on the trick")  # the one in the note box
         store.add_note(3, "记住：Query 负责提问")
+        store.add_note(11, "掩码要放在 softmax 之前")
     with web_client_factory(home) as opened:
         yield opened
 
@@ -68,7 +71,10 @@ def _hits(client: TestClient, query: str, lang: str) -> list[tuple[str, str]]:
     return [(kind, html.unescape(href)) for kind, href in found]
 
 
-def _check_landing(client: TestClient, kind: str, href: str) -> None:
+def _check_landing(client: TestClient, kind: str, href: str, lang: str | None = None) -> None:
+    """The page ``href`` opens is in the search page's language ``lang`` and its ``id="hit"``
+    is a mark inside the element ``open=`` names, or a note at that element's top
+    (:func:`_check_note`), in no closed ``<details>``."""
     url = urlsplit(href)
     params = parse_qs(url.query)
     assert url.fragment == "hit", href
@@ -76,14 +82,40 @@ def _check_landing(client: TestClient, kind: str, href: str) -> None:
     expected = {"note": "note-", "check": "check-", "glossary": "term-", "mistake": "mistake-",
                 "section": "s-"}[kind]  # fmt: skip
     assert opened.startswith(expected), href
+    if lang is not None:
+        assert params["lang"] == [lang], f"{href}: not in the search page's language {lang}"
     page = client.get(f"{url.path}?{url.query}")
     assert page.status_code == 200, href
+    assert f'<html lang="{params["lang"][0]}' in page.text, href
     place = MarkPlace(page.text)
-    assert place.around is not None, f"{href}: no mark with id=hit ({place.marks} marks)"
+    assert place.around is not None, f"{href}: no element with id=hit ({place.marks} marks)"
     ids = [attrs.get("id") for _, attrs in place.around]
-    assert opened in ids, f"{href}: the first mark is not inside #{opened}: {ids}"
+    assert opened in ids, f"{href}: #hit is not inside #{opened}: {ids}"
     closed = [a for tag, a in place.around if tag == "details" and "open" not in a]
-    assert not closed, f"{href}: the mark is inside a closed <details> {closed}"
+    assert not closed, f"{href}: #hit is inside a closed <details> {closed}"
+    if place.tag != "mark":
+        _check_note(client, href, page.text, opened, place)
+
+
+def _check_note(client: TestClient, href: str, page: str, opened: str, place: MarkPlace) -> None:
+    """``#hit`` is the note at the top of the highlighted element ``opened``: it says the words
+    are in the other language's text and links to the same place there, which has the mark."""
+    lang = parse_qs(urlsplit(href).query)["lang"][0]
+    other = "zh" if lang == "en" else "en"
+    holder = next(attrs for _, attrs in place.around or [] if attrs.get("id") == opened)
+    assert "hit-elsewhere" in (holder.get("class") or ""), f"{href}: #{opened} not highlighted"
+    note = re.search(r'<(p|dd) class="hit-note" id="hit">(.*?)</\1>', page, re.S)
+    assert note, f"{href}: #hit is a {place.tag}, not the note"
+    said = {"en": "only in the Chinese text", "zh": "只出现在这部分的英文文本中"}[lang]
+    assert said in note.group(2), note.group(2)
+    link = html.unescape(re.search(r'<a href="([^"]+)" hreflang="(\w+)"', note.group(2))[1])
+    there = parse_qs(urlsplit(link).query)
+    here = parse_qs(urlsplit(href).query)
+    assert there["lang"] == [other] and urlsplit(link).fragment == "hit", link
+    assert there["open"] == here["open"] and there["q"] == here["q"], (link, href)
+    assert urlsplit(link).path == urlsplit(href).path, (link, href)
+    far = MarkPlace(client.get(link).text)  # the same place in the other language: marked
+    assert far.tag == "mark" and far.around and opened in [a.get("id") for _, a in far.around]
 
 
 @pytest.mark.parametrize(
@@ -117,16 +149,50 @@ def test_both_notes_of_a_section_are_found_where_they_are_shown(client: TestClie
         _check_landing(client, "note", href)
 
 
-@pytest.mark.parametrize("lang", ["zh", "en"])
-def test_a_hit_opens_in_the_language_it_was_found_in(client: TestClient, lang: str) -> None:
-    """``causal mask`` is in both languages' text of §10: from either page it opens in that
-    page's language; ``掩码`` is only in the Chinese text, listed apart on the English page."""
-    for _, href in _hits(client, "causal mask", lang)[:5]:
-        assert parse_qs(urlsplit(href).query)["lang"] == [lang], href
-    page = client.get("/search", params={"q": "掩码", "lang": "en"}).text
-    own, _, other = page.partition('id="hits-other"')
-    assert other and '<li class="hit"' not in own
-    assert all("lang=zh" in h for h in re.findall(r'<a href="([^"]+)" hreflang="zh"', other))
+@pytest.mark.parametrize(("query", "lang"), [("掩码", "en"), ("mask", "zh")])
+def test_a_hit_found_only_in_the_other_language_keeps_the_page_language(
+    client: TestClient, query: str, lang: str
+) -> None:
+    """``掩码`` is only in the Chinese text of the glossary's causal mask and §10's check, ``mask``
+    (in these hits) only in the English one: from the other language's page each opens in that
+    page's language, on a note at the element's top; the learner's note opens on its mark."""
+    hits = _hits(client, query, lang)
+    kinds = {kind: href for kind, href in reversed(hits)}
+    assert {"glossary", "check", "note"} <= set(kinds), kinds
+    notes = 0
+    for kind, href in hits:
+        if kind in ("glossary", "check", "note"):
+            _check_landing(client, kind, href, lang)
+            opened = client.get(href.split("#")[0]).text
+            notes += 'class="hit-note"' in opened
+            if kind == "check":  # the check's folds are open, as for a marked hit
+                assert '<details class="recap" open>' in opened, href
+    assert notes >= 2, f"no hit of {query!r} opened on the other-language note ({lang})"
+    # The note is said only when the other language's text has the words.
+    unknown = client.get("/section/10", params={"lang": lang, "q": "zyzzyva", "open": "check-10"})
+    assert "hit-note" not in unknown.text and "hit-elsewhere" not in unknown.text
+
+
+@pytest.mark.parametrize(
+    ("lang", "label", "title"),
+    [("en", "Found only in the Chinese text (opens here, at the same place)", "Causal mask"),
+     ("zh", "只在英文文本中找到（在这里以中文打开，位置相同）", "原始分数（Raw Score）")],
+)  # fmt: skip
+def test_hits_from_the_other_language_are_labelled_and_titled_in_the_page_language(
+    client: TestClient, lang: str, label: str, title: str
+) -> None:
+    """The group says where its hits open; each title is the one the opened page shows, the
+    snippet stays in its own language (``lang=`` on it)."""
+    query = {"en": "掩码", "zh": "mask"}[lang]
+    page = client.get("/search", params={"q": query, "lang": lang}).text
+    other = page.partition('id="hits-other"')[2]
+    assert other.split("</h2>", 1)[0] == f">{label}", other[:120]
+    other_lang = "zh" if lang == "en" else "en"
+    items = re.findall(r'<li class="hit".*?</li>', other, re.S)
+    assert items and all(f'<p class="snippet" lang="{other_lang}">' in i for i in items)
+    assert all(f"lang={lang}&" in html.unescape(h) for h in re.findall(r'href="([^"]+)"', other))
+    titles = [html.unescape(t) for t in re.findall(r'<a href="[^"]+">([^<]+)</a>', other)]
+    assert title in titles, titles
 
 
 def test_the_check_hit_opens_its_folds_and_others_stay_closed(client: TestClient) -> None:
