@@ -21,7 +21,9 @@ from attnlab.mistakes import diagnosis
 from attnlab.progress.store import ProgressStore
 from attnlab.text import fmt
 
-MAX_MODULES = 8
+#: 8 when the bar was set; the ninth is web.compression, the gzip middleware every request
+#: passes through since pages are compressed by ISA-L (the answer's own path is unchanged).
+MAX_MODULES = 9
 TOOL = Path(__file__).resolve().parents[1] / "tools" / "post_path.py"
 
 
@@ -54,7 +56,7 @@ def _mistake_answer() -> tuple[str, str]:
         pytest.param("1b", "0.5 0.5 0 0", id="other-wrong"),
     ],
 )
-def test_an_answer_crosses_at_most_eight_modules(exercise: str, text: str | None) -> None:
+def test_an_answer_crosses_at_most_nine_modules(exercise: str, text: str | None) -> None:
     key = keys.exercise_key(exercise)
     if text is None:
         text = _answer(key.expected, key.decimals)
