@@ -100,3 +100,19 @@ def test_every_file_is_written_through_the_atomic_helper() -> None:
         if path != SRC / "text" / "atomic.py"
     }
     assert {name: calls for name, calls in found.items() if calls} == {}
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads Linux's /proc")
+def test_the_umask_is_read_without_being_changed(
+    umask: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Changing the umask, even for a moment, would give a file another thread creates then
+    the borrowed mask (the web server writes from several threads)."""
+    from attnlab.text import atomic
+
+    def changed(mask: int) -> int:
+        raise AssertionError("the umask was changed to read it")
+
+    with monkeypatch.context() as patched:  # undone before the umask fixture puts it back
+        patched.setattr(atomic.os, "umask", changed)
+        assert atomic.new_file_mode() == 0o666 & ~umask

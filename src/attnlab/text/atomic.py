@@ -28,9 +28,23 @@ from typing import IO, Any
 
 def new_file_mode() -> int:
     """``0o666`` under the process's umask: the mode ``open()`` gives a new file."""
-    mask = os.umask(0o022)  # reading the umask means setting it; put it straight back
+    return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    # Linux (4.7+) says it in /proc/self/status, read without changing it: the web server's
+    # other threads never create a file under a borrowed umask. Elsewhere, reading the umask
+    # means setting it: it is put straight back.
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
     os.umask(mask)
-    return 0o666 & ~mask
+    return mask
 
 
 def write_with(
