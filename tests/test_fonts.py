@@ -128,6 +128,9 @@ def test_code_css_is_linked_by_hash_and_cached(
     answer = client.get(link.group(1))
     assert answer.status_code == 200 and ".hl" in answer.text
     assert answer.headers["cache-control"] == IMMUTABLE
+    for other in ("/assets/code.css", "/assets/code.css?v=0123456789abcdef"):  # no or old hash
+        again = client.get(other)
+        assert again.text == answer.text and again.headers["cache-control"] == "no-cache"
 
 
 def test_formulas_leave_braces_and_arrows_to_the_math_font() -> None:

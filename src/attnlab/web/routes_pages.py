@@ -14,7 +14,7 @@ from attnlab.figures import registry
 from attnlab.grading import practice, reasons
 from attnlab.text.i18n import LANGS
 from attnlab.web import figures
-from attnlab.web.blocks import code_css
+from attnlab.web.blocks import code_css, code_css_url
 from attnlab.web.common import audit_view, lang_of, page_context, render, see_other, settings
 from attnlab.web.fonts import IMMUTABLE
 from attnlab.web.routes_notes import NotesView
@@ -209,12 +209,15 @@ def progress_json(request: Request) -> dict[str, object]:
 
 
 @router.get("/assets/code.css")
-def code_stylesheet() -> Response:
+def code_stylesheet(request: Request) -> Response:
     """Highlighting colours for the code blocks (pygments). Pages link it with its hash in the
-    address, so browsers keep it a year instead of fetching it on every page."""
+    address, so browsers keep it a year instead of fetching it on every page; asked without
+    that hash (or an old one), it is sent with ``no-cache``, as the static files are."""
+    current = request.url.path + "?" + request.url.query == code_css_url()
     return PlainTextResponse(
-        code_css(), media_type="text/css", headers={"Cache-Control": IMMUTABLE}
-    )
+        code_css(), media_type="text/css",
+        headers={"Cache-Control": IMMUTABLE if current else "no-cache"},
+    )  # fmt: skip
 
 
 @router.get("/figures/{lang}/{name}.svg")
