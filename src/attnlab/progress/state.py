@@ -26,13 +26,23 @@ tag   table           columns
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from attnlab.progress import exchange
+from attnlab.progress.backend import Connection
+from attnlab.progress.exchange import check_section
 from attnlab.progress.notes import Note
+from attnlab.progress.store_errors import StoreBusy, StoreReadOnly, translate
 from attnlab.progress.summary import Summary
+
+if TYPE_CHECKING:
+    from attnlab.progress.pg import PgDatabase
 
 #: The generic columns of every row, after its tag.
 COLUMNS = ("n1", "n2", "t1", "t2", "t3", "t4")
@@ -113,3 +123,71 @@ def parse(profile: str, rows: Sequence[Sequence[Any]]) -> LearnerState:
     notes = [Note(r[2], int(r[0]), r[3], r[4], r[5]) for r in noted]
     bookmarks = tuple(sorted(int(r[0]) for r in by_tag[6]))
     return LearnerState(summary, attempts, notes, bookmarks)
+
+
+class StateMixin:
+    """:meth:`learner_state` of :class:`attnlab.progress.store.ProgressStore` (its profile,
+    clock, connection and transactions)."""
+
+    if TYPE_CHECKING:
+        profile: str
+        busy_timeout: float
+        _clock: Callable[[], str]
+        _lock: threading.RLock
+        _pg: PgDatabase | None
+        _held: Connection | None
+        _conn: sqlite3.Connection
+
+        @property
+        def path(self) -> Path: ...
+        @property
+        def writable(self) -> bool: ...
+        def _write(self, scope: str | None = None) -> AbstractContextManager[Connection]: ...
+        def _statement(self) -> AbstractContextManager[Connection]: ...
+
+    def learner_state(self, visit: int | None = None) -> LearnerState:
+        """Everything a page shows of this profile (summary, attempts, notes, bookmarks), read
+        in one statement (:data:`STATE_SQL`), so in one snapshot.
+
+        Args:
+            visit: a section (0-19) to remember as the last one visited (as
+                :meth:`set_last_section` does) before reading. The visit is a bookmark, not an
+                answer: a read-only or busy store skips it and still reads.
+        """
+        if visit is not None:
+            check_section(visit)
+            if self.writable:
+                try:
+                    return self._visit_and_read(visit)
+                except (StoreBusy, StoreReadOnly):  # nothing was written
+                    pass
+        with self._statement() as db:
+            rows = db.execute(STATE_SQL, (self.profile,) * 7).fetchall()
+        return parse(self.profile, rows)
+
+    def _visit_and_read(self, section: int) -> LearnerState:
+        visit = (self.profile, section, self._clock())
+        with self._lock:
+            if self._pg is not None and self._held is None:  # one statement, one round trip
+                with self._pg.statement() as db:
+                    found = db.execute(PG_VISIT_STATE_SQL, visit + (self.profile,) * 6)
+                    return parse(self.profile, found.fetchall())
+            # A visit is a bookmark, not an answer: its commit need not wait for the disk
+            # (WAL with synchronous NORMAL: still atomic; the next FULL commit syncs it too).
+            lazy = self._pg is None and not self._conn.in_transaction
+            if lazy:
+                self._synchronous("NORMAL")
+            try:
+                with self._write() as db:  # SQLite: the upsert, then the read, one transaction
+                    db.execute(VISIT_SQL, visit)
+                    rows = db.execute(STATE_SQL, (self.profile,) * 7).fetchall()
+            finally:
+                if lazy:
+                    self._synchronous("FULL")
+            return parse(self.profile, rows)
+
+    def _synchronous(self, level: str) -> None:
+        try:
+            self._conn.execute(f"PRAGMA synchronous = {level}")  # NORMAL or FULL, ours
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path, self.busy_timeout) from None

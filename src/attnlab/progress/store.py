@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attnlab.progress import access as progress_access
-from attnlab.progress import backend, exchange, location, state
+from attnlab.progress import backend, exchange, location
 from attnlab.progress import db as progress_db
 from attnlab.progress.backend import Connection
 from attnlab.progress.class_exchange import ClassExchangeMixin
@@ -44,7 +44,7 @@ from attnlab.progress.location import LocationMixin, close_read_only_stores, reg
 from attnlab.progress.notes import NotesMixin
 from attnlab.progress.search_index import SearchMixin
 from attnlab.progress.sessions import SessionsMixin
-from attnlab.progress.state import LearnerState
+from attnlab.progress.state import StateMixin
 from attnlab.progress.store_errors import StoreBusy, StoreError, StoreReadOnly, translate
 from attnlab.progress.summary import Summary
 
@@ -57,7 +57,13 @@ FILE_NAME = "progress.sqlite3"
 
 
 class ProgressStore(
-    LocationMixin, NotesMixin, SearchMixin, ClassesMixin, SessionsMixin, ClassExchangeMixin
+    LocationMixin,
+    NotesMixin,
+    StateMixin,
+    SearchMixin,
+    ClassesMixin,
+    SessionsMixin,
+    ClassExchangeMixin,
 ):
     """Progress of one profile in one SQLite file or PostgreSQL server (see the module docstring).
 
@@ -269,65 +275,14 @@ class ProgressStore(
                 (self.profile, section, self._clock()),
             )
 
-    def learner_state(self, visit: int | None = None) -> LearnerState:
-        """Everything a page shows of this profile (summary, attempts, notes, bookmarks), read
-        in one statement (:mod:`attnlab.progress.state`), so in one snapshot.
-
-        Args:
-            visit: a section (0-19) to remember as the last one visited (as
-                :meth:`set_last_section` does) before reading. The visit is a bookmark, not an
-                answer: a read-only or busy store skips it and still reads.
-        """
-        if visit is not None:
-            check_section(visit)
-            if self.writable:
-                try:
-                    return self._visit_and_read(visit)
-                except (StoreBusy, StoreReadOnly):  # nothing was written
-                    pass
-        with self._statement() as db:
-            rows = db.execute(state.STATE_SQL, (self.profile,) * 7).fetchall()
-        return state.parse(self.profile, rows)
-
-    def _visit_and_read(self, section: int) -> LearnerState:
-        visit = (self.profile, section, self._clock())
-        with self._lock:
-            if self._pg is not None and self._held is None:  # one statement, one round trip
-                with self._pg.statement() as db:
-                    found = db.execute(state.PG_VISIT_STATE_SQL, visit + (self.profile,) * 6)
-                    return state.parse(self.profile, found.fetchall())
-            # A visit is a bookmark, not an answer: its commit need not wait for the disk
-            # (WAL with synchronous NORMAL: still atomic; the next FULL commit syncs it too).
-            lazy = self._pg is None and not self._conn.in_transaction
-            if lazy:
-                self._synchronous("NORMAL")
-            try:
-                with self._write() as db:  # SQLite: the upsert, then the read, one transaction
-                    db.execute(state.VISIT_SQL, visit)
-                    rows = db.execute(state.STATE_SQL, (self.profile,) * 7).fetchall()
-            finally:
-                if lazy:
-                    self._synchronous("FULL")
-            return state.parse(self.profile, rows)
-
-    def _synchronous(self, level: str) -> None:
-        try:
-            self._conn.execute(f"PRAGMA synchronous = {level}")  # NORMAL or FULL, ours
-        except sqlite3.Error as exc:
-            raise translate(exc, self.path, self.busy_timeout) from None
-
     @contextmanager
     def _statement(self) -> Iterator[Connection]:
-        """A connection for one read statement: on PostgreSQL outside a transaction, in
-        autocommit mode (one statement is one snapshot, without ``BEGIN`` and ``COMMIT``);
-        otherwise a read transaction, or the caller's."""
+        """One read statement's connection: on PostgreSQL outside a transaction, autocommit
+        (a statement is one snapshot, no BEGIN/COMMIT); else a read transaction or the caller's."""
         with self._lock:
-            if self._pg is None or self._held is not None:
-                with self._read() as db:
-                    yield db
-            else:
-                with self._pg.statement() as conn:
-                    yield conn
+            pg = self._pg if self._held is None else None
+            with pg.statement() if pg is not None else self._read() as db:
+                yield db
 
     def _rows(self, sql: str) -> list[tuple[Any, ...]]:
         with self._read() as db:  # inside the caller's read: its snapshot
