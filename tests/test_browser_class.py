@@ -16,7 +16,7 @@ from test_browser import browser  # noqa: F401  (the shared Chromium fixture)
 from test_browser_axe import RUN, SIZES, TAGS, _axe, blocking
 from test_phone import LAYOUT_REPORT, SCROLLERS, SLACK
 
-from attnlab.grading import answers
+from attnlab.grading import answers, practice
 from attnlab.progress.store import ProgressStore
 from attnlab.web.ui_text import UI
 
@@ -25,7 +25,8 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def teacher_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    """A server whose class has three learners, two of them with a wrong answer; and the key."""
+    """A server whose class has three learners, two of them with a wrong answer and two with
+    practice (one mastered); and the key."""
     from attnlab.web.app import create_app
 
     home = tmp_path_factory.mktemp("class")
@@ -36,6 +37,12 @@ def teacher_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[s
             store.mark_complete(n)
             if n < 2:
                 store.record_attempt(EXERCISE, wrong.text, False, json.dumps(wrong.data()))
+            for seed in range(1, 4 - 2 * n):  # practice: Ada masters section 5, 张三 tries once
+                dealt = practice.deal(5, seed)
+                typed = practice.answer_text(dealt.expected()) if n == 0 else "9 9 9"
+                verdict = dealt.grade(typed)
+                data = json.dumps(practice.attempt_data(dealt, verdict))
+                store.record_attempt(practice.attempt_id(5), typed, verdict.correct, data)
     with serve_in_thread(create_app(home, figures_on=False)) as url:
         yield url, key
 
@@ -59,6 +66,8 @@ def test_the_report_page_is_accessible_and_fits(  # type: ignore[no-untyped-def]
         page.click("form.teacher-key button")
         page.wait_for_selector("#by-learner")
         assert page.locator("[data-mistake=no_scale]").count() == 1
+        assert page.locator("#practice-5").count() == 1, "the practice block is checked too"
+        assert page.locator(".teacher-mastered").count() == 1
         page.add_script_tag(path=str(script))
         results = page.evaluate(RUN, TAGS)
         layout = page.evaluate(LAYOUT_REPORT, {"SCROLLERS": list(SCROLLERS), "SLACK": SLACK,
