@@ -67,6 +67,8 @@ _PARTS = (
 _VISIT_PART = "SELECT 2, section, NULL, NULL, NULL, NULL, NULL FROM visits WHERE profile = ?"
 #: The whole learner state: one statement, one ``?`` per part (each the profile).
 STATE_SQL = " UNION ALL ".join((*_PARTS, _VISIT_PART))
+#: How many times :data:`STATE_SQL` binds the profile.
+STATE_PARAMS = STATE_SQL.count("?")
 #: The upsert that remembers a visit (profile, section, time), as ``set_last_section`` writes it.
 VISIT_SQL = (
     "INSERT INTO visits VALUES (?, ?, ?) ON CONFLICT (profile) DO UPDATE SET "
@@ -162,7 +164,7 @@ class StateMixin:
                 except (StoreBusy, StoreReadOnly):  # nothing was written
                     pass
         with self._statement() as db:
-            rows = db.execute(STATE_SQL, (self.profile,) * 7).fetchall()
+            rows = db.execute(STATE_SQL, (self.profile,) * STATE_PARAMS).fetchall()
         return parse(self.profile, rows)
 
     def _visit_and_read(self, section: int) -> LearnerState:
@@ -170,7 +172,7 @@ class StateMixin:
         with self._lock:
             if self._pg is not None and self._held is None:  # one statement, one round trip
                 with self._pg.statement() as db:
-                    found = db.execute(PG_VISIT_STATE_SQL, visit + (self.profile,) * 6)
+                    found = db.execute(PG_VISIT_STATE_SQL, visit + (self.profile,) * len(_PARTS))
                     return parse(self.profile, found.fetchall())
             # A visit is a bookmark, not an answer: its commit need not wait for the disk
             # (WAL with synchronous NORMAL: still atomic; the next FULL commit syncs it too).
@@ -180,7 +182,7 @@ class StateMixin:
             try:
                 with self._write() as db:  # SQLite: the upsert, then the read, one transaction
                     db.execute(VISIT_SQL, visit)
-                    rows = db.execute(STATE_SQL, (self.profile,) * 7).fetchall()
+                    rows = db.execute(STATE_SQL, (self.profile,) * STATE_PARAMS).fetchall()
             finally:
                 if lazy:
                     self._synchronous("FULL")
