@@ -281,3 +281,30 @@ def test_the_learners_clock_starts_after_its_imports() -> None:
         Learner(requests_w, replies_r, budget=0.5).wait_ready(30)
     for fd in (requests_r, requests_w, replies_r):
         os.close(fd)
+
+
+@pytest.mark.parametrize("size", [20, 200_000])
+def test_the_judges_result_is_read_when_it_exits_between_two_looks(size: int) -> None:
+    """The judge may write its result and exit before the keeper has read a byte of it (a
+    busy machine): the result is read to its end, not taken as "the judge wrote nothing"."""
+    from attnlab.audit.keeper import RESULT_BYTES, judge_result
+    from attnlab.audit.processes import Capture
+
+    said = {"status": "ok", "pad": "x" * size}
+    code = (
+        f"import json, sys; sys.stdout.write(json.dumps({{'status': 'ok', 'pad': 'x' * {size}}}))"
+    )
+    judge = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert judge.stdout and judge.stderr
+    out, err = judge.stdout.fileno(), judge.stderr.fileno()
+    captures = {out: Capture(RESULT_BYTES, 0), err: Capture()}
+    if size < 4096:
+        judge.wait()  # written and gone; nothing of it read yet
+    else:  # more than a pipe holds: some of it read already, the rest still in the pipe
+        captures[out].add(os.read(out, 4096))
+    assert judge_result(captures, out, err) == said
+    judge.wait()
+    judge.stdout.close()
+    judge.stderr.close()

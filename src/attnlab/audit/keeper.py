@@ -157,6 +157,17 @@ def drain(captures: dict[int, Capture]) -> None:
             _pump(fd, captures, poller)
 
 
+def judge_result(captures: dict[int, Capture], stdout: int, stderr: int) -> Any:
+    """The JSON the judge wrote, read once it has exited: its pipes are read to their end
+    first, since the judge can write its result and exit between two looks of :func:`watch`
+    (then nothing of it has been read yet). ``None`` when it wrote no JSON."""
+    drain({fd: captures[fd] for fd in (stdout, stderr)})
+    try:
+        return json.loads(bytes(captures[stdout].head).decode("utf-8"))
+    except ValueError:
+        return None
+
+
 def _start(request: dict[str, Any], tmp: Path) -> tuple[Any, Any, dict[int, str], bool, int]:
     """Start the learner's process and the judge, joined by two pipes; their ready pipes by
     fd, and the fd of the request pipe this process keeps open (the learner must not see its
@@ -220,8 +231,7 @@ def supervise(request: dict[str, Any], tmp: Path) -> dict[str, Any]:
     state = watch(judge, learner, ready, captures, float(request["timeout"]), memory_cap)
     result = None
     if not (state.timed_out or state.memory or state.learner_died) and judge.poll() == 0:
-        with contextlib.suppress(ValueError):
-            result = json.loads(bytes(said.head).decode("utf-8"))
+        result = judge_result(captures, judge.stdout.fileno(), judge.stderr.fileno())
     if isinstance(result, dict) and result.get("status") == "gone":
         state.learner_died = True
         with contextlib.suppress(subprocess.TimeoutExpired):  # it died on its own: its code
