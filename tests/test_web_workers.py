@@ -6,6 +6,8 @@ The point of these tests is the process boundary, so they run the real server.
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 from collections import Counter
@@ -114,3 +116,67 @@ def test_workers_stop_with_the_server(tmp_path: Path) -> None:
         psutil.Process(pid).kill()  # the supervisor dies without cleaning up
         _gone, alive = psutil.wait_procs(workers, timeout=30)
         assert not alive, f"workers outlived the server: {[p.pid for p in alive]}"
+
+
+def test_a_fresh_server_spreads_its_first_learners_over_every_worker(tmp_path: Path) -> None:
+    """The first /healthz answer means every worker accepts: 40 learners who connect at that
+    moment (each keeping its connection) are not all held by the first worker ready."""
+    with server(tmp_path, workers=2) as client:
+        pid: int = client.server_pid  # type: ignore[attr-defined]
+        learners = [httpx.Client(base_url=str(client.base_url), timeout=60) for _ in range(40)]
+        try:
+            with ThreadPoolExecutor(max_workers=40) as pool:
+                codes = list(pool.map(lambda c: c.get("/healthz").status_code, learners))
+            assert codes == [200] * 40
+            port = client.base_url.port
+            held = {
+                worker.pid: sum(
+                    1
+                    for c in worker.net_connections("tcp")
+                    if c.status == psutil.CONN_ESTABLISHED and c.laddr.port == port
+                )
+                for worker in _workers(pid)
+            }
+            assert len(held) == 2 and all(held.values()), held
+        finally:
+            for learner in learners:
+                learner.close()
+
+
+def test_a_worker_waits_for_its_siblings_only_at_the_first_start(tmp_path: Path) -> None:
+    from attnlab.web.worker import wait_for_siblings
+
+    folder = tmp_path / "start"
+    folder.mkdir()
+    (folder / "1").touch()  # one sibling ready; this process and one more to come
+    threading.Timer(0.3, (folder / "2").touch).start()
+    began = time.monotonic()
+    assert wait_for_siblings(folder, 3, limit=DEADLINE_S)
+    assert time.monotonic() - began >= 0.25
+    began = time.monotonic()  # a worker started in place of a dead one: all were ready once
+    assert wait_for_siblings(folder, 3, limit=DEADLINE_S)
+    assert time.monotonic() - began < 0.25
+    assert not wait_for_siblings(folder, 9, limit=0.2)  # a sibling that never comes
+    assert not wait_for_siblings(tmp_path / "gone", 2, limit=DEADLINE_S)  # the server stopped
+
+
+def test_sigterm_ends_the_wait_and_reaches_uvicorns_handler(tmp_path: Path) -> None:
+    """Ctrl+C or a stop while a worker waits is not swallowed: the wait ends and the handler
+    installed before it (uvicorn's) gets the signal."""
+    from attnlab.web.worker import wait_for_siblings
+
+    got: list[int] = []
+
+    def uvicorns(signum: int, _frame: object) -> None:
+        got.append(signum)
+
+    before = signal.signal(signal.SIGTERM, uvicorns)
+    try:
+        threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGTERM)).start()
+        began = time.monotonic()
+        assert not wait_for_siblings(tmp_path, 5, limit=DEADLINE_S)
+        assert time.monotonic() - began < DEADLINE_S / 2
+        assert got == [signal.SIGTERM]
+        assert signal.getsignal(signal.SIGTERM) is uvicorns
+    finally:
+        signal.signal(signal.SIGTERM, before)

@@ -87,9 +87,12 @@ def _serve(
     class_only: bool = False,
 ) -> None:
     import os
+    import shutil
     import socket
+    import tempfile
     import threading
     import webbrowser
+    from pathlib import Path
 
     import uvicorn
 
@@ -138,6 +141,10 @@ def _serve(
         uvicorn.run(build_app(settings), **quiet)
         return
 
-    os.environ.update(config_env(**settings))  # read by every worker (spawned: a fresh process)
+    start = Path(tempfile.mkdtemp(prefix="attnlab-serve-"))  # where the workers meet
+    os.environ.update(config_env(start, workers, **settings))  # read by every (spawned) worker
     target = f"{app_from_env.__module__}:{app_from_env.__name__}"
-    uvicorn.run(target, factory=True, workers=workers, **quiet)
+    try:
+        uvicorn.run(target, factory=True, workers=workers, **quiet)
+    finally:
+        shutil.rmtree(start, ignore_errors=True)
