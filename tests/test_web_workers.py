@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import threading
 import time
+import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -143,27 +145,42 @@ def test_a_fresh_server_spreads_its_first_learners_over_every_worker(tmp_path: P
                 learner.close()
 
 
-def test_a_worker_waits_for_its_siblings_only_at_the_first_start(tmp_path: Path) -> None:
-    from attnlab.web.worker import wait_for_siblings
-
-    folder = tmp_path / "start"
-    folder.mkdir()
-    (folder / "1").touch()  # one sibling ready; this process and one more to come
-    threading.Timer(0.3, (folder / "2").touch).start()
-    began = time.monotonic()
-    assert wait_for_siblings(folder, 3, limit=DEADLINE_S)
-    assert time.monotonic() - began >= 0.25
-    began = time.monotonic()  # a worker started in place of a dead one: all were ready once
-    assert wait_for_siblings(folder, 3, limit=DEADLINE_S)
-    assert time.monotonic() - began < 0.25
-    assert not wait_for_siblings(folder, 9, limit=0.2)  # a sibling that never comes
-    assert not wait_for_siblings(tmp_path / "gone", 2, limit=DEADLINE_S)  # the server stopped
+def _sibling(server: str, pid: int) -> socket.socket:
+    """A sibling worker's "ready" socket, as it binds it."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(f"\0attnlab-serve-{server}-{pid}")
+    return sock
 
 
-def test_sigterm_ends_the_wait_and_reaches_uvicorns_handler(tmp_path: Path) -> None:
+def test_a_worker_waits_for_its_siblings_only_at_the_first_start() -> None:
+    from attnlab.web.siblings import ready, wait_for_siblings
+
+    server = uuid.uuid4().hex
+    first = _sibling(server, 1)  # one sibling ready; this process and one more to come
+    later: list[socket.socket] = []
+    threading.Timer(0.3, lambda: later.append(_sibling(server, 2))).start()
+    try:
+        began = time.monotonic()
+        assert wait_for_siblings(server, 3, limit=DEADLINE_S)
+        assert time.monotonic() - began >= 0.25
+        began = time.monotonic()  # a worker started in place of a dead one: all are there
+        assert wait_for_siblings(server, 3, limit=DEADLINE_S)
+        assert time.monotonic() - began < 0.25
+        assert not wait_for_siblings(server, 9, limit=0.2)  # a sibling that never comes
+        assert ready(server) == 3
+        first.close()  # a worker's name goes with its process: no file is left behind
+        assert ready(server) == 2
+        assert ready(uuid.uuid4().hex) == 0  # another server's workers are not counted
+    finally:
+        first.close()
+        for sock in later:
+            sock.close()
+
+
+def test_sigterm_ends_the_wait_and_reaches_uvicorns_handler() -> None:
     """Ctrl+C or a stop while a worker waits is not swallowed: the wait ends and the handler
     installed before it (uvicorn's) gets the signal."""
-    from attnlab.web.worker import wait_for_siblings
+    from attnlab.web.siblings import wait_for_siblings
 
     got: list[int] = []
 
@@ -174,7 +191,7 @@ def test_sigterm_ends_the_wait_and_reaches_uvicorns_handler(tmp_path: Path) -> N
     try:
         threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGTERM)).start()
         began = time.monotonic()
-        assert not wait_for_siblings(tmp_path, 5, limit=DEADLINE_S)
+        assert not wait_for_siblings(uuid.uuid4().hex, 5, limit=DEADLINE_S)
         assert time.monotonic() - began < DEADLINE_S / 2
         assert got == [signal.SIGTERM]
         assert signal.getsignal(signal.SIGTERM) is uvicorns

@@ -87,12 +87,10 @@ def _serve(
     class_only: bool = False,
 ) -> None:
     import os
-    import shutil
+    import secrets
     import socket
-    import tempfile
     import threading
     import webbrowser
-    from pathlib import Path
 
     import uvicorn
 
@@ -141,10 +139,7 @@ def _serve(
         uvicorn.run(build_app(settings), **quiet)
         return
 
-    start = Path(tempfile.mkdtemp(prefix="attnlab-serve-"))  # where the workers meet
-    os.environ.update(config_env(start, workers, **settings))  # read by every (spawned) worker
+    meet = secrets.token_hex(8)  # the name the first workers meet under before they serve
+    os.environ.update(config_env(meet, workers, **settings))  # read by every (spawned) worker
     target = f"{app_from_env.__module__}:{app_from_env.__name__}"
-    try:
-        uvicorn.run(target, factory=True, workers=workers, **quiet)
-    finally:
-        shutil.rmtree(start, ignore_errors=True)
+    uvicorn.run(target, factory=True, workers=workers, **quiet)
