@@ -45,6 +45,9 @@ def _environment(figures_on: bool) -> Environment:
         autoescape=select_autoescape(["html"], default=True),  # user text is always escaped
         trim_blocks=True,
         lstrip_blocks=True,
+        # The templates are the package's own files: a page (and each template it includes)
+        # does not stat them again on every request to see whether they changed.
+        auto_reload=False,
     )
     env.globals["figure_ref"] = figures.ref
     env.globals["practice_sections"] = practice.SECTIONS
