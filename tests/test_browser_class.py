@@ -1,7 +1,9 @@
 """The teacher's report page in a real headless Chromium: the key typed into the form opens it,
 axe-core finds no critical or serious violation (desktop and phone, both languages), and on a
 phone nothing scrolls the page sideways. The other class pages a visitor meets (a used or unknown
-invitation link, a wrong teacher key, a class-only server without a session) pass axe too.
+invitation link, a wrong teacher key, a class-only server without a session) pass axe too. A
+class used as learners and a teacher use it (join, answer, Mark complete, the report) works on
+SQLite and on PostgreSQL.
 Skipped loudly without Chromium or axe-core, unless ATTNLAB_REQUIRE_BROWSER=1."""
 
 from __future__ import annotations
@@ -127,3 +129,54 @@ def test_the_class_refusal_pages_are_accessible(  # type: ignore[no-untyped-def]
     finally:
         context.close()
     assert not problems, problems
+
+
+def test_a_class_works_in_chromium_on_either_store(  # type: ignore[no-untyped-def]
+    browser,  # noqa: F811
+    tmp_path,
+    db_env,
+) -> None:
+    """On SQLite and on PostgreSQL (``db_env``), as learners and a teacher use it: Ada joins by
+    her link, answers the exercise without the scaling and marks the section complete in place;
+    Bo, joined on his own device, sees none of it; the teacher's report names Ada's mistake."""
+    from playwright.sync_api import expect
+
+    from attnlab.web.app import create_app
+
+    _, key, links = make_class(tmp_path, ["Ada", "Bo"])
+    app = create_app(tmp_path, figures_on=False, class_only=True)
+    with serve_in_thread(app) as url:
+        ada, bo, teacher = (browser.new_context(base_url=url) for _ in range(3))
+        try:
+            page = ada.new_page()
+            page.set_default_timeout(60_000)
+            page.goto(links[0])
+            expect(page.locator("main h1")).to_be_visible()  # joined: the lesson opens
+            page.goto(f"/section/4?lang=en#ex-{EXERCISE}")
+            page.fill(f"#exin-{EXERCISE}", no_scale_answer())
+            page.press(f"#exin-{EXERCISE}", "Enter")
+            expect(page.locator(f"#ex-{EXERCISE} .verdict")).to_contain_text("✗")
+            page.locator("#complete-4 button.mark").click()
+            expect(page.locator("#complete-4 button.done")).to_be_focused()
+
+            other = bo.new_page()
+            other.set_default_timeout(60_000)
+            other.goto(links[1])
+            other.goto(f"/section/4?lang=en#ex-{EXERCISE}")
+            expect(other.locator("#complete-4 button.mark")).to_be_visible()
+            assert other.locator(f"#ex-{EXERCISE} .verdict").count() == 0
+
+            report = teacher.new_page()
+            report.set_default_timeout(60_000)
+            report.goto("/teacher?lang=en")
+            report.fill("#teacher-key", key)
+            report.click("form.teacher-key button")
+            report.wait_for_selector("#by-learner")
+            assert report.locator("[data-mistake=no_scale]").count() == 1
+            shown = report.locator("main").inner_text()
+            assert "Ada" in shown and "Bo" in shown, shown[:300]
+            on_disk = list(tmp_path.glob("*.sqlite3"))
+            assert on_disk if db_env is None else not on_disk, on_disk  # the store named ran it
+        finally:
+            for context in (ada, bo, teacher):
+                context.close()
