@@ -6,7 +6,9 @@ versioned migrations, and transactions that behave as the SQLite file's do.
   one store per thread). A connection broken by a server restart is replaced, not handed out:
   one idle for :data:`FRESH_S` or more, or with something to read (a server that ends a
   connection says so first), is checked before it is handed out; one used since and silent is
-  not, which saves a round trip per request under load.
+  not, which saves a round trip per request under load. A write whose first statement finds
+  its connection ended after all (the server's reason had not arrived yet) starts again, once,
+  on a fresh one: nothing had been done.
 * **Migrations.** The same numbered :data:`attnlab.progress.db.MIGRATIONS`, recorded in the same
   ``migrations`` table, run in one transaction under an advisory lock, so several processes
   starting at once migrate exactly once. A statement that is SQLite's own has its PostgreSQL
@@ -70,6 +72,13 @@ PG_FORMS: dict[int, tuple[str, ...]] = {
     3: tuple(s for s in MIGRATIONS[2][2] if s.startswith("CREATE TABLE") and "search" not in s),
     4: (),
 }
+
+
+def has_news(conn: psycopg.Connection[Any]) -> bool:
+    """Whether the server has sent something on this idle connection: a poll, not a round
+    trip. A server that ends a connection sends its reason first, but only once the ended
+    backend has run: a moment earlier the connection still looks silent."""
+    return bool(select.select([conn.fileno()], [], [], 0)[0])
 
 
 def profile_key(profile: str) -> int:
@@ -261,7 +270,7 @@ class PgDatabase:
         from psycopg_pool import ConnectionPool
 
         fresh = time.monotonic() - self._used.get(conn, -math.inf) < FRESH_S
-        if not fresh or select.select([conn.fileno()], [], [], 0)[0]:
+        if not fresh or has_news(conn):
             ConnectionPool.check_connection(conn)
 
     def _lock_timeout(self) -> str:
@@ -289,24 +298,44 @@ class PgDatabase:
         import psycopg
         from psycopg_pool import PoolTimeout
 
+        for tries_left in (1, 0):
+            try:
+                with self.pool.connection() as conn:
+                    # Set before the transaction begins: psycopg opens it with one
+                    # "BEGIN ISOLATION LEVEL ..." (a read: one snapshot; a write: each
+                    # statement sees what committed before it, the server's default).
+                    conn.autocommit = False  # statement() leaves it on
+                    conn.isolation_level = None if write else psycopg.IsolationLevel.REPEATABLE_READ
+                    if write and not self._lock(conn, profile, tries_left):
+                        continue  # a connection the server had just ended: the next one
+                    yield PgConnection(conn)
+                    self._used[conn] = time.monotonic()
+                return
+            except (psycopg.Error, PoolTimeout) as exc:
+                raise translate(exc, self.url, self.seconds) from None
+
+    def _lock(self, conn: psycopg.Connection[Any], profile: str, tries_left: int) -> bool:
+        """Begin a write on ``conn``: its lock timeout and its profile's lock, in one round
+        trip (a target list is evaluated in order, the timeout first; 0 would mean forever).
+        ``False`` when the server had ended the connection (a restart, an administrator) in
+        a moment the pool's look at it could not see, and another try is left: nothing has
+        been done, so the write can start again on a fresh connection.
+
+        Raises:
+            psycopg.Error: any other failure, or the second broken connection in a row.
+        """
+        import psycopg
+
         try:
-            with self.pool.connection() as conn:
-                # Set before the transaction begins: psycopg opens it with one
-                # "BEGIN ISOLATION LEVEL ..." (a read: one snapshot; a write: each statement
-                # sees what committed before it, the server's default).
-                conn.autocommit = False  # statement() leaves it on
-                conn.isolation_level = None if write else psycopg.IsolationLevel.REPEATABLE_READ
-                if write:  # lock_timeout bounds the wait for the lock (0 would mean forever)
-                    # One round trip: a target list is evaluated in order, the timeout first.
-                    conn.execute(
-                        "SELECT set_config('lock_timeout', %s, true), "
-                        "pg_advisory_xact_lock(%s, %s)",
-                        (self._lock_timeout(), APPLICATION_ID, profile_key(profile)),
-                    )
-                yield PgConnection(conn)
-                self._used[conn] = time.monotonic()
-        except (psycopg.Error, PoolTimeout) as exc:
-            raise translate(exc, self.url, self.seconds) from None
+            conn.execute(
+                "SELECT set_config('lock_timeout', %s, true), pg_advisory_xact_lock(%s, %s)",
+                (self._lock_timeout(), APPLICATION_ID, profile_key(profile)),
+            )
+        except psycopg.OperationalError:
+            if tries_left and conn.broken:
+                return False
+            raise
+        return True
 
 
 _DATABASES: dict[str, PgDatabase] = {}
