@@ -6,14 +6,16 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test lint bench serve notebook clean
 
-# Reinstall only when the project's install files change. Then build what a learner's first
-# command would otherwise build (benchmarks/first_run.py): attnlab's bytecode, and the web
-# lesson's figures, which also builds matplotlib's font list and loads the CJK font.
+# Reinstall only when the project's install files change. Then build the web lesson's Chinese
+# font subset from the Noto Sans CJK that mplfonts ships, and what a learner's first command
+# would otherwise build (benchmarks/first_run.py): attnlab's bytecode, and the web lesson's
+# figures, which also builds matplotlib's font list and loads the CJK font.
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]'
 	$(PY) -m compileall -q src/attnlab
+	$(PY) tools/build_fonts.py --cjk
 	$(PY) -m attnlab.web.figures
 	@touch $(STAMP)
 

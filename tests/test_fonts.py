@@ -142,3 +142,18 @@ def test_formulas_leave_braces_and_arrows_to_the_math_font() -> None:
     arrow = str(mathml(r"M\ \xrightarrow{\text{broadcast}}\ S"))
     assert '<mover><mo stretchy="true">&#x2192;</mo>' in arrow
     assert "mpadded" not in arrow  # relative widths MathML Core ignores
+
+
+def test_make_rebuilds_the_committed_subset_byte_for_byte(tmp_path: Path) -> None:
+    """``make`` runs ``tools/build_fonts.py --cjk`` at every install: with the pinned fontTools
+    and mplfonts it must reproduce the committed file, or a fresh clone's tree would change
+    (and the font's address with it)."""
+    import importlib.util
+
+    tool = Path(__file__).parents[1] / "tools" / "build_fonts.py"
+    spec = importlib.util.spec_from_file_location("build_fonts", tool)
+    assert spec is not None and spec.loader is not None
+    build_fonts = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build_fonts)
+    built = build_fonts.build_cjk(tmp_path / "cjk.woff2")
+    assert built.read_bytes() == (FONT_DIR / FACES["attnlab CJK"]).read_bytes()

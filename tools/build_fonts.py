@@ -25,6 +25,7 @@ from pathlib import Path
 import mplfonts
 from fontTools import subset
 
+from attnlab.text import atomic
 from attnlab.web.fonts import FACES, FONT_DIR, used_chars
 
 CJK_SOURCE = Path(mplfonts.__file__).parent / "fonts" / "NotoSansCJKsc-Regular.otf"
@@ -32,9 +33,8 @@ MATH_PACKAGE = "@fontsource/noto-sans-math@5.3.0"
 MATH_FILE = "package/files/noto-sans-math-latin-400-normal.woff2"
 
 
-def build_cjk() -> Path:
-    """Subset the CJK font to the package's characters; returns the written file."""
-    out = FONT_DIR / FACES["attnlab CJK"]
+def build_cjk(out: Path = FONT_DIR / FACES["attnlab CJK"]) -> Path:
+    """Subset the CJK font to the package's characters into ``out``; returns it."""
     options = subset.Options()
     options.flavor = "woff2"
     options.layout_features = ["*"]  # keep vertical and punctuation-width features
@@ -44,7 +44,8 @@ def build_cjk() -> Path:
     subsetter = subset.Subsetter(options)
     subsetter.populate(unicodes=sorted(ord(c) for c in used_chars()))
     subsetter.subset(font)
-    subset.save_font(font, str(out), options)
+    # Whole or not at all: make runs this at every install, over the committed file.
+    atomic.write_with(out, lambda f: subset.save_font(font, f, options), binary=True)
     return out
 
 
