@@ -265,6 +265,25 @@ def test_a_write_on_a_connection_ended_a_moment_ago_starts_again(
         assert store.summary().completed == (1, 2)
 
 
+@pytest.mark.parametrize("visit", [None, 3])
+def test_a_one_statement_read_on_a_connection_ended_a_moment_ago_runs_again(
+    pg_schemas: PgSchemas, monkeypatch: pytest.MonkeyPatch, visit: int | None
+) -> None:
+    """A page's read of the learner's state is one statement in autocommit mode (with a
+    section's visit, an upsert in the same statement): on a connection the server ended a
+    moment ago it runs again, once, on a fresh one, instead of showing an error."""
+    url = pg_schemas.new()
+    with ProgressStore(url) as store:
+        store.mark_complete(1)
+        assert store.summary().completed == (1,)  # the connection just used is pooled
+        _end_connections(url)
+        monkeypatch.setattr(pg, "has_news", lambda _conn: False)  # the poll came too early
+        state = store.learner_state(visit)
+        monkeypatch.undo()
+        assert state.summary.completed == (1,)
+        assert store.summary().last_section == visit
+
+
 def test_no_free_connection_within_the_timeout_is_one_clear_line(pg_schemas: PgSchemas) -> None:
     url = pg_schemas.new()
     with ProgressStore(url, busy_timeout=1) as store, contextlib.ExitStack() as held:

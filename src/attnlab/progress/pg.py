@@ -8,7 +8,7 @@ versioned migrations, and transactions that behave as the SQLite file's do.
   connection says so first), is checked before it is handed out; one used since and silent is
   not, which saves a round trip per request under load. A write whose first statement finds
   its connection ended after all (the server's reason had not arrived yet) starts again, once,
-  on a fresh one: nothing had been done.
+  on a fresh one: nothing had been done; so does a one-statement read (or visit).
 * **Migrations.** The same numbered :data:`attnlab.progress.db.MIGRATIONS`, recorded in the same
   ``migrations`` table, run in one transaction under an advisory lock, so several processes
   starting at once migrate exactly once. A statement that is SQLite's own has its PostgreSQL
@@ -114,6 +114,39 @@ class PgConnection:
         cursor = self._conn.cursor()
         cursor.executemany(pg_sql(sql), [_params(p) for p in parameters])
         return cursor
+
+
+class OneStatement(PgConnection):
+    """The connection of :meth:`PgDatabase.statement`: one statement in autocommit mode. If
+    the server had ended the pooled connection in a moment the pool's look could not see, the
+    statement runs again, once, on a fresh connection: it is a read, or an upsert that may run
+    twice (a section visit)."""
+
+    def __init__(self, db: PgDatabase, conn: psycopg.Connection[Any]) -> None:
+        super().__init__(conn)
+        self._db, self._tries_left = db, 1
+
+    @property
+    def conn(self) -> psycopg.Connection[Any]:
+        """The pooled connection in use now."""
+        return self._conn
+
+    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> psycopg.Cursor[Any]:
+        """Run the statement (again, once, on a fresh connection if this one had ended)."""
+        import psycopg
+
+        try:
+            return super().execute(sql, parameters)
+        except psycopg.OperationalError:
+            if not (self._tries_left and self._conn.broken):
+                raise
+        self._tries_left = 0
+        self._db.distrust()
+        fresh = self._db.pool.getconn()  # first: should it time out, the caller returns ours
+        self._db.pool.putconn(self._conn)  # broken: the pool drops it
+        self._conn = fresh
+        fresh.autocommit = True
+        return super().execute(sql, parameters)
 
 
 def translate(exc: Exception, url: str, seconds: float) -> StoreError:
@@ -273,21 +306,29 @@ class PgDatabase:
         if not fresh or has_news(conn):
             ConnectionPool.check_connection(conn)
 
+    def distrust(self) -> None:
+        """A connection the pool handed out unchecked had been ended by the server: so may
+        the others be (a restart ends them all), so each is checked before its next use."""
+        self._used.clear()
+
     def _lock_timeout(self) -> str:
         return f"{max(1, round(self.seconds * 1000))}ms"
 
     @contextmanager
-    def statement(self) -> Iterator[PgConnection]:
+    def statement(self) -> Iterator[OneStatement]:
         """A connection for one statement, in autocommit mode: a statement sees one snapshot
         by itself, and needs no ``BEGIN`` or ``COMMIT`` (two round trips fewer)."""
         import psycopg
         from psycopg_pool import PoolTimeout
 
         try:
-            with self.pool.connection() as conn:
-                conn.autocommit = True
-                yield PgConnection(conn)
-                self._used[conn] = time.monotonic()
+            one = OneStatement(self, self.pool.getconn())
+            try:
+                one.conn.autocommit = True
+                yield one
+                self._used[one.conn] = time.monotonic()
+            finally:
+                self.pool.putconn(one.conn)
         except (psycopg.Error, PoolTimeout) as exc:
             raise translate(exc, self.url, self.seconds) from None
 
@@ -307,7 +348,8 @@ class PgDatabase:
                     conn.autocommit = False  # statement() leaves it on
                     conn.isolation_level = None if write else psycopg.IsolationLevel.REPEATABLE_READ
                     if write and not self._lock(conn, profile, tries_left):
-                        continue  # a connection the server had just ended: the next one
+                        self.distrust()  # the server had just ended it: the next one, checked
+                        continue
                     yield PgConnection(conn)
                     self._used[conn] = time.monotonic()
                 return
