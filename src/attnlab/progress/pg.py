@@ -138,10 +138,9 @@ class OneStatement(PgConnection):
         try:
             return super().execute(sql, parameters)
         except psycopg.OperationalError:
-            if not (self._tries_left and self._conn.broken):
+            if not self._db.ended(self._conn, self._tries_left):
                 raise
         self._tries_left = 0
-        self._db.distrust()
         fresh = self._db.pool.getconn()  # first: should it time out, the caller returns ours
         self._db.pool.putconn(self._conn)  # broken: the pool drops it
         self._conn = fresh
@@ -306,10 +305,15 @@ class PgDatabase:
         if not fresh or has_news(conn):
             ConnectionPool.check_connection(conn)
 
-    def distrust(self) -> None:
-        """A connection the pool handed out unchecked had been ended by the server: so may
-        the others be (a restart ends them all), so each is checked before its next use."""
+    def ended(self, conn: psycopg.Connection[Any], tries_left: int) -> bool:
+        """After a first statement's ``OperationalError``: whether the server had ended
+        ``conn`` (handed out unchecked, its reason not yet arrived) and another try is left.
+        If it had, so may the pool's other connections (a restart ends them all): each is
+        checked before its next use."""
+        if not (tries_left and conn.broken):
+            return False
         self._used.clear()
+        return True
 
     def _lock_timeout(self) -> str:
         return f"{max(1, round(self.seconds * 1000))}ms"
@@ -348,8 +352,7 @@ class PgDatabase:
                     conn.autocommit = False  # statement() leaves it on
                     conn.isolation_level = None if write else psycopg.IsolationLevel.REPEATABLE_READ
                     if write and not self._lock(conn, profile, tries_left):
-                        self.distrust()  # the server had just ended it: the next one, checked
-                        continue
+                        continue  # the server had just ended it: the next one, checked
                     yield PgConnection(conn)
                     self._used[conn] = time.monotonic()
                 return
@@ -374,7 +377,7 @@ class PgDatabase:
                 (self._lock_timeout(), APPLICATION_ID, profile_key(profile)),
             )
         except psycopg.OperationalError:
-            if tries_left and conn.broken:
+            if self.ended(conn, tries_left):
                 return False
             raise
         return True
