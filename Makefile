@@ -1,10 +1,11 @@
-# attnlab: `make run` walks the lesson, `make test` runs every check. Both set up .venv first.
+# attnlab: `make run` walks the lesson; `make test` runs lint and the fast tier (every test that
+# stays in one process), `make check` lint and every test (what CI runs). All set up .venv first.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench serve notebook clean
+.PHONY: run test check lint bench serve notebook clean
 
 # Reinstall only when the project's install files change. Then build the web lesson's Chinese
 # font subset from the Noto Sans CJK that mplfonts ships, and what a learner's first command
@@ -13,7 +14,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,class]'
 	$(PY) -m compileall -q src/attnlab
 	$(PY) tools/build_fonts.py --cjk
 	$(PY) -m attnlab.web.figures
@@ -27,8 +28,13 @@ lint: $(STAMP)
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy src/attnlab
 
+# The tiers are tests/tiers.py's: --tier fast leaves out the tests marked browser, sandbox,
+# process, pg or release (they need Chromium, bubblewrap, PostgreSQL, other processes).
 test: lint
-	$(PY) -m pytest -n 2 --timeout=300
+	$(PY) -m pytest -n 2 --timeout=300 --tier fast
+
+check: lint
+	$(PY) -m pytest -n 2 --timeout=300 --tier full
 
 bench: $(STAMP)
 	$(VENV)/bin/attnlab bench
@@ -38,7 +44,7 @@ serve: $(STAMP)
 
 # The lesson as a notebook, opened in JupyterLab (installed into .venv with the notebook extra).
 notebook: $(STAMP)
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,notebook]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,class,notebook]'
 	$(VENV)/bin/attnlab notebook
 	$(VENV)/bin/jupyter lab week07-attention.ipynb
 

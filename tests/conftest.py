@@ -21,8 +21,10 @@ from hypothesis import HealthCheck, settings
 from web_support import ORIGIN
 
 # pytester: test_web_errors checks the no_web_crash guard in a run of its own; store_backends:
-# the store tests run on SQLite and on PostgreSQL.
-pytest_plugins = ["pytester", "store_backends"]
+# the store tests run on SQLite and on PostgreSQL; tiers: the markers of the slow tiers and the
+# guard that fails a test starting a process or a server without one; audit_support: the
+# judge_here fixture (an audit judged in this process).
+pytest_plugins = ["pytester", "store_backends", "tiers", "audit_support"]
 
 settings.register_profile(
     "attnlab",
@@ -67,6 +69,14 @@ def own_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("ATTNLAB_DATA_DIR", str(folder))
     monkeypatch.delenv("ATTNLAB_DB", raising=False)
     return folder
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Read once, before any test, how a child process's standard streams are set up (the
+    in-process runner of ``process_support`` copies them), so no test is seen starting it."""
+    import process_support
+
+    process_support.child_streams()
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -35,7 +35,7 @@ _PROBE = "import json, sys; print(json.dumps([[s.encoding, s.errors] for s in (s
 
 
 @functools.cache
-def _child_streams() -> list[list[str]]:
+def child_streams() -> list[list[str]]:
     """(encoding, errors) of a child's stdin, stdout and stderr, all three pipes."""
     done = subprocess.run(
         [sys.executable, "-c", _PROBE], input=b"", capture_output=True, check=True, timeout=60
@@ -90,7 +90,7 @@ def _exit_code(exc: SystemExit, stderr: io.TextIOBase) -> int:
 
 def _run(main: Callable[[], object], argv: Sequence[str | bytes], stdin: bytes,
          env: Mapping[str, str] | None) -> tuple[int, bytes, bytes]:  # fmt: skip
-    (in_enc, in_err), (out_enc, out_err), (err_enc, err_err) = _child_streams()
+    (in_enc, in_err), (out_enc, out_err), (err_enc, err_err) = child_streams()
     out, err = _Kept(), _Kept()
     streams = (
         io.TextIOWrapper(io.BytesIO(stdin), encoding=in_enc, errors=in_err),

@@ -164,6 +164,7 @@ def test_learner_errors_become_one_line_reports(spec: str) -> None:
     assert result["error"]["zh"] and "\n" not in result["error"]["en"]
 
 
+@pytest.mark.sandbox
 def test_sandbox_survives_learner_code() -> None:
     """All sandboxed audits start at once (one test, so pytest-xdist never runs them twice):
     the learner's endless loop, os._exit, segfault, memory hog, sys.exit and wrong signature
@@ -198,6 +199,7 @@ def test_sandbox_survives_learner_code() -> None:
     assert "result: 0 FAIL" in text
 
 
+@pytest.mark.usefixtures("judge_here")
 def test_cli_json_exit_1_and_rendered_report() -> None:
     bad = runner.invoke(app, ["audit", str(ZOO / "bad" / "no_scale_loop.py:LoopMHA"), "--json"])
     assert bad.exit_code == 1, bad.output

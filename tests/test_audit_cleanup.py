@@ -28,6 +28,8 @@ from attnlab import audit
 from attnlab.audit import CAPTURE_BYTES, run_audit
 from attnlab.audit.report import render
 
+pytestmark = pytest.mark.sandbox
+
 ROGUE = Path(__file__).parent / "zoo" / "rogue"
 LEAVER = ROGUE / "leaves_processes.py"
 #: What leaves_processes.py starts, plus the auditing process itself ("runner").

@@ -190,6 +190,7 @@ def test_exit_0_only_when_the_output_check_passes(result: dict[str, Any], code: 
     assert exit_code(result) == code
 
 
+@pytest.mark.sandbox
 def test_sandboxed_audits_read_conv1d_lazy_layers_and_refuse_unreadable_ones() -> None:
     """Through the real processes: the learner's process tells Conv1D apart and materialises
     LazyLinear layers before the judge sees them; an unreadable layout exits 2."""

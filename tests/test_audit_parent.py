@@ -52,6 +52,7 @@ def _outcome() -> dict[str, object]:
             "stderr": empty, "judge_stderr": "", "strays": 0, "isolation": None}  # fmt: skip
 
 
+@pytest.mark.process
 def test_the_audit_command_never_imports_torch(tmp_path: Path) -> None:
     keeper = tmp_path / "keeper.py"
     keeper.write_text(f"print({json.dumps(json.dumps(_outcome()))}, end='')\n", encoding="utf-8")
@@ -76,6 +77,7 @@ def test_items_carry_their_checklist_names_and_mistake_titles() -> None:
     assert four["mistake_titles"] == [{"zh": "没有缩放", "en": "no scaling"}]
 
 
+@pytest.mark.process
 def test_import_attnlab_is_lazy_and_gives_every_public_name() -> None:
     code = "import sys, attnlab; print('torch' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -96,6 +98,7 @@ def test_first_diff_finds_the_largest_difference(shape: list[int], data: st.Data
     assert first_diff(got, want) == expected
 
 
+@pytest.mark.process
 def test_first_diff_does_not_import_sympy() -> None:
     """``torch.unravel_index`` imports sympy on its first call: 1.4 s of every audit."""
     code = (

@@ -313,6 +313,7 @@ def test_masks_in_each_convention() -> None:
     assert lengths is not None and lengths.tolist() == [[1, 2, 3], [1, 2, 3]]
 
 
+@pytest.mark.usefixtures("judge_here")
 def test_cli_init_and_bad_init(tmp_path: Path) -> None:
     runner = CliRunner()
     path = REAL / "good" / "unknown_names.py"
@@ -327,6 +328,7 @@ def test_cli_init_and_bad_init(tmp_path: Path) -> None:
     assert "built as: Attn(4, 2, 8)" in done.output
 
 
+@pytest.mark.sandbox
 def test_sandboxed_audit_calls_with_the_module_mask() -> None:
     result = run_audit(f"{REAL / 'good' / 'annotated_qkv_mask.py'}:MultiHeadedAttention")
     assert result["exit_code"] == 0, result
@@ -468,6 +470,7 @@ SCRIPT = REAL / "scripts" / "gpt.py"
 _RUNS_CODE = "the file runs code when imported; put the class in its own file, or that code under "
 
 
+@pytest.mark.sandbox
 def test_a_script_that_reads_its_data_at_import_stops_with_one_line() -> None:
     result = audit(SCRIPT, "Head", "auto")
     assert result["status"] == "error" and result["where"] == "import", result
@@ -487,6 +490,7 @@ def test_a_failing_import_statement_is_not_called_code_run_at_import(tmp_path: P
     assert "runs code when imported" not in result["error"]["en"], result  # type: ignore[index]
 
 
+@pytest.mark.sandbox
 def test_a_script_that_trains_at_import_runs_out_of_time_importing(tmp_path: Path) -> None:
     path = tmp_path / "train.py"
     path.write_text("import torch\nstep = 0\nwhile True:\n    step += 1\n")

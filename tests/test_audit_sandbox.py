@@ -30,11 +30,14 @@ from attnlab.audit.report import render
 
 #: A correct single head; ``{extra}`` runs in ``__init__`` (once per build) and ``{scale}``
 #: divides the scores (``math.sqrt(d)`` when right, ``1`` for the no-scale mistake).
+pytestmark = pytest.mark.sandbox
+
 HEAD = """
 import math, os, sys, json, signal, socket, subprocess, time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
 {top}
 
 class Head(nn.Module):

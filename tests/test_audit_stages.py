@@ -236,6 +236,7 @@ def test_figure_outlines_exactly_the_cells_that_differ() -> None:
     assert "line" in mine.get_title() and ref.get_title() == "reference"
 
 
+@pytest.mark.usefixtures("judge_here")
 def test_cli_figure_is_written_or_says_why_not(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 

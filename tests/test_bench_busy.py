@@ -18,6 +18,8 @@ from attnlab.bench import TINY, runner
 from attnlab.bench.busy import competing_process
 from attnlab.cli.main import app
 
+pytestmark = pytest.mark.process
+
 
 def _children() -> list[tuple[int, str]]:
     """(pid, command line) of this process's children."""

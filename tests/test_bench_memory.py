@@ -13,6 +13,8 @@ from attnlab.bench.results import MemoryRow
 from attnlab.bench.rss import MEMORY_CASES, _forward, measure_case, ratio_to_reference
 from attnlab.bench.workloads import Shape
 
+pytestmark = pytest.mark.process
+
 MIB = 2**20
 
 

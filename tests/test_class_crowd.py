@@ -19,7 +19,7 @@ from attnlab.core.example import SECTION_COUNT
 from attnlab.text.fmt import answer as right_answer
 
 #: On SQLite and on PostgreSQL (tests/store_backends.py).
-pytestmark = pytest.mark.usefixtures("db_env")
+pytestmark = [pytest.mark.process, pytest.mark.usefixtures("db_env")]
 
 LEARNERS = 30
 

@@ -41,3 +41,28 @@ def test_a_groups_store_reaches_its_subcommand_and_lang_is_the_commands(tmp_path
     assert "a note" not in runner.invoke(app, ["notes", "--data-dir", str(other)]).output
     reset = runner.invoke(app, ["progress", "reset", "--data-dir", str(mine), "--lang", "en"])
     assert reset.exit_code == 2 and "expected --yes, found none" in reset.stderr
+
+
+#: A server nobody listens on: with the driver missing, nothing may try to reach it.
+NO_SERVER = "postgresql://ann:secret@127.0.0.1:1/course"
+
+
+@pytest.mark.parametrize("missing", ["psycopg", "psycopg_pool"])
+def test_a_pg_store_without_the_class_extra_is_one_line_naming_it(
+    missing: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, web_client_factory: Any
+) -> None:
+    """A learner's install has no PostgreSQL driver: ``--db postgresql://`` names the extra
+    in one line (exit 2, 503 on the web) and writes nothing anywhere."""
+    monkeypatch.setitem(__import__("sys").modules, missing, None)  # as if never installed
+    done = runner.invoke(app, ["notes", "--db", NO_SERVER, "add", "4", "a note", "--lang", "en"])
+    assert done.exit_code == 2, done.output
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"needs {missing}" in lines[0], lines
+    assert "pip install 'attnlab[class]'" in lines[0] and "secret" not in lines[0]
+    zh = runner.invoke(app, ["progress", "--db", NO_SERVER, "--lang", "zh"])
+    assert zh.exit_code == 2 and "attnlab[class]" in zh.stderr and "需要" in zh.stderr
+    client = web_client_factory(tmp_path / "web", db=NO_SERVER)
+    page = client.get("/section/4?lang=en")
+    assert page.status_code == 503 and "attnlab[class]" in page.text
+    assert "secret" not in page.text
+    assert list(tmp_path.rglob("*.sqlite3")) == []

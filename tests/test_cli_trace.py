@@ -325,6 +325,7 @@ def test_console_script_usage_errors_are_one_line(args, message) -> None:
     assert len(lines) == 1 and lines[0].startswith(message), proc.stderr
 
 
+@pytest.mark.process
 def test_the_console_script_exits_2_with_one_line_in_its_own_process() -> None:
     """Once for real: the interpreter's exit code and stderr of ``python -m attnlab``."""
     import subprocess

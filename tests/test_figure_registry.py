@@ -67,6 +67,7 @@ def test_an_unknown_figure_names_the_figures_there_are() -> None:
         registry.figure("pie")
 
 
+@pytest.mark.process
 def test_the_registry_loads_no_matplotlib() -> None:
     code = "import sys, attnlab.figures.registry; print('matplotlib' in sys.modules)"
     src = Path(registry.__file__).parents[2]

@@ -15,6 +15,8 @@ from attnlab.bench.rss import MEMORY_CASES
 from attnlab.bench.workloads import IMPLS
 from attnlab.cli.main import app
 
+pytestmark = pytest.mark.process
+
 MIB = 2**20
 
 

@@ -229,6 +229,7 @@ print(json.dumps([before, after]))
 
 
 @pytest.mark.parametrize("values", ["string", "list"])
+@pytest.mark.process
 def test_a_huge_answer_file_is_refused_before_it_is_parsed(tmp_path: Path, values: str) -> None:
     tiny = tmp_path / "tiny.json"
     tiny.write_text(json.dumps([{"stage": "nope", "values": "1"}]), encoding="utf-8")

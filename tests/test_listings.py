@@ -91,6 +91,7 @@ def _assert_published(rows: dict[str, list[float]], where: str) -> None:
         assert diff <= published.tolerance, f"{where} {key}: {values}, max |diff| {diff}"
 
 
+@pytest.mark.process
 def test_every_listing_runs_as_shown_and_prints_the_published_rows(
     files: dict[tuple[str, str], Path],
 ) -> None:
@@ -206,6 +207,7 @@ def test_module_listings_pass_the_audit(
     assert failed == [] and result["overall"]["status"] == "PASS", (failed, result["overall"])
 
 
+@pytest.mark.process
 def test_listings_follow_the_projects_lint_and_format(files: dict[tuple[str, str], Path]) -> None:
     config = Path(__file__).resolve().parents[1] / "pyproject.toml"
     paths = [str(p) for p in files.values()]
@@ -261,6 +263,7 @@ def test_web_sections_show_the_listings_and_their_output(
         assert html.count('class="copy"') == html.count('class="code listing"') == 1
 
 
+@pytest.mark.usefixtures("judge_here")
 def test_attnlab_audit_command_passes_the_multihead_listing(
     files: dict[tuple[str, str], Path],
 ) -> None:

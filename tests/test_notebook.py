@@ -85,6 +85,7 @@ def _check_cells(nb: Any, lang: str) -> None:
     assert all(waiting in c.outputs[0]["text"] for c in exercises)
 
 
+@pytest.mark.process
 def test_notebook_runs_in_a_fresh_kernel_and_shows_the_lesson(tmp_path: Path) -> None:
     """Both languages in one test, so the two kernels start once even under xdist: no cell
     fails; the outputs hold the published numbers and every figure; sections are Markdown,

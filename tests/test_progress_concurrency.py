@@ -7,6 +7,8 @@ import multiprocessing as mp
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from attnlab.progress.store import ProgressStore
 
 WRITERS = 4
@@ -45,6 +47,7 @@ def _importer(path: str, start: object) -> None:
             store.import_dict(data)
 
 
+@pytest.mark.process
 def test_concurrent_writers_lose_nothing(store_location: Path | str) -> None:
     path = store_location
     ctx = mp.get_context("fork")  # the children need no torch; fork avoids re-importing it

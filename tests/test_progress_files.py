@@ -203,6 +203,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.process
 def test_import_refuses_devices_and_fifos_at_once(home: Path) -> None:
     fifo = home.parent / "pipe.json"
     os.mkfifo(fifo)

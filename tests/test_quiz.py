@@ -160,6 +160,7 @@ def _read_until(proc: subprocess.Popen[bytes], marker: bytes, seen: bytearray, t
 
 
 @pytest.mark.slow
+@pytest.mark.process
 def test_killing_the_process_mid_quiz_keeps_every_finished_step(tmp_path: Path) -> None:
     env = {**os.environ, "ATTNLAB_DATA_DIR": str(tmp_path), "ATTNLAB_LANG": "en"}
     cmd = [sys.executable, "-m", "attnlab", "quiz"]

@@ -20,6 +20,8 @@ from typer.testing import CliRunner
 import attnlab
 from attnlab.cli import main
 
+pytestmark = pytest.mark.process
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

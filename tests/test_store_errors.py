@@ -21,6 +21,8 @@ from attnlab.cli.main import app
 from attnlab.progress.store import ProgressStore, StoreBusy
 from attnlab.web.app import create_app
 
+pytestmark = pytest.mark.process
+
 DB = "progress.sqlite3"
 GOOD_EXPORT = {
     "format": "attnlab-progress", "version": 1, "profile": "default",
@@ -115,6 +117,7 @@ from attnlab.web.common import Settings
 data, good, unreadable, out_file, tests = sys.argv[1:6]
 sys.path.insert(0, tests)
 from web_support import ORIGIN, post_form
+
 out = {}
 def run(name, *args, stdin=""):
     r = CliRunner().invoke(app, [*args, "--data-dir", data], input=stdin)

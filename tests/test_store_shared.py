@@ -25,6 +25,8 @@ from typer.testing import CliRunner
 from attnlab.cli.main import app
 from attnlab.progress.store import ProgressStore
 
+pytestmark = pytest.mark.process
+
 DB = "progress.sqlite3"
 
 
@@ -35,6 +37,7 @@ def _answers(data_dir: Path) -> Counter[tuple[str, str]]:
 
 READER = """
 import json, sqlite3, sys
+
 c = sqlite3.connect(sys.argv[1], isolation_level=None)
 if sys.argv[2]:
     c.execute("INSERT INTO attempts (profile, exercise, answer, created_at) VALUES "

@@ -86,6 +86,7 @@ def _synchronous(store: ProgressStore) -> int:
     return int(store._conn.execute("PRAGMA synchronous").fetchone()[0])
 
 
+@pytest.mark.process
 def test_a_busy_sqlite_file_skips_the_visit_and_still_reads(tmp_path: Path) -> None:
     db = tmp_path / "progress.sqlite3"
     with ProgressStore(db, busy_timeout=0.2) as store:

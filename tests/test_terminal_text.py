@@ -150,6 +150,7 @@ for argv in {commands!r}:
     [{"PYTHONIOENCODING": "ascii"}, {"LC_ALL": "C", "PYTHONUTF8": "0"}],
     ids=["PYTHONIOENCODING=ascii", "LC_ALL=C"],
 )
+@pytest.mark.process
 def test_a_terminal_that_cannot_encode_chinese_gets_escapes(tmp_path, setting) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "PYTHONIO", "LANG"))}
     env |= {**setting, "ATTNLAB_DATA_DIR": str(tmp_path), "ATTNLAB_LANG": "zh"}

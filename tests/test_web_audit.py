@@ -105,6 +105,7 @@ def test_sections_13_and_15_have_the_box_with_a_label_for_every_field(
 # --- real audits ----------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("judge_here")
 def test_a_correct_class_passes_in_english_and_chinese(client: TestClient) -> None:
     before, progress = leftovers(), client.get("/api/progress").json()
     en = post_code(client, code=GOOD, lang="en")
@@ -121,6 +122,7 @@ def test_a_correct_class_passes_in_english_and_chinese(client: TestClient) -> No
     assert client.get("/api/progress").json() == progress
 
 
+@pytest.mark.usefixtures("judge_here")
 def test_a_buggy_class_shows_item_4_failing(client: TestClient) -> None:
     r = post_code(client, 15, code=BUGGY, name="LoopMHA", kind="multihead")
     assert r.status_code == 200
@@ -131,6 +133,7 @@ def test_a_buggy_class_shows_item_4_failing(client: TestClient) -> None:
     assert '<option value="multihead" selected>' in r.text
 
 
+@pytest.mark.usefixtures("judge_here")
 def test_a_name_the_file_does_not_define_is_one_line(client: TestClient) -> None:
     r = post_code(client, code=GOOD, name="Nope")
     assert r.status_code == 200

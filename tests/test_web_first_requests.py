@@ -14,6 +14,8 @@ from web_support import CSRF_HEADER, csrf_token
 
 from attnlab.core import example
 
+pytestmark = pytest.mark.process
+
 EXPLORER_UPDATE = "POST /api/explorer"
 FIRST_REQUESTS = (
     ["/explorer"] * 12

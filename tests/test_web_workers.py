@@ -24,7 +24,7 @@ from store_support import DEADLINE_S, post, server
 
 from attnlab.progress.store import ProgressStore
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.process, pytest.mark.slow]
 
 
 def _workers(server_pid: int) -> list[psutil.Process]:

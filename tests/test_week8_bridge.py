@@ -51,6 +51,7 @@ print(json.dumps({
 
 @pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS, ids=["week07_attention.py", "course_examples"])
+@pytest.mark.process
 def test_a_week8_client_runs_on_the_script(script: Path, tmp_path: Path) -> None:
     folder = tmp_path / "course"
     folder.mkdir()

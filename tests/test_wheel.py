@@ -25,7 +25,7 @@ from published import row
 import attnlab
 from attnlab.text.fmt import compact_shape
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.release, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "attnlab"

@@ -387,8 +387,38 @@ _DATABASES: dict[str, PgDatabase] = {}
 _DATABASES_LOCK = threading.Lock()
 
 
+#: The extra that brings the PostgreSQL driver and its pool (``pip install 'attnlab[class]'``).
+EXTRA = "class"
+
+
+def driver_missing() -> StoreError | None:
+    """The error to give when psycopg or its pool is not installed (a learner's install has
+    neither: only a class server needs them), else None. Checked before anything is opened."""
+    import importlib.util
+
+    missing = [
+        name for name in ("psycopg", "psycopg_pool") if importlib.util.find_spec(name) is None
+    ]
+    if not missing:
+        return None
+    names = " and ".join(missing)
+    return StoreError(
+        f"a PostgreSQL store needs {names}, which this install of attnlab does not have: "
+        f"pip install 'attnlab[{EXTRA}]' (or use the SQLite file: leave out --db and ATTNLAB_DB)",
+        f"PostgreSQL 存储需要 {names}，当前安装的 attnlab 没有：请运行 "
+        f"pip install 'attnlab[{EXTRA}]'（或者使用 SQLite 文件：不要给 --db 和 ATTNLAB_DB）",
+    )
+
+
 def database(url: str, seconds: float) -> PgDatabase:
-    """This process's :class:`PgDatabase` for ``url`` (made, checked and migrated once)."""
+    """This process's :class:`PgDatabase` for ``url`` (made, checked and migrated once).
+
+    Raises:
+        StoreError: the driver is not installed (:func:`driver_missing`), or as
+            :class:`PgDatabase`.
+    """
+    if (missing := driver_missing()) is not None:
+        raise missing
     with _DATABASES_LOCK:
         found = _DATABASES.get(url)
         if found is None:
