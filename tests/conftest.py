@@ -1,6 +1,5 @@
-"""Shared test settings: torch's idle threads sleep, hypothesis profile sized for a 2-core
-machine, one-thread fixture, the guard that fails a test when a web route raises, and the web
-test client."""
+"""Shared test settings: torch's idle threads sleep, the one-thread fixture, the guard that
+fails a test when a web route raises, and the web test client."""
 
 import logging
 import os
@@ -17,7 +16,6 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import pytest
 import torch
-from hypothesis import HealthCheck, settings
 from web_support import ORIGIN
 
 # pytester: test_web_errors checks the no_web_crash guard in a run of its own; store_backends:
@@ -25,14 +23,6 @@ from web_support import ORIGIN
 # guard that fails a test starting a process or a server without one; audit_support: the
 # judge_here fixture (an audit judged in this process).
 pytest_plugins = ["pytester", "store_backends", "tiers", "audit_support"]
-
-settings.register_profile(
-    "attnlab",
-    max_examples=25,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-settings.load_profile("attnlab")
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from matplotlib.text import Text
+from tiers import examples
 
 from attnlab.core.pipeline import causal_mask, lesson_stages, multi_head_stages
 from attnlab.figures import (
@@ -266,7 +267,7 @@ def random_input(B: int, T: int, C: int, heads: int | None, seed: int):
     heads=st.sampled_from([None, 1, 2]),
     seed=st.integers(0, 2**16),
 )
-@settings(max_examples=6)
+@settings(max_examples=examples(6))
 def test_every_panel_is_the_pipeline_and_masks_exactly_the_future(B, T, heads, seed) -> None:
     lab = random_input(B, T, 4, heads, seed)
     source = input_source(lab)

@@ -12,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from attnlab.content import search, search_query
 from attnlab.content.search_query import Term
@@ -109,7 +110,9 @@ ANY_TEXT = st.text(
 
 
 @settings(
-    deadline=None, max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    deadline=None,
+    max_examples=examples(150),
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(query=ANY_TEXT)
 def test_any_text_is_a_search_or_a_clear_refusal(store: ProgressStore, query: str) -> None:
@@ -131,7 +134,9 @@ def client(tmp_path_factory: pytest.TempPathFactory, web_client_factory) -> Iter
 
 
 @settings(
-    deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    deadline=None,
+    max_examples=examples(60),
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(query=st.text(alphabet=st.characters(codec="utf-8"), max_size=110))
 def test_the_search_page_never_fails(client: TestClient, query: str) -> None:

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from store_backends import PgSchemas
 from store_support import lock_held
+from tiers import examples
 
 from attnlab.progress.store import ProgressStore
 
@@ -55,7 +56,9 @@ def _clock() -> object:
 
 
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(25),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(writes=WRITES)
 def test_the_one_statement_reads_what_the_separate_reads_do(

@@ -16,6 +16,7 @@ import torch
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tiers import examples
 from web_support import ORIGIN, fetch_headers, post_form
 
 from attnlab.content.stageview import masked_note
@@ -227,7 +228,9 @@ STATE = st.fixed_dictionaries(
 
 
 @settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(30),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(state=st.one_of(STATE, JSON), n_head=st.sampled_from(["1", "2", "3"]))
 def test_any_state_in_the_url_gives_a_page_never_a_crash(client, state, n_head) -> None:

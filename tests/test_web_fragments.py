@@ -15,6 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tiers import examples
 from web_support import ORIGIN, csrf_token, post_form
 
 from attnlab.content import knowledge
@@ -82,7 +83,9 @@ ACTIONS = st.tuples(
 
 
 @settings(
-    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(12),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(actions=st.lists(ACTIONS, min_size=1, max_size=6), shown=SIDS)
 def test_a_cached_section_reads_as_one_rendered_afresh(

@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tiers import examples
 from web_support import CSRF_HEADER, ORIGIN, csrf_token, fetch_headers
 
 from attnlab.content import knowledge
@@ -303,7 +304,9 @@ def assert_answered(r: Any, what: str, fragment: bool = False) -> None:
 
 
 FUZZ = settings(
-    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(50),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 
 

@@ -30,10 +30,22 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 TIER_MARKERS = ("browser", "sandbox", "process", "pg", "release")
 #: Fixtures whose use puts a test in a tier.
 IMPLIED = {"browser": "browser", "isolated": "sandbox", "pg_schemas": "pg"}
+
+#: Hypothesis examples per property (sized for a 2-core machine): the full tier's, and the fast
+#: tier's (a developer's run on every change: fewer examples of the same properties, all of
+#: them again in CI).
+FULL_EXAMPLES, FAST_EXAMPLES = 25, 8
+for _name, _count in (("attnlab", FULL_EXAMPLES), ("attnlab-fast", FAST_EXAMPLES)):
+    settings.register_profile(
+        _name, max_examples=_count, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    )
+settings.load_profile("attnlab")
+_fast = False
 
 #: What the test running now has started (None outside a test), and whether it may.
 _started: list[str] | None = None
@@ -67,6 +79,13 @@ _watch(os, "posix_spawnp", "a process (os.posix_spawnp)")
 _watch(socket.socket, "listen", "a server (a listening socket)")
 
 
+def examples(full: int) -> int:
+    """``max_examples`` for a property that asks for ``full`` in the full tier, scaled in the
+    fast tier as the profiles are (:data:`FAST_EXAMPLES` of :data:`FULL_EXAMPLES`), never below 4.
+    """
+    return full if not _fast else max(4, full * FAST_EXAMPLES // FULL_EXAMPLES)
+
+
 def tier_of(item: pytest.Item) -> str | None:
     """The first tier marker ``item`` carries, or None for the fast tier."""
     return next((name for name in TIER_MARKERS if item.get_closest_marker(name)), None)
@@ -80,6 +99,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="fast: only the tests that carry none of the tier markers (make test); "
         "full: every test (make check, CI)",
     )
+
+
+_before: list[bool] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _fast
+    _before.append(_fast)
+    _fast = config.getoption("tier") == "fast"
+    settings.load_profile("attnlab-fast" if _fast else "attnlab")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Put back the tier of the run around this one (a pytester run inside a test)."""
+    global _fast
+    _fast = _before.pop() if _before else False
+    settings.load_profile("attnlab-fast" if _fast else "attnlab")
 
 
 @pytest.hookimpl(trylast=True)
