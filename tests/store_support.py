@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -22,6 +22,16 @@ from web_support import post_form
 
 #: Seconds a server may take to start (it renders the lesson and its figures first) or to answer.
 DEADLINE_S = 120
+
+
+def wait_until(ready: Callable[[], object], what: str, limit: float = DEADLINE_S) -> None:
+    """Return as soon as ``ready()`` is true (checked every 50 ms); fail naming ``what`` if it
+    is still false after ``limit`` seconds, an outer bound far past any normal wait."""
+    deadline = time.monotonic() + limit
+    while not ready():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {limit:.0f} s for {what}")
+        time.sleep(0.05)
 
 
 def env_for(data_dir: Path) -> dict[str, str]:
@@ -145,13 +155,11 @@ def serve_in_thread(app: object) -> Iterator[str]:
     srv = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))  # type: ignore[arg-type]
     thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 15
-    while not srv.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert srv.started, "uvicorn did not start within 15 s"
+    wait_until(lambda: srv.started or not thread.is_alive(), "uvicorn to start")
+    assert srv.started, "uvicorn ended before it started serving"
     try:
         yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     finally:
         srv.should_exit = True
-        thread.join(timeout=5)
+        thread.join(timeout=DEADLINE_S)
         sock.close()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -149,6 +148,7 @@ SANDBOX = {
     "exits.py:X": ("import", "sys.exit(3)"),
     "wrong_signature.py:AttentionHead": ("build", "found (embed_dim)"),
 }
+LOOPS = "loops.py:AttentionHead"
 GOOD_SPEC = "../good/sdpa_fused.py:FastAttention"
 #: Only the output check fails here (the input is added after W_O, no item owns it): exit code 1.
 DIFFERS_SPEC = "../bad/residual_inside.py:MultiHeadAttention"
@@ -170,29 +170,27 @@ def test_sandbox_survives_learner_code() -> None:
     the learner's endless loop, os._exit, segfault, memory hog, sys.exit and wrong signature
     each give a clean one-line report and exit code 2; a correct file in the batch exits 0."""
 
-    def one(spec: str) -> tuple[dict[str, Any], float]:
-        start = time.perf_counter()
-        result = run_audit(str(ZOO / "broken" / spec), timeout=2)
-        return result, time.perf_counter() - start
+    def one(spec: str) -> dict[str, Any]:
+        # Only the endless loop meets its time limit: the others end by themselves, so a busy
+        # machine that slows their start gives no "did not finish" in place of their reason.
+        return run_audit(str(ZOO / "broken" / spec), timeout=2 if spec == LOOPS else 120)
 
     specs = [*SANDBOX, GOOD_SPEC, DIFFERS_SPEC]
     with ThreadPoolExecutor(max_workers=len(specs)) as pool:
         results = dict(zip(specs, pool.map(one, specs), strict=True))
     for spec, (where, message) in SANDBOX.items():
-        result, seconds = results[spec]
+        result = results[spec]
         assert result["exit_code"] == 2 and result["status"] == "error", (spec, result)
         assert result["where"] == where, (spec, result)
         assert message in result["error"]["en"], (spec, result["error"])
         assert "\n" not in result["error"]["en"] and result["error"]["zh"]
-        # The learner's 2 s start once torch is imported; start-up on a busy 2-core box is extra.
-        assert seconds < 2 + 30, (spec, seconds)
-    differs, _ = results[DIFFERS_SPEC]
+    differs = results[DIFFERS_SPEC]
     assert differs["exit_code"] == 1, differs
     assert not any(i["status"] == "FAIL" for i in differs["items"]), differs["items"]
     assert "the output differs from the reference: on the lesson example output[" in render(
         differs, "en"
     )
-    good, _ = results[GOOD_SPEC]
+    good = results[GOOD_SPEC]
     assert good["exit_code"] == 0, good
     text = render(good, "en")
     assert re.search(r"^ 5\. causal mask\s+PASS", text, re.M), text

@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import psutil
 import pytest
-from store_support import DEADLINE_S, post, server
+from store_support import DEADLINE_S, post, server, wait_until
 
 from attnlab.progress.store import ProgressStore
 
@@ -86,9 +86,17 @@ def test_two_workers_share_the_store_and_survive_a_killed_worker(
 
         with ThreadPoolExecutor(max_workers=6) as pool:
             jobs = [pool.submit(write, n) for n in range(6)]
-            time.sleep(3)
+
+            def done() -> int:
+                with lock:
+                    return sum(confirmed.values()) + len(refused)
+
+            # Writes are under way (a dozen answered), then the kill lands mid-write, and the
+            # writers go on until a dozen more have been answered past it.
+            wait_until(lambda: done() >= 12, "the first dozen writes")
             first[0].kill()  # SIGKILL, mid-write
-            time.sleep(3)
+            at_kill = done()
+            wait_until(lambda: done() >= at_kill + 12, "a dozen writes after the kill")
             stop.set()
             for job in jobs:
                 job.result()
