@@ -81,7 +81,14 @@ def figures(B: int, T: int, heads: int | None, letter: str) -> dict[str, Figure]
 
 @pytest.mark.filterwarnings("error")  # matplotlib's "axes sizes collapsed" warning fails
 @pytest.mark.parametrize("letter", sorted(WIDE.values()))
-@pytest.mark.parametrize(("T", "heads"), [(2, None), (3, 2), (8, None)])
+@pytest.mark.parametrize(
+    ("T", "heads"),
+    [
+        (2, None),
+        pytest.param(3, 2, marks=pytest.mark.heavy),
+        pytest.param(8, None, marks=pytest.mark.heavy),
+    ],
+)
 def test_the_longest_labels_never_overlap(T: int, heads: int | None, letter: str) -> None:
     for name, fig in figures(2, T, heads, letter).items():
         assert_readable(fig, f"{name} T={T} heads={heads} {letter}")
@@ -93,6 +100,7 @@ def test_the_longest_labels_never_overlap(T: int, heads: int | None, letter: str
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 @pytest.mark.filterwarnings("error")
 @pytest.mark.parametrize("letter", sorted(WIDE.values()))
 @pytest.mark.parametrize(("B", "T"), [(2, 16), (1, 32)])

@@ -24,13 +24,23 @@ def test_spawns_marked():
 
 def test_stays_in_process():
     assert sum(range(4)) == 6
+
+@pytest.mark.heavy
+def test_heavy_stays_in_process():
+    assert sum(range(4)) == 6
+
+@pytest.mark.heavy
+def test_heavy_spawns():
+    subprocess.run([sys.executable, "-c", "pass"])
 """
 
 
 def test_an_unmarked_process_or_server_fails_the_test(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_inner=SPAWNS)
-    result = pytester.runpytest("-p", "tiers", "-k", "unmarked or in_process")
-    result.assert_outcomes(passed=1, failed=2)
+    result = pytester.runpytest("-p", "tiers", "-k", "unmarked or in_process or heavy")
+    # heavy leaves the fast tier for its cost, not to start processes: it may not spawn either
+    result.assert_outcomes(passed=2, failed=3)
+    assert "FAILED test_inner.py::test_heavy_spawns" in result.stdout.str()
     result.stdout.fnmatch_lines(
         [
             "*this test started a process (fork_exec) but carries no tier marker*",
@@ -42,7 +52,7 @@ def test_an_unmarked_process_or_server_fails_the_test(pytester: pytest.Pytester)
 def test_the_fast_tier_leaves_the_marked_tests_out(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_inner=SPAWNS)
     result = pytester.runpytest("-p", "tiers", "--tier", "fast", "-k", "marked or in_process")
-    result.assert_outcomes(passed=1, failed=2, deselected=1)
+    result.assert_outcomes(passed=1, failed=2, deselected=3)
 
 
 def test_a_fixture_implies_its_tier(pytester: pytest.Pytester) -> None:

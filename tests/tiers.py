@@ -9,7 +9,9 @@ full tier, what CI runs) runs them all. A test leaves the fast tier by carrying 
 - ``process``: starts another process or a real server (a CLI next to a server, uvicorn on a
   socket, a kernel, a signal to a child);
 - ``pg``: needs the PostgreSQL test server;
-- ``release``: builds or installs the package (the wheel, the first run after install).
+- ``release``: builds or installs the package (the wheel, the first run after install);
+- ``heavy``: stays in this process but spends seconds each drawing (the largest figures with
+  the longest labels): its cases of the same rule at the smallest size stay in the fast tier.
 
 The markers a fixture implies are added at collection (``browser`` for the shared Chromium,
 ``sandbox`` for ``isolated``, ``pg`` for a PostgreSQL store), so a test cannot forget them. For
@@ -32,7 +34,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-TIER_MARKERS = ("browser", "sandbox", "process", "pg", "release")
+TIER_MARKERS = ("browser", "sandbox", "process", "pg", "release", "heavy")
+#: The markers under which a test may start processes or listen (``heavy`` stays in-process).
+SPAWNING = TIER_MARKERS[:-1]
 #: Fixtures whose use puts a test in a tier.
 IMPLIED = {"browser": "browser", "isolated": "sandbox", "pg_schemas": "pg"}
 
@@ -136,10 +140,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             items[:] = [item for item in items if item not in chosen]
 
 
+def may_spawn(item: pytest.Item) -> bool:
+    """Whether ``item`` carries a marker under which it may start processes or listen."""
+    return any(item.get_closest_marker(name) for name in SPAWNING)
+
+
 def _fail_if_unmarked(item: pytest.Item) -> None:
     started = sorted(set(_started or ()))
-    if started and tier_of(item) is None:
-        markers = ", ".join(f"@pytest.mark.{name}" for name in TIER_MARKERS)
+    if started and not may_spawn(item):
+        markers = ", ".join(f"@pytest.mark.{name}" for name in SPAWNING)
         pytest.fail(
             f"this test started {' and '.join(started)} but carries no tier marker: give it one "
             f"of {markers} (tests/tiers.py), so the fast tier stays in one process",
@@ -150,7 +159,7 @@ def _fail_if_unmarked(item: pytest.Item) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
     global _started, _allowed
-    _started, _allowed = [], tier_of(item) is not None
+    _started, _allowed = [], may_spawn(item)
     with contextlib.suppress(TierViolation):
         yield
     _fail_if_unmarked(item)

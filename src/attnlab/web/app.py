@@ -15,7 +15,8 @@ import os
 from pathlib import Path
 
 from fastapi import FastAPI
-from jinja2 import Environment, FileSystemLoader, select_autoescape
+from jinja2 import BytecodeCache, Environment, FileSystemLoader, select_autoescape
+from jinja2.bccache import Bucket
 from markupsafe import Markup
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
@@ -39,8 +40,28 @@ HERE = Path(__file__).parent
 GZIP_MIN_BYTES = 1024
 
 
+class _CompiledOnce(BytecodeCache):
+    """The templates' compiled code, kept for the life of the process: every app this process
+    builds (a test's, a worker's after a reload) compiles each template once, not once per app.
+    Jinja keys a bucket by the template's name and checks the source's checksum."""
+
+    def __init__(self) -> None:
+        self._code: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        if (code := self._code.get(bucket.key)) is not None:
+            bucket.bytecode_from_string(code)
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        self._code[bucket.key] = bucket.bytecode_to_string()
+
+
+_COMPILED = _CompiledOnce()
+
+
 def _environment(figures_on: bool) -> Environment:
     env = Environment(
+        bytecode_cache=_COMPILED,
         loader=FileSystemLoader(HERE / "templates"),
         autoescape=select_autoescape(["html"], default=True),  # user text is always escaped
         trim_blocks=True,
