@@ -22,7 +22,7 @@ from web_support import ORIGIN
 # the store tests run on SQLite and on PostgreSQL; tiers: the markers of the slow tiers and the
 # guard that fails a test starting a process or a server without one; audit_support: the
 # judge_here fixture (an audit judged in this process).
-pytest_plugins = ["pytester", "store_backends", "tiers", "audit_support"]
+pytest_plugins = ["pytester", "store_backends", "tiers", "audit_support", "browser_support"]
 
 
 @pytest.fixture(scope="module")

@@ -1,15 +1,13 @@
 """The web lesson in a real headless Chromium (Debian's ``chromium``, driven by Playwright).
 
-One browser for the module, a uvicorn server in a thread on a free loopback port, a temporary
-progress folder. Without Chromium the tests are skipped LOUDLY, unless ATTNLAB_REQUIRE_BROWSER=1
-(set by ``.ci/run``), where a missing browser is a failure.
+The session's one browser (``tests/browser_support.py``), a uvicorn server in a thread on a free
+loopback port, a temporary progress folder.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,30 +20,9 @@ from attnlab.core.pipeline import attention_stages, lesson_stages
 from attnlab.text.fmt import num, vec
 
 pytestmark = pytest.mark.browser
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
 # Prompt A, row t=1, column j=0 of the explorer's weights table.
 FIRST_WEIGHT = '[data-stage="weights"] table[data-prompt="0"] tbody tr:nth-child(2) td'
 SHOTS = Path(os.environ.get("ATTNLAB_SCREENSHOTS", "/tmp"))
-
-
-def _chromium() -> str:
-    path = os.environ.get("ATTNLAB_CHROMIUM") or shutil.which("chromium")
-    why = ""
-    if not path:
-        why = "no Chromium found (set ATTNLAB_CHROMIUM or apt-get install chromium)"
-    else:
-        try:
-            import playwright.sync_api  # noqa: F401
-        except ImportError:
-            why = "the playwright package is not installed"
-    if why:
-        if os.environ.get("ATTNLAB_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"ATTNLAB_REQUIRE_BROWSER=1 but {why}")
-        pytest.skip(f"!!! BROWSER TESTS SKIPPED: {why} !!!")
-    return str(path)
 
 
 @pytest.fixture(scope="module")
@@ -54,17 +31,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     with serve_in_thread(create_app(tmp_path_factory.mktemp("progress"), figures_on=False)) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    path = _chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture

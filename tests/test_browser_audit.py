@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from store_support import serve_in_thread
-from test_browser import SHOTS, browser  # noqa: F401 (fixtures)
+from test_browser import SHOTS
 
 from attnlab.web.ui_text import UI
 
@@ -37,7 +37,7 @@ def server_off(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
-def _open(browser, base: str, viewport: dict[str, int] | None = None):  # type: ignore[no-untyped-def]  # noqa: F811
+def _open(browser, base: str, viewport: dict[str, int] | None = None):  # type: ignore[no-untyped-def]
     context = browser.new_context(
         viewport=viewport or {"width": 1280, "height": 900}, base_url=base
     )
@@ -55,7 +55,7 @@ def _submit(page, code: str, name: str, kind: str = "auto") -> str:  # type: ign
     return str(page.text_content("#audit-report-13"))
 
 
-def test_a_correct_and_a_buggy_class_get_their_reports(browser, server) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_a_correct_and_a_buggy_class_get_their_reports(browser, server) -> None:  # type: ignore[no-untyped-def]
     context, page = _open(browser, server)
     try:
         page.goto("/section/13?lang=en")
@@ -93,7 +93,7 @@ def test_a_correct_and_a_buggy_class_get_their_reports(browser, server) -> None:
         context.close()
 
 
-def test_with_the_check_off_the_box_is_disabled_with_the_reason(browser, server_off) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_with_the_check_off_the_box_is_disabled_with_the_reason(browser, server_off) -> None:  # type: ignore[no-untyped-def]
     context, page = _open(browser, server_off)
     try:
         page.goto("/section/13?lang=en")

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from axe_support import found
 from store_support import serve_in_thread
-from test_browser import browser  # noqa: F401  (the shared Chromium fixture)
 from web_support import PAGE_TYPES
 
 from attnlab.content import knowledge
@@ -74,7 +73,7 @@ def _answer_wrong(page, lang: str) -> None:  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_no_axe_violations(browser, server, lang: str, size: str) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_no_axe_violations(browser, server, lang: str, size: str) -> None:  # type: ignore[no-untyped-def]
     script = _axe()
     context = browser.new_context(viewport=SIZES[size], base_url=server, bypass_csp=True)
     page = context.new_page()
@@ -110,7 +109,7 @@ def test_blocking_lists_moderate_and_minor_too() -> None:
     ]
 
 
-def test_glossary_section_links_are_24px_tap_targets_on_a_phone(browser, server) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_glossary_section_links_are_24px_tap_targets_on_a_phone(browser, server) -> None:  # type: ignore[no-untyped-def]
     context = browser.new_context(viewport=SIZES["phone"], base_url=server)
     page = context.new_page()
     try:

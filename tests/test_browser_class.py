@@ -14,7 +14,6 @@ from collections.abc import Iterator
 import pytest
 from class_support import EXERCISE, make_class, no_scale_answer
 from store_support import serve_in_thread
-from test_browser import browser  # noqa: F401  (the shared Chromium fixture)
 from test_browser_axe import RUN, SIZES, TAGS, _axe, blocking
 from test_phone import LAYOUT_REPORT, SCROLLERS, SLACK
 
@@ -52,7 +51,7 @@ def teacher_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[s
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_the_report_page_is_accessible_and_fits(  # type: ignore[no-untyped-def]
-    browser,  # noqa: F811
+    browser,
     teacher_server: tuple[str, str],
     lang: str,
     size: str,
@@ -95,7 +94,7 @@ def class_only_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_the_class_refusal_pages_are_accessible(  # type: ignore[no-untyped-def]
-    browser,  # noqa: F811
+    browser,
     teacher_server: tuple[str, str],
     class_only_server: str,
     lang: str,
@@ -132,7 +131,7 @@ def test_the_class_refusal_pages_are_accessible(  # type: ignore[no-untyped-def]
 
 
 def test_a_class_works_in_chromium_on_either_store(  # type: ignore[no-untyped-def]
-    browser,  # noqa: F811
+    browser,
     tmp_path,
     db_env,
 ) -> None:

@@ -5,7 +5,7 @@ and the last results stay, marked stale; the n_head menu follows the C chosen.""
 from __future__ import annotations
 
 import pytest
-from test_browser import browser, server  # noqa: F401 (fixtures)
+from test_browser import server  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.browser
 

@@ -6,7 +6,7 @@ reads it out. The explorer's size menus do not reload the page while the arrow k
 from __future__ import annotations
 
 import pytest
-from test_browser import browser, page, server  # noqa: F401  (the shared fixtures)
+from test_browser import page, server  # noqa: F401 (fixtures)
 
 from attnlab.content import knowledge
 from attnlab.text.fmt import answer

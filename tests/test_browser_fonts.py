@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import CHROMIUM_ARGS, chromium_path
 from store_support import serve_in_thread
-from test_browser import CHROMIUM_ARGS, _chromium
 
 from attnlab.web.fonts import CJK
 
@@ -35,20 +35,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def playwright() -> Iterator[Any]:
-    _chromium()  # skips loudly (or fails under ATTNLAB_REQUIRE_BROWSER=1) without a browser
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        yield p
-
-
-@pytest.fixture(scope="module")
-def system_browser(playwright: Any) -> Iterator[Any]:
-    """Chromium with the machine's own fonts."""
-    browser = playwright.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
-    yield browser
-    browser.close()
+def system_browser(browser: Any) -> Any:
+    """Chromium with the machine's own fonts: the session's browser."""
+    return browser
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +58,9 @@ def dejavu_only_browser(playwright: Any, tmp_path_factory: pytest.TempPathFactor
         encoding="utf-8",
     )
     env = {**os.environ, "FONTCONFIG_FILE": str(conf)}
-    browser = playwright.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS, env=env)
+    browser = playwright.chromium.launch(
+        executable_path=chromium_path(), args=CHROMIUM_ARGS, env=env
+    )
     yield browser
     browser.close()
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from test_browser import browser, server  # noqa: F401  (the shared fixtures)
+from test_browser import server  # noqa: F401 (fixtures)
 
 from attnlab.content import knowledge
 from attnlab.grading import practice

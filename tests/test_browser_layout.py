@@ -7,7 +7,6 @@ from collections.abc import Iterator
 
 import pytest
 from store_support import serve_in_thread
-from test_browser import browser  # noqa: F401 (fixture)
 
 from attnlab.progress.store import ProgressStore
 
@@ -34,7 +33,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.mark.parametrize(
     "path", ["/notes?lang=en", "/section/4?lang=en", f"/search?lang=en&q={LONG_WORD}"]
 )
-def test_long_words_in_notes_wrap(browser, server, size: str, path: str) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_long_words_in_notes_wrap(browser, server, size: str, path: str) -> None:  # type: ignore[no-untyped-def]
     context = browser.new_context(viewport=SIZES[size], base_url=server)
     page = context.new_page()
     page.set_default_timeout(20_000)
@@ -50,7 +49,7 @@ def test_long_words_in_notes_wrap(browser, server, size: str, path: str) -> None
 @pytest.mark.parametrize("lang", ["zh", "en"])
 @pytest.mark.parametrize("touch", [False, True], ids=["mouse", "touch"])
 def test_scroll_hint_says_scroll_to_a_mouse_and_swipe_to_a_finger(  # type: ignore[no-untyped-def]
-    browser,  # noqa: F811
+    browser,
     server,
     lang: str,
     touch: bool,

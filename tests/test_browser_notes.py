@@ -5,7 +5,7 @@ the note box, My notes and search, on a desktop (1280×800) and a phone (390×84
 from __future__ import annotations
 
 import pytest
-from test_browser import SHOTS, browser, click_and_load, server  # noqa: F401 (fixtures)
+from test_browser import SHOTS, click_and_load, server  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.browser
 SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}

@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 import torch
 from store_support import serve_in_thread
-from test_browser import SHOTS, browser, click_and_load  # noqa: F401 (fixtures)
+from test_browser import SHOTS, click_and_load
 
 from attnlab.grading import practice
 
@@ -55,7 +55,7 @@ def server(tmp_path):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(params=["js", "no-js"])
-def page(request, browser, server):  # type: ignore[no-untyped-def]  # noqa: F811
+def page(request, browser, server):  # type: ignore[no-untyped-def]
     context = browser.new_context(
         viewport=PHONE, base_url=server, java_script_enabled=request.param == "js"
     )

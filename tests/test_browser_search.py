@@ -11,7 +11,6 @@ from collections.abc import Iterator
 
 import pytest
 from store_support import serve_in_thread
-from test_browser import browser  # noqa: F401  (the shared fixture)
 from test_browser_axe import RUN, SIZES, TAGS, _axe, blocking
 
 from attnlab.progress.store import ProgressStore
@@ -62,7 +61,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     params=[(1280, 900, True), (390, 844, True), (1280, 900, False)],
     ids=["desktop", "phone", "desktop-no-js"],
 )
-def page(browser, server, request):  # type: ignore[no-untyped-def]  # noqa: F811
+def page(browser, server, request):  # type: ignore[no-untyped-def]
     width, height, js = request.param
     context = browser.new_context(
         viewport={"width": width, "height": height}, base_url=server, java_script_enabled=js
@@ -142,7 +141,7 @@ LANDINGS = [
 
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_the_pages_a_hit_opens_pass_axe(browser, server, lang: str, size: str) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_the_pages_a_hit_opens_pass_axe(browser, server, lang: str, size: str) -> None:  # type: ignore[no-untyped-def]
     script = _axe()
     context = browser.new_context(viewport=SIZES[size], base_url=server, bypass_csp=True)
     page = context.new_page()

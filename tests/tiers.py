@@ -38,7 +38,7 @@ TIER_MARKERS = ("browser", "sandbox", "process", "pg", "release", "heavy")
 #: The markers under which a test may start processes or listen (``heavy`` stays in-process).
 SPAWNING = TIER_MARKERS[:-1]
 #: Fixtures whose use puts a test in a tier.
-IMPLIED = {"browser": "browser", "isolated": "sandbox", "pg_schemas": "pg"}
+IMPLIED = {"browser": "browser", "playwright": "browser", "isolated": "sandbox", "pg_schemas": "pg"}
 
 #: Hypothesis examples per property (sized for a 2-core machine): the full tier's, and the fast
 #: tier's (a developer's run on every change: fewer examples of the same properties, all of
