@@ -15,7 +15,6 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from store_support import serve_in_thread
-from test_browser import browser  # noqa: F401  (the shared Chromium fixture)
 
 from attnlab.web.ui_text import UI
 
@@ -86,7 +85,7 @@ def crawl(page, base: str, lang: str) -> dict[str, dict]:  # type: ignore[no-unt
     return reports
 
 
-def test_every_page_fits_a_phone(browser, server_with_figures) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_every_page_fits_a_phone(browser, server_with_figures) -> None:  # type: ignore[no-untyped-def]
     problems, reports = {}, {}
     for lang in ("zh", "en"):
         context = browser.new_context(viewport=PHONE, base_url=server_with_figures)
