@@ -24,6 +24,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from store_support import wait_until
 
 from attnlab.audit import run_audit, sandbox
 from attnlab.audit.report import render
@@ -303,12 +304,11 @@ def test_killing_or_stopping_the_keeper_leaves_nothing(
                         found.append(proc)
             return found
 
-        # Until the learner's processes are up and the CLI has its one keeper (a bounded
-        # wait on what the processes show, never a time of its own).
-        for _ in range(1200):
-            if len(_marked(since)) >= 4 and len(keepers()) == 1:
-                break
-            time.sleep(0.1)
+        # Until the learner's processes are up and the CLI has its one keeper.
+        wait_until(
+            lambda: len(_marked(since)) >= 4 and len(keepers()) == 1,
+            "the learner's processes and the audit's one keeper",
+        )
         found = keepers()
         assert len(found) == 1, found
         found[0].send_signal(how)
