@@ -195,3 +195,48 @@ def test_sigterm_ends_the_wait_and_reaches_uvicorns_handler() -> None:
         assert signal.getsignal(signal.SIGTERM) is uvicorns
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+def test_a_stop_while_the_app_is_built_ends_the_start_at_once() -> None:
+    """SIGTERM from the supervisor while a worker (a replacement, or any worker at Ctrl+C
+    during the start) still builds its app: it does not then wait for siblings that have
+    already stopped; uvicorn's handler gets the signal when the build is over."""
+    from attnlab.web.siblings import held_stops, ready, wait_for_siblings
+
+    got: list[int] = []
+    before = signal.signal(signal.SIGTERM, lambda signum, _frame: got.append(signum))
+    server = uuid.uuid4().hex
+    try:
+        with held_stops() as stops:
+            os.kill(os.getpid(), signal.SIGTERM)  # lands during the build
+            wait_until(lambda: stops, "the stop to be held")
+            assert not wait_for_siblings(server, 5, limit=DEADLINE_S, stops=stops)
+            assert ready(server) == 0  # it never said ready, so no wait began
+            assert got == []  # held until the build and the wait are over
+        assert got == [signal.SIGTERM]
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def test_a_stop_uvicorn_caught_before_the_build_ends_the_start_at_once() -> None:
+    """A stop that reached uvicorn's handler before the worker held the signals (while it
+    imported the app's module) also ends the start: no wait for siblings, nothing re-sent."""
+    from attnlab.web.siblings import held_stops, ready, wait_for_siblings
+
+    class Server:  # what uvicorn's handler is bound to
+        should_exit = True
+
+        def handle_exit(self, signum: int, _frame: object) -> None:
+            got.append(signum)
+
+    got: list[int] = []
+    before = signal.signal(signal.SIGTERM, Server().handle_exit)
+    server = uuid.uuid4().hex
+    try:
+        with held_stops() as stops:
+            assert stops and not list(stops)
+            assert not wait_for_siblings(server, 5, limit=DEADLINE_S, stops=stops)
+            assert ready(server) == 0
+        assert got == []  # uvicorn already has it
+    finally:
+        signal.signal(signal.SIGTERM, before)

@@ -11,11 +11,13 @@ there and goes on at once. Elsewhere than Linux the workers do not wait.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 #: Seconds a worker waits for its siblings before it serves anyway.
@@ -53,34 +55,69 @@ def ready(server: str) -> int:
         return sum(1 for line in lines if mark in line)
 
 
-def wait_for_siblings(server: str, workers: int, limit: float = SIBLING_WAIT_S) -> bool:
-    """Say this worker is ready, then wait until ``workers`` processes have (at most ``limit``
-    seconds). SIGTERM or SIGINT ends the wait and is passed on to the handler installed before
-    it (uvicorn's).
+class Stops(list[int]):
+    """The stop signals held by :func:`held_stops` (passed on at its end); true as well when the
+    handler it replaced had already been told to stop (:attr:`before`)."""
 
-    Returns:
-        whether all ``workers`` were ready; ``False`` at once where abstract sockets or
-        ``/proc/net/unix`` do not exist.
-    """
-    if not say_ready(server):
-        return False
-    caught: list[int] = []
+    before = False
+
+    def __bool__(self) -> bool:
+        return self.before or len(self) > 0
+
+
+def _told_to_stop(handler: object) -> bool:
+    """Whether ``handler`` is a bound method of an object already told to stop: uvicorn's
+    ``Server.handle_exit``, which sets ``should_exit`` on its server when a signal lands while
+    the worker imports and builds its app."""
+    return getattr(getattr(handler, "__self__", None), "should_exit", False) is True
+
+
+@contextlib.contextmanager
+def held_stops() -> Iterator[Stops]:
+    """Hold SIGTERM and SIGINT while a worker builds its app and waits for its siblings: the
+    block sees them in the yielded :class:`Stops` (so a wait ends at once), and at its end each
+    is passed on to the handler installed before it (uvicorn's, which then stops the worker). A
+    stop that lands while the app is still being built is not lost in a wait for siblings that
+    are gone. Outside the main thread nothing is held."""
+    caught = Stops()
     main = threading.current_thread() is threading.main_thread()
     stops = (signal.SIGTERM, signal.SIGINT)
     before = (
         {sig: signal.signal(sig, lambda n, _f: caught.append(n)) for sig in stops} if main else {}
     )
+    caught.before = any(_told_to_stop(handler) for handler in before.values())
+    try:
+        yield caught
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+        for number in caught:
+            signal.raise_signal(number)
+
+
+def wait_for_siblings(
+    server: str, workers: int, limit: float = SIBLING_WAIT_S, stops: Stops | None = None
+) -> bool:
+    """Say this worker is ready, then wait until ``workers`` processes have (at most ``limit``
+    seconds). SIGTERM or SIGINT ends the wait (held by :func:`held_stops`, here or in ``stops``
+    when the caller already holds them) and is passed on to the handler installed before it
+    (uvicorn's).
+
+    Returns:
+        whether all ``workers`` were ready; ``False`` at once where abstract sockets or
+        ``/proc/net/unix`` do not exist, or when a stop came before or during the wait.
+    """
+    if stops is None:
+        with held_stops() as held:
+            return wait_for_siblings(server, workers, limit, held)
+    if stops or not say_ready(server):
+        return False
     try:
         deadline = time.monotonic() + limit
-        while not caught and time.monotonic() < deadline:
+        while not stops and time.monotonic() < deadline:
             if ready(server) >= workers:
                 return True
             time.sleep(_POLL_S)
         return False
     except OSError:  # no /proc/net/unix
         return False
-    finally:
-        for sig, handler in before.items():
-            signal.signal(sig, handler)
-        for number in caught:
-            signal.raise_signal(number)

@@ -23,7 +23,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from attnlab.audit.processes import die_with_parent
-from attnlab.web.siblings import wait_for_siblings
+from attnlab.web.siblings import held_stops, wait_for_siblings
 
 CONFIG_ENV = "ATTNLAB_SERVE_CONFIG"
 #: ``SERVER:N``: the name the first N workers meet under (:mod:`attnlab.web.siblings`), and N.
@@ -60,10 +60,11 @@ def app_from_env() -> FastAPI:
     if raw is None:
         raise RuntimeError(f"expected ${CONFIG_ENV} set by `attnlab serve`, found none")
     _stop_with_parent()
-    app = build_app(json.loads(raw))
     server, _, workers = os.environ.get(START_ENV, "").rpartition(":")
-    if server:
-        wait_for_siblings(server, int(workers))
+    with held_stops() as stops:  # a stop during the build ends it here, not in a wait
+        app = build_app(json.loads(raw))
+        if server:
+            wait_for_siblings(server, int(workers), stops=stops)
     return app
 
 
