@@ -38,7 +38,7 @@ def _post(client: Any, exercise: str, text: str, lang: str) -> None:
 
 @pytest.mark.parametrize(
     ("text", "kind"),
-    [("0.123", "wrong"), ("0", "coarse"), ("abc", "unreadable"), ("0.40 0.05", "count")],
+    [("0.123", "wrong"), ("0", "wrong"), ("abc", "unreadable"), ("0.40 0.05", "count")],
 )
 def test_a_verdict_given_in_zh_reads_in_en(
     store_location: Path | str, web_client_factory: Any, text: str, kind: str
@@ -62,17 +62,17 @@ def test_a_verdict_given_in_zh_reads_in_en(
 def test_the_quiz_and_the_web_keep_the_same_data(new_location, web_client_factory: Any) -> None:  # type: ignore[no-untyped-def]
     """One policy: every answer is kept; only right and wrong count as a try."""
     second = knowledge.exercise("4d").expected
-    lines = ["", "0", "0.123", "0.40", f"{second:.2f}", "", "u"]  # "": skip the practice
+    lines = ["", "abc", "0.123", "0.40", f"{second:.2f}", "", "u"]  # "": skip the practice
     quiz_at, web_at = new_location(), new_location()
     argv = ["--lang", "en", "quiz", "--section", "4", *store_args(quiz_at)]
     result = CliRunner().invoke(app, argv, input="".join(f"{line}\n" for line in lines))
     assert result.exit_code == 0, result.output
-    assert "↻ Answer again · Too coarse" in result.output, result.output
+    assert "⚠ Could not read it" in result.output, result.output
     with ProgressStore(quiz_at) as store:
         quizzed = [(a["answer"], a["correct"], a["diagnosis"]) for a in store.attempts("4c")]
     data_dir, db = app_args(web_at)
     client = web_client_factory(data_dir, db=db)
-    for text in ("0", "0.123", "0.40"):
+    for text in ("abc", "0.123", "0.40"):
         _post(client, "4c", text, "zh")
     with ProgressStore(web_at) as store:
         posted = [(a["answer"], a["correct"], a["diagnosis"]) for a in store.attempts("4c")]

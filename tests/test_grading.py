@@ -100,7 +100,9 @@ def test_check_grades_a_row_as_the_grader_does(text, correct) -> None:
 
 
 def test_tolerance_follows_each_numbers_rounding() -> None:
-    assert grading.tolerance(read_number("0.599"), 0.599) == pytest.approx(0.0005, abs=2e-9)
+    assert grading.tolerance(read_number("0.599"), 0.5987) == pytest.approx(0.0005, abs=2e-9)
+    assert grading.tolerance(read_number("0.599"), 0.599) == pytest.approx(0.0, abs=2e-9)  # exact
+    assert grading.tolerance(read_number("0.4"), 0.4000000059604645) < 1e-8  # float32 0.4
     assert grading.tolerance(read_number("1"), 1.2) == pytest.approx(0.5, abs=2e-9)
     assert grading.tolerance(read_number("1"), 1.0) == pytest.approx(0.0, abs=2e-9)  # exact
     v = grading.grade(parse_numbers("0.599 0.4"), [0.5987, 0.4013])

@@ -50,7 +50,7 @@ TABLE: list[tuple[str, str, int, str, str, str | int | None]] = [
     ("scaled_scores", "A", 1, "1 0", "coarse", 1),
     ("weights", "A", 1, "0.6 0.4", "coarse", 2),  # ÷d_k gives 0.570 0.430
     ("weights", "A", 0, "1 0", "right", None),  # exactly [1, 0]: whole numbers typed exactly
-    ("masked_scores", "A", 0, "0.4 -inf", "coarse", 2),  # key from W_Q gives 0.354
+    ("masked_scores", "A", 0, "0.4 -inf", "right", None),  # 0.4 exactly: one decimal is enough
     # mistaken
     ("weights", "A", 1, "0.638 0.362", "wrong", "no_scale"),
     ("weights", "A", 1, "0.570 0.430", "wrong", "scale_by_d_k"),
@@ -136,13 +136,13 @@ def test_check_refuses_malformed_answers(
 def test_web_shows_the_reason_in_the_pages_language(tmp_path: Path) -> None:
     client = TestClient(create_app(tmp_path, figures_on=False), base_url=ORIGIN)
     assert client.get("/lesson").status_code == 200
-    for text, zh in (
-        ("0", "↻ 请再答一次 · 太粗略：请至少保留 2 位小数"),
-        ("0.40 0.05", "↻ 请再答一次 · 需要 1 个数，你给了 2 个"),
-        ("abc", "⚠ 无法读取 · 需要像 0.599 这样的数，收到的是 'abc'"),
+    for ex, text, zh in (
+        ("9c", "1.60", "↻ 请再答一次 · 方向对，但请至少保留 3 位小数"),
+        ("4c", "0.40 0.05", "↻ 请再答一次 · 需要 1 个数，你给了 2 个"),
+        ("4c", "abc", "⚠ 无法读取 · 需要像 0.599 这样的数，收到的是 'abc'"),
     ):
-        r = post_form(client, "/exercise/4c?lang=zh", answer=text)
-        form = html.unescape(client.get(r.headers["location"]).text).split('id="ex-4c"')[1]
+        r = post_form(client, f"/exercise/{ex}?lang=zh", answer=text)
+        form = html.unescape(client.get(r.headers["location"]).text).split(f'id="ex-{ex}"')[1]
         assert zh in form.split("</form>")[0] and ' hint">' in form
     with ProgressStore.open(tmp_path) as store:
         assert store.summary().attempts == 0, "an ungradable answer counted as an attempt"

@@ -76,13 +76,14 @@ def test_two_wrong_answers_reveal_the_computed_answer(tmp_path: Path) -> None:
 def test_unreadable_or_too_coarse_answers_are_asked_again_and_kept_ungraded(
     tmp_path: Path,
 ) -> None:
-    r = quiz(tmp_path, "--section", "4", lines=["", "abc", "0.4", "0.40", "0.05", "", "u"])
+    lines = ["", "abc", "1.60", "1.599", "1 2 2 3", "", "u"]  # 9c asks 3 decimals: 1.599
+    r = quiz(tmp_path, "--section", "9", lines=lines)
     assert r.exit_code == 0, r.output
     assert "⚠ Could not read it · expected a number like 0.599, got 'abc'" in r.output
-    assert "Too coarse: give at least 2 decimals" in r.output
+    assert "Right as far as it goes; give at least 3 decimals" in r.output
     with store(tmp_path) as st:
-        tries = [(a["answer"], a["correct"]) for a in st.attempts("4c")]
-    assert tries == [("abc", None), ("0.4", None), ("0.40", True)]
+        tries = [(a["answer"], a["correct"]) for a in st.attempts("9c")]
+    assert tries == [("abc", None), ("1.60", None), ("1.599", True)]
 
 
 def test_self_assessment_is_asked_until_understood_or_review(tmp_path: Path) -> None:

@@ -34,19 +34,20 @@ def test_each_mistake_names_the_section_that_teaches_it(lang: str) -> None:
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_every_kind_of_verdict_has_its_own_mark(lang: str) -> None:
     said = {}
-    for text in ("0.40", "0.123", "0", "0.40 0.05", "abc"):
-        data = answers.submit("4c", text).data()
-        said[data["kind"]] = reasons.present("4c", text, data, lang)
-    assert set(said) == {"right", "wrong", "coarse", "count", "unreadable"}, said
+    for ex, text in (("4c", "0.40"), ("4c", "0.123"), ("9c", "1.60"), ("4c", "0.40 0.05"),
+                     ("4c", "abc")):  # fmt: skip
+        data = answers.submit(ex, text).data()
+        said[data["kind"]] = reasons.present(ex, text, data, lang)
+    assert set(said) == {"right", "wrong", "imprecise", "count", "unreadable"}, said
     for kind, line in said.items():
         mark = reasons.MARKS[reasons.tone(kind)]
         assert line.startswith(mark + " "), (kind, line)
-    assert len({line[0] for line in said.values()}) == 4, said  # coarse and count: both ↻
+    assert len({line[0] for line in said.values()}) == 4, said  # imprecise and count: both ↻
 
 
 @pytest.mark.parametrize(
     ("text", "css_class"),
-    [("0.40", "ok"), ("0.123", "bad"), ("0", "again"), ("abc", "unreadable")],
+    [("0.40", "ok"), ("0.123", "bad"), ("0.40 0.05", "again"), ("abc", "unreadable")],
 )
 def test_the_page_gives_each_kind_a_class_with_a_readable_colour(
     tmp_path: Path, web_client_factory: Any, text: str, css_class: str

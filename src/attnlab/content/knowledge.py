@@ -33,14 +33,27 @@ DEFAULT_DECIMALS = 3
 
 
 @dataclass(frozen=True)
+class Confusable:
+    """A number near an exercise's answer that a learner may give instead (the loss before the
+    step for the loss after it): the lesson number's key, and what it is in one language."""
+
+    key: str
+    what: str
+
+
+@dataclass(frozen=True)
 class Exercise:
-    """An auto-graded exercise: its prompt, and the key of the value that answers it."""
+    """An auto-graded exercise: its prompt, the key of the value that answers it, the decimals
+    it asks for (enough to tell the answer from every mistake and nearby number:
+    ``tests/test_verdict_edges.py`` checks each against
+    :func:`attnlab.grading.keys.separating_decimals`), and the nearby numbers it names."""
 
     id: str
     section: int
     prompt: str
     key: str
     decimals: int
+    confusables: tuple[Confusable, ...] = ()
 
     @property
     def expected(self) -> numbers.Value:
@@ -100,16 +113,13 @@ def _check_lang(lang: str) -> None:
 
 
 def _exercises(raw: dict[str, Any], lang: str) -> tuple[Exercise, ...]:
-    return tuple(
-        Exercise(
-            id=e["id"],
-            section=raw["id"],
-            prompt=render(e[lang]),
-            key=e["answer"],
-            decimals=e.get("decimals", DEFAULT_DECIMALS),
-        )
-        for e in raw.get("exercise", [])
-    )
+    found = []
+    for e in raw.get("exercise", []):
+        confusables = tuple(Confusable(c["key"], c[lang]) for c in e.get("confusable", []))
+        decimals = e.get("decimals", DEFAULT_DECIMALS)
+        found.append(Exercise(e["id"], raw["id"], render(e[lang]), e["answer"], decimals,
+                              confusables))  # fmt: skip
+    return tuple(found)
 
 
 def _section(raw: dict[str, Any], lang: str) -> Section:
@@ -139,8 +149,8 @@ def section(section_id: int, lang: str = "zh") -> Section:
 
 def exercise(exercise_id: str, lang: str = "zh") -> Exercise:
     """One graded exercise by id, e.g. ``"9c"``; ``KeyError`` for an unknown id."""
-    for raw in _load("sections.toml")["section"]:
-        for ex in _exercises(raw, lang):
+    for one_section in _all_sections(lang):
+        for ex in one_section.exercises:
             if ex.id == exercise_id:
                 return ex
     raise KeyError(f"no exercise called {exercise_id!r}; known: {', '.join(exercise_ids())}")

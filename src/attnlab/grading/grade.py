@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 Kind = Literal["right", "wrong", "imprecise", "count", "coarse"]
 # Float slack on top of the learner's rounding, relative to the value.
 _REL_SLACK = 1e-9
+#: How near a typed number must be to the right value, relative, to be that value exactly
+#: (``0.4`` for the lesson's float32 ``0.566/√2``): a float32 keeps about 7 digits.
+EXACT_REL = 1e-6
 #: The one stage where −∞ is an answer (a masked score); elsewhere an infinity is refused.
 MASKED_STAGE = "masked_scores"
 
@@ -98,12 +101,26 @@ def holds_infinity(at: Address | None) -> bool:
 
 def tolerance(typed: Typed, expected: float) -> float:
     """How far ``typed`` may be from ``expected``: ``0.5·10⁻ᵈ`` for ``d`` decimals written,
-    plus float slack (``0.599`` → ±0.0005). A whole number typed for a right value that is that
-    whole number is exact (``1`` for a weight of exactly 1): only the float slack."""
+    plus float slack (``0.599`` → ±0.0005). A number typed that is the right value itself
+    (:func:`is_exact`: ``1`` for a weight of exactly 1, ``0.4`` for 0.4) is read as that value,
+    whatever its decimals: only the float slack."""
     slack = _REL_SLACK * max(1.0, abs(expected)) if math.isfinite(expected) else 0.0
-    if math.isfinite(expected) and typed.value == expected == round(expected):
-        return slack
+    if is_exact(typed, expected):
+        return abs(typed.value - expected) + slack
     return 0.5 * 10.0**-typed.decimals + slack
+
+
+def is_exact(typed: Typed, expected: float) -> bool:
+    """Whether ``typed`` is ``expected`` itself, not a rounding of it: ``expected`` rounded to
+    the decimals typed is the number typed, and rounding it so changes it by no more than a
+    float32 keeps (:data:`EXACT_REL`): ``0.4`` for the lesson's 0.566/√2, never ``16000001``
+    for 16,000,000 or ``0.876`` for 0.87593."""
+    if not math.isfinite(expected) or typed.decimals < -300:
+        return False
+    scale = max(1.0, abs(expected))
+    shown = round(expected, typed.decimals)
+    return (abs(expected - shown) <= EXACT_REL * scale
+            and abs(typed.value - shown) <= _REL_SLACK * scale)  # fmt: skip
 
 
 def _exact_where_whole(typed: list[Typed], tols: list[float]) -> list[float]:
@@ -172,28 +189,36 @@ def judge(typed: list[Typed], key: AnswerKey) -> Verdict:
         return Verdict(False, "count", expected, given, [], at)
     tols = [tolerance(t, e) for t, e in zip(typed, expected, strict=True)]
     kinds, carried = _kinds(typed, key, tols)
-    if "wrong" not in kinds:  # right as far as it goes: too coarse before too imprecise
-        right = Verdict(True, "right", expected, given, tols, at, carried=carried)
-        floored = _floor(right, key)
-        if floored.kind == "coarse" or _all(kinds) == "right":
-            return floored
+    if _all(kinds) == "right":  # every number as precise as asked: right, or too coarse
+        return _floor(Verdict(True, "right", expected, given, tols, at, carried=carried), key)
+    if "wrong" not in kinds and not confusable(given, tols, key.others):
+        # Right as far as it goes, and no mistake or nearby number gives these numbers too.
         return Verdict(False, "imprecise", expected, given, tols, at)
-    found_slips = _slips(typed, expected, tols)
+    # Wrong, or too few decimals to be anything but what a mistake or a nearby number gives.
+    # Right as far as it goes is no slip in the last digit; a whole number typed is that number.
+    found_slips = _slips(typed, expected, tols) if "wrong" in kinds else []
+    found_slips += _near(key, given, _exact_where_whole(typed, tols)) or _near(key, given, tols)
     if at is None:
-        if any(close(given, other, tols) for other in key.swapped):
-            found_slips.append("prompt_swapped")
         return Verdict(False, "wrong", expected, given, tols, slips=tuple(found_slips))
-    found = _named(key, given, tols)
-    if len(found) > 1:  # name only the mistakes that give exactly the whole numbers typed
-        found = _named(key, given, _exact_where_whole(typed, tols)) or found
-    if key.score_pair is not None and close(given, key.score_pair, tols):
-        found_slips.append("raw_vs_scaled")
-    if any(close(given, other, tols) for other in key.swapped):
-        found_slips.append("prompt_swapped")
-    places = [] if found or found_slips else _misread(key, given, tols[0])
+    # Whole numbers typed name the mistakes that give exactly them, if any do.
+    found = _named(key, given, _exact_where_whole(typed, tols)) or _named(key, given, tols)
+    # 0 or 1 typed may still be another place's number: that index slip is the likelier one.
+    guessed = set(found_slips) <= {"same:zero", "same:one"}
+    places = [] if found or not guessed else _misread(key, given, tols[0])
     misread = places[0] if places else None
+    found_slips = _only_misread(found_slips, places)
     return Verdict(False, "wrong", expected, given, tols, at, tuple(found), misread,
                    slips=tuple(found_slips), also=tuple(places[1:]))  # fmt: skip
+
+
+def _near(key: AnswerKey, given: list[float], tols: list[float]) -> list[str]:
+    """The slips of the nearby numbers (:attr:`AnswerKey.confusables`) that give ``given``."""
+    return [slip for slip, values in key.confusables if close(given, values, tols)]
+
+
+def _only_misread(slips: list[str], places: list[Address]) -> list[str]:
+    """``slips`` without 0 and 1 when another place of the stage holds the number typed."""
+    return [s for s in slips if s not in ("same:zero", "same:one")] if places else slips
 
 
 def _named(key: AnswerKey, given: list[float], tols: list[float]) -> list[Mistake]:
@@ -230,11 +255,9 @@ def _all(kinds: list[Kind]) -> Kind | None:
 
 def _floor(verdict: Verdict, key: AnswerKey) -> Verdict:
     """``verdict`` (right) made ``"coarse"`` when its tolerances hold a catalogued mistake's
-    numbers at the same place too, with the decimals needed to tell them apart (at least the
-    decimals asked for)."""
-    if verdict.at is None:
-        return verdict
-    others = [values for _, values in key.mistakes if len(values) == len(verdict.given)]
+    numbers or a nearby number (:meth:`AnswerKey.others`) too, with the decimals needed to tell
+    them apart (at least the decimals asked for)."""
+    others = key.others
     if not confusable(verdict.given, verdict.tolerance, others):
         return verdict
     need = max(needed_decimals(verdict.expected, others), key.decimals)

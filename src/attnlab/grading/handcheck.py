@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,7 @@ class Answer:
     row: int | None = None
     head: int = 1
     text: str = ""
+    decimals: int = 0  #: the decimals asked for (practice's); 0: any rounding judged as given
 
 
 def lab_input(path: Path | None) -> MistakeInput:
@@ -110,7 +112,7 @@ def check_answer(answer: Answer, inp: MistakeInput) -> Verdict:
     want = expected_slice(at, inp)
     if at.row is None and answer.values:
         _one_row_for_a_table(answer, expected_slice(replace(at, row=0), inp).numel(), want.numel())
-    return grading.grade(list(answer.values), want.tolist(), at=at, inp=inp)
+    return grading.grade(list(answer.values), want.tolist(), answer.decimals, at=at, inp=inp)
 
 
 def _one_row_for_a_table(answer: Answer, per: int, total: int) -> None:
@@ -148,9 +150,19 @@ def _answer(entry: Any, n: int) -> Answer:
 
 def file_value(value: Any, where: str) -> Typed:
     """One number of an answer file's list: a string is read as typed, a JSON/TOML number as
-    written (``0.426`` → 3 decimals, ``1`` → 0)."""
+    written (``0.426`` → 3 decimals, ``0.430`` → 3, ``1`` → 0: the file is read with
+    :class:`~decimal.Decimal` numbers, which keep the digits written)."""
     if isinstance(value, str):
         return read_number(value.strip(), where, infinity=True)
+    if isinstance(value, Decimal):
+        if value.is_nan() or value.is_infinite():  # TOML's nan/inf
+            value = float(value)
+        else:
+            text = str(value)
+            number = float(value)
+            if math.isfinite(number) and len(text) <= MAX_NUMBER_CHARS:
+                return read_number(text, where)
+            value = number
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         found = f"{type(value).__name__} {value!r:.20}"
         raise AnswerError(
@@ -195,7 +207,7 @@ def load_answers(path: Path) -> list[Answer]:
     file of at most :data:`MAX_ANSWER_FILE_BYTES`."""
     if not path.exists():
         raise input_error("no_file", what=_ANSWER_FILE, path=path)
-    data: Any = safe_load.load(path, _ANSWER_FILE, max_bytes=MAX_ANSWER_FILE_BYTES)
+    data: Any = safe_load.load(path, _ANSWER_FILE, max_bytes=MAX_ANSWER_FILE_BYTES, exact=True)
     entries = data.get("answer", data.get("answers")) if isinstance(data, dict) else data
     if not isinstance(entries, list) or not entries:
         raise input_error("answer_list", name=path.name)

@@ -37,6 +37,12 @@ from attnlab.mistakes.catalogue import CHECK_STAGES, Mistake, get
 
 #: The score stages a learner confuses with each other (before and after ÷√d_k).
 _SCORE_PAIR = {"raw_scores": "scaled_scores", "scaled_scores": "raw_scores"}
+#: The stage before each one where the same place holds as many numbers: what a learner who
+#: stops a step early gives (the masked row for its weights).
+_PREVIOUS = {"masked_scores": "scaled_scores", "weights": "masked_scores", "logits": "output"}
+#: Numbers a learner may give without computing anything: 0 ("a 0 score gets no weight") and 1
+#: ("a row sums to 1"), each with the slip that names it.
+_CONSTANTS = (("same:zero", 0.0), ("same:one", 1.0))
 
 
 @dataclass(frozen=True)
@@ -76,9 +82,12 @@ class AnswerKey:
         inp: the input ``at`` refers to (default: the lesson example).
         other_prompts: for a number that is not a stage, the same number of the other prompts.
         section: the section the question belongs to.
+        declared: nearby numbers the question names (the loss before a step for the loss after
+            it), each with the slip id that names it (``"same:16f.0"``).
 
-    :attr:`carried`, :attr:`right`, :attr:`mistakes`, :attr:`score_pair`, :attr:`swapped` and
-    :attr:`misread` are computed the first time a verdict needs them, then kept with the key.
+    :attr:`carried`, :attr:`right`, :attr:`mistakes`, :attr:`score_pair`, :attr:`swapped`,
+    :attr:`confusables` and :attr:`misread` are computed the first time a verdict needs them,
+    then kept with the key.
     """
 
     def __init__(
@@ -89,10 +98,43 @@ class AnswerKey:
         inp: MistakeInput | None = None,
         other_prompts: tuple[list[float], ...] = (),
         section: int = 0,
+        declared: tuple[tuple[str, list[float]], ...] = (),
     ) -> None:
         self.expected, self.decimals, self.at, self.section = expected, decimals, at, section
         self.inp = lesson_input() if inp is None else inp
         self._other_prompts = other_prompts
+        self._declared = declared
+
+    @functools.cached_property
+    def confusables(self) -> tuple[tuple[str, list[float]], ...]:
+        """The nearby numbers a learner may give for these, each with the slip that names it:
+        the question's own (:attr:`declared`), 0 and 1, the other score stage, the other
+        prompts, the stage before at the same place. Only those of the right length that are
+        not the right numbers, each once (the first name kept); the catalogue mistakes are
+        :attr:`mistakes`."""
+        n = len(self.expected)
+        found = [*self._declared, *((slip, [c] * n) for slip, c in _CONSTANTS)]
+        if self.score_pair is not None:
+            found.append(("raw_vs_scaled", self.score_pair))
+        found += [("prompt_swapped", values) for values in self.swapped]
+        before = _PREVIOUS.get(self.at.stage) if self.at is not None else None
+        if self.at is not None and before is not None:
+            table = diagnosis.correct_stages(self.inp).get(before)
+            got = None if table is None else diagnosis.value_at(table, *_place(self.at))
+            if got is not None:
+                found.append((f"same:stage:{before}", got.flatten().double().tolist()))
+        kept: list[tuple[str, list[float]]] = []
+        for slip, values in found:
+            if len(values) == n and values != self.expected and all(v != values for _, v in kept):
+                kept.append((slip, values))
+        return tuple(kept)
+
+    @functools.cached_property
+    def others(self) -> list[list[float]]:
+        """Every wrong set of numbers the grader knows here: the catalogue mistakes' and the
+        :attr:`confusables`, those as long as the answer."""
+        n = len(self.expected)
+        return [v for _, v in (*self.mistakes, *self.confusables) if len(v) == n]
 
     @functools.cached_property
     def carried(self) -> list[float] | None:
@@ -179,9 +221,32 @@ def exercise_key(exercise_id: str) -> AnswerKey:
         KeyError: for an exercise id that does not exist.
     """
     ex = knowledge.exercise(exercise_id, "en")
-    at = address_of(ex.key)
-    others = () if at is not None else _other_prompts(ex.key)
-    return AnswerKey(ex.expected_values, ex.decimals, at, None, others, ex.section)
+    return _key(ex.key, ex.decimals, [c.key for c in ex.confusables], ex.id, ex.section)
+
+
+def _key(key: str, decimals: int, declared: list[str], exercise_id: str = "", section: int = 0
+         ) -> AnswerKey:  # fmt: skip
+    """The answer key of the lesson number ``key``, with the nearby numbers ``declared`` (lesson
+    number keys) named ``same:EXERCISE.i``."""
+    at = address_of(key)
+    others = () if at is not None else _other_prompts(key)
+    near = tuple((f"same:{exercise_id}.{i}", numbers.tensor(k).double().flatten().tolist())
+                 for i, k in enumerate(declared))  # fmt: skip
+    expected = numbers.tensor(key).double().flatten().tolist()
+    return AnswerKey(expected, decimals, at, None, others, section, near)
+
+
+def separating_decimals(key: str, declared: list[str], asked: int) -> int:
+    """The decimals an exercise asks for: ``asked``, or more when rounded to that few its
+    answer (the lesson number ``key``) could not be told from a catalogued mistake or a nearby
+    number (:attr:`AnswerKey.confusables`, with ``declared`` keys): the loss after a step from
+    the one before it. An exercise about whole numbers (``asked`` 0) stays at 0."""
+    if asked <= 0:
+        return asked
+    from attnlab.grading.grade import needed_decimals
+
+    answer = _key(key, asked, declared)
+    return max(asked, needed_decimals(answer.expected, answer.others))
 
 
 def address_of(key: str) -> Address | None:

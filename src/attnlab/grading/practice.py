@@ -136,7 +136,8 @@ class Practice:
         """Grade the learner's ``text`` with the one grader (raises ``InputError`` when it is no
         list of numbers or has the wrong count)."""
         typed = tuple(parse_numbers(text, infinity=True))
-        return check_answer(Answer(self.stage, "A", typed, self.row, 1, text), self.inp)
+        asked = Answer(self.stage, "A", typed, self.row, 1, text, self.decimals)
+        return check_answer(asked, self.inp)
 
     def solution(self) -> list[tuple[str, torch.Tensor]]:
         """Every stage up to the asked one, for these numbers: the worked solution."""

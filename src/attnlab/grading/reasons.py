@@ -73,6 +73,9 @@ def explain(verdict: Verdict, lang: str, decimals: int = 0, text: str = "") -> s
         return pick(lang, f"太粗略：请至少保留 {d} 位小数（位数更少时，常见错误的数也符合）",
                     f"Too coarse: give at least {_decimals(d)} (with fewer, a common mistake "
                     "fits too)")  # fmt: skip
+    if verdict.kind == "imprecise" and decimals <= 0:  # a whole number, written 2e7
+        return pick(lang, "方向对，但请写出完整的整数（每一位都写出来）",
+                    "Right as far as it goes; write the whole number out, every digit")  # fmt: skip
     if verdict.kind == "imprecise":
         return pick(lang, f"方向对，但请至少保留 {decimals} 位小数",
                     f"Right as far as it goes; give at least {_decimals(decimals)}")  # fmt: skip

@@ -10,7 +10,11 @@ A slip is named next to any catalogue match, since a coincidence can make both f
 * ``raw_vs_scaled``: the raw score given for the scaled one, or the other way round;
 * ``prompt_swapped``: the numbers of the other prompt at the same place;
 * ``shape_order`` (a shape): the right sizes in another order;
-* ``shape_of:STAGE`` (a shape): the shape of another tensor of the pipeline, named.
+* ``shape_of:STAGE`` (a shape): the shape of another tensor of the pipeline, named;
+* ``same:zero``, ``same:one``: 0 or 1, given for a number that is neither;
+* ``same:stage:STAGE``: the numbers of the stage before, at the same place (a step left out);
+* ``same:EXERCISE.I``: the exercise's I-th nearby number (the loss before the step for the
+  loss after it), as :attr:`attnlab.content.knowledge.Exercise.confusables` words it.
 
 The grader finds them (:func:`attnlab.grading.grade.judge`, with the numbers of the other
 prompt and score stage from :class:`attnlab.grading.keys.AnswerKey`); this module names them.
@@ -61,9 +65,31 @@ TEXTS["shape_of"] = {
 }
 
 
+TEXTS["same:zero"] = {
+    "zh": "这是 0，但所问的数并不是 0：把它算出来",
+    "en": "that is 0, but the number asked for is not 0: compute it",
+}
+TEXTS["same:one"] = {
+    "zh": "这是 1，但所问的数并不是 1：把它算出来",
+    "en": "that is 1, but the number asked for is not 1: compute it",
+}
+TEXTS["same:stage"] = {
+    "zh": "这是上一步「{stage}」同一位置的数：还差一步",
+    "en": "those are the numbers of the step before ({stage}) at the same place: one step "
+    "is left to do",
+}
+TEXTS["same"] = {"zh": "这是{what}，不是所问的数", "en": "that is {what}, not the number asked for"}
+
+
 def text(slip: str, lang: str) -> str:
     """A slip's words in ``lang``; ``shape_of:STAGE`` names the stage. A slip since renamed
     has no words (an empty string)."""
+    if slip in TEXTS:
+        return TEXTS[slip][lang]
+    if slip.startswith("same:stage:"):
+        return TEXTS["same:stage"][lang].format(stage=slip.removeprefix("same:stage:"))
+    if slip.startswith("same:"):
+        return _exercise_near(slip.removeprefix("same:"), lang)
     name, _, stage = slip.partition(":")
     if name not in TEXTS:
         return ""
@@ -74,3 +100,15 @@ def text(slip: str, lang: str) -> str:
     words = {**OTHERS, **ASKED}.get(stage)
     what = words[0 if lang == "zh" else 1] if words else stage
     return TEXTS[name][lang].format(stage=what)
+
+
+def _exercise_near(which: str, lang: str) -> str:
+    """The words of an exercise's nearby number ``EXERCISE.I``; none for one since removed."""
+    from attnlab.content import knowledge
+
+    exercise_id, _, index = which.rpartition(".")
+    try:
+        near = knowledge.exercise(exercise_id, lang).confusables[int(index)]
+    except (KeyError, ValueError, IndexError):
+        return ""
+    return TEXTS["same"][lang].format(what=near.what)

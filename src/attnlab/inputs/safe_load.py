@@ -19,6 +19,7 @@ from __future__ import annotations
 import codecs
 import json
 import tomllib
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -94,13 +95,15 @@ def _count_items(text: str, what: Text) -> None:
         raise input_error("items", what=what, limit=MAX_ITEMS, n=items)
 
 
-def loads(text: str, suffix: str, what: Text) -> Any:
+def loads(text: str, suffix: str, what: Text, exact: bool = False) -> Any:
     """Parse ``text`` as JSON (``suffix=".json"``) or TOML, refusing with one line.
 
     Args:
         text: the document.
         suffix: ``".json"`` or ``".toml"``.
         what: how the message names the document (``"--input: mine.json"``).
+        exact: read each non-integer number as a :class:`~decimal.Decimal`, which keeps the
+            digits as written (``0.430`` stays three decimals; a float would be ``0.43``).
 
     Raises:
         InvalidSyntax: the text is not JSON (TOML) at all.
@@ -109,10 +112,13 @@ def loads(text: str, suffix: str, what: Text) -> Any:
             object naming a key twice.
     """
     _count_items(text, what)
+    floats: Any = Decimal if exact else float
     try:
         if suffix == ".json":
-            return json.loads(text, parse_int=_int, object_pairs_hook=unique_keys)
-        return tomllib.loads(text)
+            return json.loads(
+                text, parse_int=_int, parse_float=floats, object_pairs_hook=unique_keys
+            )
+        return tomllib.loads(text, parse_float=floats)
     except DuplicateKey as exc:
         raise input_error("dup_key", what=what, key=shown_key(exc.key)) from None
     except json.JSONDecodeError as exc:
@@ -159,10 +165,10 @@ def read_text(
         ) from None
 
 
-def load(path: Path, what: Text, max_bytes: int = MAX_FILE_BYTES) -> Any:
+def load(path: Path, what: Text, max_bytes: int = MAX_FILE_BYTES, exact: bool = False) -> Any:
     """Read and parse a ``.json`` or ``.toml`` file of at most ``max_bytes`` (see
-    :func:`read_text` and :func:`loads`); ``what`` names the file in messages (``"--input"``,
-    or a text in both languages)."""
+    :func:`read_text` and :func:`loads`, whose ``exact`` keeps numbers as written); ``what``
+    names the file in messages (``"--input"``, or a text in both languages)."""
     text = read_text(path, what, max_bytes=max_bytes)
     named = {lang: f"{in_lang(what, lang)}: {path}" for lang in ("zh", "en")}
-    return loads(text, path.suffix.lower(), named)
+    return loads(text, path.suffix.lower(), named, exact)

@@ -1,0 +1,88 @@
+"""Verdicts at the edges (issue 32): a verdict is a claim the grader computed. An answer with
+fewer decimals than asked is "right as far as it goes" only when no catalogued mistake or nearby
+number (0, 1, the value before the step, the scaled value, the other prompt's) gives it too; a
+number that is the value exactly is right at any decimals; each exercise asks for enough
+decimals to tell its answer from every such number; answer files keep the decimals written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from attnlab.cli.main import app
+from attnlab.content import knowledge
+from attnlab.grading import keys, practice
+from attnlab.grading.answers import submit
+from attnlab.grading.grade import confusable
+from attnlab.grading.reasons import present
+
+
+@pytest.mark.parametrize(
+    ("exercise", "text", "kind", "says_en", "says_zh"),
+    [
+        ("11c", "0", "wrong", "filled with −∞", "填 −∞"),
+        ("5c", "1", "wrong", "that is 1", "这是 1"),
+        ("5d", "1 1", "wrong", "that is 1", "这是 1"),
+        ("8d", "0", "wrong", "that is 0", "这是 0"),
+        ("4c", "0.4", "right", "Right", "正确"),
+        ("16f", "0.876", "wrong", "the loss before the update", "更新之前的损失"),
+        ("8c", "0.599 0.401", "wrong", "the scaled weights", "缩放之后的权重"),
+        ("17c", "2e7", "imprecise", "write the whole number out", "完整的整数"),
+    ],
+)
+def test_the_listed_answers_get_their_true_verdict(
+    exercise: str, text: str, kind: str, says_en: str, says_zh: str
+) -> None:
+    data = submit(exercise, text).data()
+    assert data["kind"] == kind, data
+    assert says_en in present(exercise, text, data, "en")
+    assert says_zh in present(exercise, text, data, "zh")
+    assert "0 decimals" not in present(exercise, text, data, "en")
+
+
+@pytest.mark.parametrize("exercise", knowledge.exercise_ids())
+def test_each_exercise_asks_for_decimals_that_tell_its_answer_from_every_nearby_number(
+    exercise: str,
+) -> None:
+    ex = knowledge.exercise(exercise, "en")
+    declared = [c.key for c in ex.confusables]
+    assert ex.decimals >= keys.separating_decimals(ex.key, declared, ex.decimals), ex
+    key = keys.exercise_key(exercise)
+    shown = [round(v, ex.decimals) for v in key.expected]
+    # The right answer at the decimals asked is right, and nothing else the grader knows fits.
+    assert not confusable(shown, [0.5 * 10.0**-ex.decimals] * len(shown), key.others) or (
+        ex.decimals == 0
+    )
+    assert submit(exercise, " ".join(f"{v:.{max(ex.decimals, 0)}f}" for v in key.expected)
+                  ).data()["kind"] == "right"  # fmt: skip
+
+
+def test_the_loss_after_the_step_is_asked_to_four_decimals() -> None:
+    assert knowledge.exercise("16f").decimals == 4  # 0.876 is also the loss before the step
+
+
+@pytest.mark.parametrize("suffix", [".toml", ".json"])
+def test_an_answer_file_keeps_the_decimals_written(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"answers{suffix}"
+    if suffix == ".toml":  # 0.5990 claims four decimals: 0.5987 to four is wrong
+        path.write_text('[[answer]]\nstage = "weights"\nprompt = "A"\nrow = 1\n'
+                        "values = [0.5990, 0.4010]\n", encoding="utf-8")  # fmt: skip
+    else:
+        path.write_text('{"answer": [{"stage": "weights", "prompt": "A", "row": 1,'
+                        ' "values": [0.5990, 0.4010]}]}', encoding="utf-8")  # fmt: skip
+    result = CliRunner().invoke(app, ["check", str(path), "--json", "--lang", "en"])
+    (entry,) = json.loads(result.output)
+    assert entry["kind"] == "wrong" and entry["tolerance"][0] < 1e-4, entry
+    assert result.exit_code == 1
+
+
+def test_practice_grades_to_the_decimals_it_asks_for() -> None:
+    dealt = practice.deal(4, seed=1)
+    whole = " ".join(str(round(v)) for v in dealt.expected())
+    exact = all(abs(v - round(v)) < 1e-9 for v in dealt.expected())
+    verdict = dealt.grade(whole)
+    assert verdict.correct is exact, (whole, dealt.expected(), verdict.kind)
+    assert dealt.grade(practice.answer_text(dealt.expected())).correct
