@@ -86,3 +86,12 @@ def test_practice_grades_to_the_decimals_it_asks_for() -> None:
     verdict = dealt.grade(whole)
     assert verdict.correct is exact, (whole, dealt.expected(), verdict.kind)
     assert dealt.grade(practice.answer_text(dealt.expected())).correct
+
+
+def test_a_row_with_no_prompts_never_names_prompts_swapped() -> None:
+    """11d's score row [0.2, 0.9] is a demo row, not prompt A's or B's: its index 0 is no
+    prompt, so no answer to it is called the other prompt's."""
+    assert keys.exercise_key("11d").swapped == ()
+    assert keys.exercise_key("16f").swapped  # a loss of prompt A: B's is the swap
+    for text in ("0.668", "1", "0.332", "0"):
+        assert "prompt_swapped" not in submit("11d", text).data()["slips"]

@@ -37,6 +37,8 @@ from attnlab.mistakes.catalogue import CHECK_STAGES, Mistake, get
 
 #: The score stages a learner confuses with each other (before and after ÷√d_k).
 _SCORE_PAIR = {"raw_scores": "scaled_scores", "scaled_scores": "raw_scores"}
+#: The sources of lesson numbers whose first index is the prompt (batch row).
+_BY_PROMPT = ("lesson", "experiment")
 #: The stage before each one where the same place holds as many numbers: what a learner who
 #: stops a step early gives (the masked row for its weights).
 _PREVIOUS = {"masked_scores": "scaled_scores", "weights": "masked_scores", "logits": "output"}
@@ -274,7 +276,9 @@ def _other_prompts(key: str) -> tuple[list[float], ...]:
     """The same lesson number for the other prompts, when the key's first index is the prompt
     (``experiment.losses[1]`` → A's loss): what a learner who swapped the prompts typed."""
     source, name, index = numbers.parse_key(key)
-    if not index or not isinstance(index[0], int) or index[0] not in (0, 1):
+    if source not in _BY_PROMPT or not index or not isinstance(index[0], int):
+        return ()  # a demo row (mask_demo.late_zero[0]) has no prompts to swap
+    if index[0] not in (0, 1):
         return ()
     rest = ["" if isinstance(i, slice) else str(i) for i in index[1:]]
     rest = [":" if r == "" else r for r in rest]
