@@ -95,3 +95,18 @@ def test_a_row_with_no_prompts_never_names_prompts_swapped() -> None:
     assert keys.exercise_key("16f").swapped  # a loss of prompt A: B's is the swap
     for text in ("0.668", "1", "0.332", "0"):
         assert "prompt_swapped" not in submit("11d", text).data()["slips"]
+
+
+@pytest.mark.parametrize(("exercise", "text"), [("5c", "1,051"), ("9c", "1,599")])
+def test_a_decimal_comma_is_asked_again_with_both_readings(exercise: str, text: str) -> None:
+    got = submit(exercise, text)
+    assert got.graded is None  # asked again, never a try
+    thousands, decimal = text.replace(",", ""), text.replace(",", ".")
+    for lang in ("zh", "en"):
+        line = present(exercise, text, got.data(), lang)
+        assert thousands in line and decimal in line, line
+
+
+def test_a_thousands_separator_that_is_right_stays_right() -> None:
+    assert submit("17c", "16,000,000").data()["kind"] == "right"
+    assert submit("16d", "1,000").data()["kind"] == "wrong"  # neither reading is right

@@ -127,7 +127,25 @@ def check_answer(exercise_id: str, text: str) -> grade.Verdict:
 
 def _judge(key: keys.AnswerKey, text: str) -> grade.Verdict:
     typed = parse_numbers(text, infinity=grade.holds_infinity(key.at))
-    return grade.judge(typed, key)
+    verdict = grade.judge(typed, key)
+    one = _ONE_GROUP.fullmatch(text.strip())
+    if one is None or verdict.kind == "right":
+        return verdict
+    # "1,051": a thousands separator (1051) or a decimal comma (1.051)? When the decimal reading
+    # would be graded otherwise, ask which was meant, with both readings spelled out.
+    decimal = f"{one[1]}.{one[2]}"
+    if grade.judge(parse_numbers(decimal), key).kind != verdict.kind:
+        thousands = f"{one[1]}{one[2]}"
+        raise AnswerError(
+            f"{text.strip()} reads as {thousands} (a thousands separator); for a decimal "
+            f"comma write {decimal}",
+            f"{text.strip()} 会被读作 {thousands}（千位分隔符）；若是小数，请写成 {decimal}",
+        )
+    return verdict
+
+
+#: One number with one comma before three digits: ``1,051`` (1051, or 1.051 with a decimal comma).
+_ONE_GROUP = re.compile(r"([-+]?[1-9]\d{0,2}),(\d{3})")
 
 
 #: Longest number accepted as written (seventeen significant digits is all a float keeps).
