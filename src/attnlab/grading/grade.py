@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from attnlab.core.steps import MistakeInput
-from attnlab.grading.keys import Address, AnswerKey
+from attnlab.grading.keys import GUESSES, Address, AnswerKey
 from attnlab.mistakes.catalogue import Mistake
 from attnlab.text.errors import InputError
 from attnlab.text.jsonable import to_json
@@ -203,7 +203,7 @@ def judge(typed: list[Typed], key: AnswerKey) -> Verdict:
     # Whole numbers typed name the mistakes that give exactly them, if any do.
     found = _named(key, given, _exact_where_whole(typed, tols)) or _named(key, given, tols)
     # 0 or 1 typed may still be another place's number: that index slip is the likelier one.
-    guessed = set(found_slips) <= {"same:zero", "same:one"}
+    guessed = set(found_slips) <= set(GUESSES)
     places = [] if found or not guessed else _misread(key, given, tols[0])
     misread = places[0] if places else None
     found_slips = _only_misread(found_slips, places)
@@ -218,7 +218,7 @@ def _near(key: AnswerKey, given: list[float], tols: list[float]) -> list[str]:
 
 def _only_misread(slips: list[str], places: list[Address]) -> list[str]:
     """``slips`` without 0 and 1 when another place of the stage holds the number typed."""
-    return [s for s in slips if s not in ("same:zero", "same:one")] if places else slips
+    return [s for s in slips if s not in GUESSES] if places else slips
 
 
 def _named(key: AnswerKey, given: list[float], tols: list[float]) -> list[Mistake]:
@@ -255,7 +255,7 @@ def _all(kinds: list[Kind]) -> Kind | None:
 
 def _floor(verdict: Verdict, key: AnswerKey) -> Verdict:
     """``verdict`` (right) made ``"coarse"`` when its tolerances hold a catalogued mistake's
-    numbers or a nearby number (:meth:`AnswerKey.others`) too, with the decimals needed to tell
+    numbers or a nearby number (:attr:`AnswerKey.others`) too, with the decimals needed to tell
     them apart (at least the decimals asked for)."""
     others = key.others
     if not confusable(verdict.given, verdict.tolerance, others):

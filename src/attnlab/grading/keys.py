@@ -45,6 +45,8 @@ _PREVIOUS = {"masked_scores": "scaled_scores", "weights": "masked_scores", "logi
 #: Numbers a learner may give without computing anything: 0 ("a 0 score gets no weight") and 1
 #: ("a row sums to 1"), each with the slip that names it.
 _CONSTANTS = (("same:zero", 0.0), ("same:one", 1.0))
+#: The slips of those numbers given without computing anything.
+GUESSES = tuple(slip for slip, _ in _CONSTANTS)
 
 
 @dataclass(frozen=True)
