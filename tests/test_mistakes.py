@@ -162,3 +162,16 @@ def test_token_ids_mistake_uses_the_ids() -> None:
     inp = replace(lesson_input(), token_ids=torch.tensor([[0, 1], [4, 1]]))
     x = diagnosis.mistake_stages("token_ids_as_x", inp)["x"]
     assert x[1, 0].tolist() == [4.0] * 4
+
+
+def test_no_token_ids_no_token_id_mistake() -> None:
+    """An input of vectors alone (a practice deal, an --input file) has no token IDs to misuse:
+    the mistake is neither computed nor named there, and asking for it says why."""
+    inp = replace(lesson_input(), token_ids=None)
+    assert not catalogue.get("token_ids_as_x").applies_to(inp)
+    with pytest.raises(ValueError, match="needs the input's token IDs"):
+        diagnosis.mistake_stages("token_ids_as_x", inp)
+    for stage in ("q", "raw_scores", "weights", "output"):
+        found = diagnosis.mistake_values(stage, 0, 1, 1, None, inp)
+        assert "token_ids_as_x" not in found
+    assert "token_ids_as_x" in diagnosis.mistake_values("raw_scores", 0, 1, 1, None, lesson_input())

@@ -110,3 +110,22 @@ def test_a_decimal_comma_is_asked_again_with_both_readings(exercise: str, text: 
 def test_a_thousands_separator_that_is_right_stays_right() -> None:
     assert submit("17c", "16,000,000").data()["kind"] == "right"
     assert submit("16d", "1,000").data()["kind"] == "wrong"  # neither reading is right
+
+
+@pytest.mark.parametrize("section", [s for s in practice.SECTIONS if s != 9])
+def test_a_deal_without_token_ids_never_names_token_ids_fed_as_x(section: int) -> None:
+    """A practice deal is vectors alone: no answer to it, not even the numbers the IDs read as
+    each row's largest entry would give, is called "token IDs fed as X"."""
+    from dataclasses import replace
+
+    from attnlab.mistakes import diagnosis
+
+    for seed in range(8):
+        dealt = practice.deal(section, seed=seed)
+        assert isinstance(dealt, practice.Practice)
+        ids = dealt.inp.x.argmax(-1)  # what the grader once invented
+        guessed = replace(dealt.inp, token_ids=ids)
+        wrong = diagnosis.mistake_stages("token_ids_as_x", guessed)[dealt.stage][0, dealt.row]
+        verdict = dealt.grade(practice.answer_text(wrong.flatten().tolist()))
+        assert "token_ids_as_x" not in [m.name for m in verdict.mistakes], (section, seed)
+        assert dealt.grade(practice.answer_text(dealt.expected())).correct

@@ -33,7 +33,8 @@ class MistakeInput:
             columns ``h*d_head:(h+1)*d_head``.
         num_heads: ``n_head``; 1 with ``w_o=None`` is the lesson's single head.
         w_o: ``[C, C]`` output projection, or None (no projection).
-        token_ids: ``[B, T]`` IDs for the ``token_ids_as_x`` mistake (default: ``x.argmax(-1)``).
+        token_ids: ``[B, T]`` token IDs, or None for an input of vectors alone (then no
+            ``token_ids_as_x`` mistake can be made on it).
         w_vocab: ``[d, V_vocab]`` scoring layer of section 16, for ``logits``.
     """
 
@@ -129,7 +130,9 @@ def hand_on(output: Tensor, weights: Tensor) -> Tensor:
 
 
 def embed_token_ids(inp: MistakeInput) -> Tensor:
-    ids = inp.x.argmax(-1) if inp.token_ids is None else inp.token_ids  # [B, T]
+    if inp.token_ids is None:
+        raise ValueError("token_ids_as_x needs the input's token IDs [B, T], got None")
+    ids = inp.token_ids  # [B, T]
     B, T, C = inp.x.shape
     return ids.to(inp.x.dtype).unsqueeze(-1).expand(B, T, C)  # every feature = the ID
 

@@ -71,6 +71,8 @@ class Mistake:
         title, explain: what it is; what the learner's numbers mean (``title[lang]``).
         code: the wrong line as a learner writes it; fix: the right line.
         multihead_only: True when it needs ``n_head > 1`` (splitting, merging, ``W_O``).
+        needs_token_ids: True when it needs the input's token IDs (an input of vectors alone,
+            a practice deal or an ``--input`` file, has none to misuse).
         recipe: the steps that compute it (:class:`attnlab.core.steps.Recipe`).
     """
 
@@ -83,7 +85,15 @@ class Mistake:
     code: str
     fix: str
     multihead_only: bool = False
+    needs_token_ids: bool = False
     recipe: Recipe = field(default_factory=Recipe, repr=False, compare=False)
+
+    def applies_to(self, inp: steps.MistakeInput) -> bool:
+        """Whether ``inp`` has what this mistake misuses: several heads for a multi-head
+        mistake, token IDs for one that feeds them as X."""
+        if self.multihead_only and inp.num_heads < 2:
+            return False
+        return not (self.needs_token_ids and inp.token_ids is None)
 
 
 def _m(name: str, item: int, section: int, redo: str, **kw: Any) -> Mistake:
@@ -98,7 +108,7 @@ CATALOGUE: tuple[Mistake, ...] = (
                       "vectors, not IDs"},
        code="x = token_ids.float().unsqueeze(-1).expand(B, T, C)",
        fix="x = embedding(token_ids)  # [B, T, C]",
-       recipe=Recipe(embed=steps.embed_token_ids)),
+       needs_token_ids=True, recipe=Recipe(embed=steps.embed_token_ids)),
     _m("swapped_qk", 2, 4, "q",
        title={"zh": "Q 与 K 的投影互换", "en": "W_Q and W_K swapped"},
        explain={"zh": "这是用 W_K 算 Query、用 W_Q 算 Key 的结果",

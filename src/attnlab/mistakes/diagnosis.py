@@ -64,13 +64,16 @@ def mistake_stages(
     """Every stage of ``mistake`` on ``inp`` (the lesson example when omitted).
 
     Returns the same keys as :func:`correct_stages`; a stage's shape may differ from the right
-    one (``batch_mixed`` scores are ``[1, B*T, B*T]``). Raises ``ValueError`` for a
-    multi-head mistake on a single-head input.
+    one (``batch_mixed`` scores are ``[1, B*T, B*T]``). Raises ``ValueError`` for a mistake
+    ``inp`` lacks the parts of (:meth:`Mistake.applies_to`): a multi-head mistake on a single
+    head, token IDs fed as X on an input without token IDs.
     """
     m = get(mistake) if isinstance(mistake, str) else mistake
     inp = lesson_input() if inp is None else inp
     if m.multihead_only and inp.num_heads < 2:
         raise ValueError(f"mistake {m.name!r} needs num_heads >= 2, got {inp.num_heads}")
+    if not m.applies_to(inp):
+        raise ValueError(f"mistake {m.name!r} needs the input's token IDs, got none")
     return steps.run(m.recipe, inp)
 
 
@@ -114,8 +117,7 @@ def _tables(
     for seen, tables in _TABLES:
         if seen is inp:
             return tables
-    wrong = {m.name: mistake_stages(m, inp) for m in CATALOGUE
-             if not (m.multihead_only and inp.num_heads < 2)}  # fmt: skip
+    wrong = {m.name: mistake_stages(m, inp) for m in CATALOGUE if m.applies_to(inp)}
     tables = (correct_stages(inp), wrong)
     _TABLES[:] = [*_TABLES[-7:], (inp, tables)]
     return tables
