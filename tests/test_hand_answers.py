@@ -56,8 +56,11 @@ TABLE: list[tuple[str, str, int, str, str, str | int | None]] = [
     ("weights", "A", 1, "0.570 0.430", "wrong", "scale_by_d_k"),
     ("weights", "A", 0, "0.550 0.450", "wrong", "no_mask"),
     ("masked_scores", "A", 0, "0.4 0", "wrong", "mask_zero_fill"),
-    ("output", "B", 1, "0.426 0.574", "wrong", "lm_head_on_weights"),
-    ("output", "B", 1, "0.426 0.574", "wrong", "minus_dropped"),  # both are named
+    # B's weights row, and its output with the minus dropped: both are named, never the LM
+    # head fed the weights (that changes the logits, not the output).
+    ("output", "B", 1, "0.426 0.574", "wrong", "same:stage:weights"),
+    ("output", "B", 1, "0.426 0.574", "wrong", "minus_dropped"),
+    ("logits", "B", 1, "0 0.426 0.851 0.149 0", "wrong", "lm_head_on_weights"),
     ("scaled_scores", "A", 1, "1.131 0.566", "wrong", "raw_vs_scaled"),
     ("raw_scores", "B", 1, "0.1 0.4", "wrong", "raw_vs_scaled"),
     ("weights", "B", 1, "0.599 0.401", "wrong", "prompt_swapped"),

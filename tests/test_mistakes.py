@@ -10,6 +10,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from attnlab.core import example
 from attnlab.core.pipeline import attention_stages, multi_head_stages
 from attnlab.core.steps import MistakeInput, Recipe, lesson_input, run
 from attnlab.lesson import numbers
@@ -116,9 +117,12 @@ def test_lesson_example_diagnoses() -> None:
     by_d_k = _rounded("scale_by_d_k", "weights", 1, 1)
     assert by_d_k == _rounded("scale_by_sqrt_c", "weights", 1, 1)
     assert names("weights", by_d_k, prompt="B", row=1) == ["scale_by_d_k", "scale_by_sqrt_c"]
-    # The weights handed on as features: B's final weights row in place of its output row.
-    weights_b = published.row("weights.B")
-    assert names("output", weights_b.value[1], prompt="B", row=1) == ["lm_head_on_weights"]
+    # The weights handed on as features: B's weights row where the LM head wants its output
+    # row changes the logits, and never the output itself.
+    weights_b = torch.tensor(published.row("weights.B").value[1], dtype=torch.float64)
+    handed_on = (weights_b @ example.lesson_w_vocab(torch.float64)).tolist()
+    assert names("logits", handed_on, prompt="B", row=1, tol=0.002) == ["lm_head_on_weights"]
+    assert "lm_head_on_weights" not in names("output", weights_b.tolist(), prompt="B", row=1)
     first_score = published.row("masked_scores.A").value[0][0]  # 0.4, its future then 0
     assert "mask_zero_fill" in names("masked_scores", [first_score, 0.0], prompt="A", row=0)
     assert names("weights", [0.1, 0.2], prompt="A", row=1) == []

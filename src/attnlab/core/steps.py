@@ -274,8 +274,9 @@ def run(recipe: Recipe, inp: MistakeInput) -> dict[str, Tensor]:
     if inp.is_single_head:
         stages = {n: t[:, 0] if t.dim() == 4 else t for n, t in stages.items()}
         del stages["concat"]
-    stages["output"] = recipe.hand_on(output, stages["weights"])
-    logits = lm_head(stages["output"], inp.w_vocab)
+    stages["output"] = output
+    # What the LM head reads: the output (hand_on_weights changes only the logits).
+    logits = lm_head(recipe.hand_on(output, stages["weights"]), inp.w_vocab)
     if logits is not None:
         stages["logits"] = logits
     return stages

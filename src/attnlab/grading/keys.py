@@ -39,9 +39,10 @@ from attnlab.mistakes.catalogue import CHECK_STAGES, Mistake, get
 _SCORE_PAIR = {"raw_scores": "scaled_scores", "scaled_scores": "raw_scores"}
 #: The sources of lesson numbers whose first index is the prompt (batch row).
 _BY_PROMPT = ("lesson", "experiment")
-#: The stage before each one where the same place holds as many numbers: what a learner who
-#: stops a step early gives (the masked row for its weights).
-_PREVIOUS = {"masked_scores": "scaled_scores", "weights": "masked_scores", "logits": "output"}
+#: The stage before each one where the same place may hold as many numbers: what a learner who
+#: stops a step early gives (the masked row for its weights, the weights for the output).
+_PREVIOUS = {"masked_scores": "scaled_scores", "weights": "masked_scores", "output": "weights",
+             "logits": "output"}  # fmt: skip
 #: Numbers a learner may give without computing anything: 0 ("a 0 score gets no weight") and 1
 #: ("a row sums to 1"), each with the slip that names it.
 _CONSTANTS = (("same:zero", 0.0), ("same:one", 1.0))

@@ -27,6 +27,7 @@ from attnlab.grading.answers import submit
 from attnlab.grading.grade import Verdict
 from attnlab.grading.keys import Address
 from attnlab.grading.rounding import CARRIED
+from attnlab.grading.slips import IN_THE_NUMBERS
 from attnlab.grading.slips import text as slip_text
 from attnlab.mistakes import catalogue
 from attnlab.text import fmt
@@ -87,7 +88,9 @@ def explain(verdict: Verdict, lang: str, decimals: int = 0, text: str = "") -> s
 
 
 def _wrong(verdict: Verdict, lang: str) -> str | None:
-    parts = []
+    # A slip the numbers alone show comes before what needs another computation.
+    first = [s for s in verdict.slips if s in IN_THE_NUMBERS]
+    parts = [words for s in first if (words := slip_text(s, lang))]
     if verdict.mistakes:
         # Each mistake names the section that teaches it (the catalogue's ``section``).
         names = pick(lang, "；", "; ").join(
@@ -100,7 +103,7 @@ def _wrong(verdict: Verdict, lang: str) -> str | None:
         who_en = "this mistake" if one else "each of these mistakes"
         parts.append(pick(lang, f"这正是{who_zh}会算出的数：{names}",
                           f"That is the number {who_en} gives: {names}"))  # fmt: skip
-    parts += [words for s in verdict.slips if (words := slip_text(s, lang))]
+    parts += [words for s in verdict.slips if s not in first and (words := slip_text(s, lang))]
     if verdict.misread is not None:
         where = verdict.misread.label()
         also = ", ".join(a.label() for a in verdict.also)

@@ -1,7 +1,9 @@
 """Slips: wrong answers that are not a catalogued bug but a hand-computing accident.
 
 A slip is named next to any catalogue match, since a coincidence can make both fit (B's output
-``0.426 0.574`` is the weights row, and also the output with v_we's −1 dropped):
+``0.426 0.574`` is the weights row, and also the output with v_we's −1 dropped). The slips seen
+in the numbers alone (:data:`IN_THE_NUMBERS`) are named first, before any mistake that needs
+another computation to give them:
 
 * ``last_digit``: every number, written with 2 decimals or more, within one unit of its last
   typed digit (a rounding slip);
@@ -26,6 +28,9 @@ Example::
 """
 
 from __future__ import annotations
+
+#: The slips seen in the typed numbers alone, against the right ones: no other computation.
+IN_THE_NUMBERS = ("last_digit", "sign_flipped", "minus_dropped")
 
 #: Each slip's text, keyed by language.
 TEXTS: dict[str, dict[str, str]] = {

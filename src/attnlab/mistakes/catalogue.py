@@ -238,7 +238,7 @@ CATALOGUE: tuple[Mistake, ...] = (
        code="raw_scores = q.reshape(B * T, d_head) @ k.reshape(B * T, d_head).T",
        fix="raw_scores = q @ k.transpose(-2, -1)  # [B, T, T]",
        recipe=Recipe(fold=steps.fold_batch)),
-    _m("lm_head_on_weights", 10, 16, "output",
+    _m("lm_head_on_weights", 10, 16, "logits",
        title={"zh": "LM Head 读了 Attention Weights",
               "en": "the LM head fed the attention weights"},
        explain={"zh": "这是把 Attention Weights 当特征交给 LM Head 的结果：应交 Weights @ V",
