@@ -67,12 +67,14 @@ def test_the_loss_after_the_step_is_asked_to_four_decimals() -> None:
 @pytest.mark.parametrize("suffix", [".toml", ".json"])
 def test_an_answer_file_keeps_the_decimals_written(tmp_path: Path, suffix: str) -> None:
     path = tmp_path / f"answers{suffix}"
-    if suffix == ".toml":  # 0.5990 claims four decimals: 0.5987 to four is wrong
-        path.write_text('[[answer]]\nstage = "weights"\nprompt = "A"\nrow = 1\n'
-                        "values = [0.5990, 0.4010]\n", encoding="utf-8")  # fmt: skip
+    # 0.4260 claims four decimals: B's 0.42556 (0.4255 carried) to four is wrong; read as
+    # 0.426 it would be right.
+    if suffix == ".toml":
+        path.write_text('[[answer]]\nstage = "weights"\nprompt = "B"\nrow = 1\n'
+                        "values = [0.4260, 0.5740]\n", encoding="utf-8")  # fmt: skip
     else:
-        path.write_text('{"answer": [{"stage": "weights", "prompt": "A", "row": 1,'
-                        ' "values": [0.5990, 0.4010]}]}', encoding="utf-8")  # fmt: skip
+        path.write_text('{"answer": [{"stage": "weights", "prompt": "B", "row": 1,'
+                        ' "values": [0.4260, 0.5740]}]}', encoding="utf-8")  # fmt: skip
     result = CliRunner().invoke(app, ["check", str(path), "--json", "--lang", "en"])
     (entry,) = json.loads(result.output)
     assert entry["kind"] == "wrong" and entry["tolerance"][0] < 1e-4, entry
@@ -129,3 +131,33 @@ def test_a_deal_without_token_ids_never_names_token_ids_fed_as_x(section: int) -
         verdict = dealt.grade(practice.answer_text(wrong.flatten().tolist()))
         assert "token_ids_as_x" not in [m.name for m in verdict.mistakes], (section, seed)
         assert dealt.grade(practice.answer_text(dealt.expected())).correct
+
+
+@pytest.mark.parametrize(
+    ("stage", "prompt", "values"),
+    [
+        ("weights", "B", "0.425 0.575"),  # 1.105 / 2.597, as the lesson prints them
+        ("output", "B", "-0.425 0.575"),  # those weights carried on into weights @ V
+        ("scaled_scores", "A", "0.802 0.401"),  # 1.131 / 1.41
+        ("masked_scores", "A", "0.802 0.401"),  # and carried on into the mask
+        ("scaled_scores", "A", "0.800 0.400"),  # 1.131 / 1.414
+    ],
+)
+def test_carried_work_is_right_at_every_later_stage(stage: str, prompt: str, values: str) -> None:
+    result = CliRunner().invoke(app, ["check", "--stage", stage, "--prompt", prompt, "--row", "1",
+                                      "--values", values, "--json"])  # fmt: skip
+    (entry,) = json.loads(result.output)
+    assert entry["kind"] == "right", entry
+    assert result.exit_code == 0
+
+
+def test_carried_work_is_no_licence_for_a_mistake() -> None:
+    """Carrying rounded work widens nothing a mistake gives: B's unscaled weights stay wrong."""
+    result = CliRunner().invoke(app, ["check", "--stage", "weights", "--prompt", "B", "--row",
+                                      "1", "--values", "0.426 0.574", "--json"])  # fmt: skip
+    (right,) = json.loads(result.output)
+    assert right["kind"] == "right"
+    result = CliRunner().invoke(app, ["check", "--stage", "output", "--prompt", "B", "--row",
+                                      "1", "--values", "-0.423 0.577", "--json"])  # fmt: skip
+    (entry,) = json.loads(result.output)
+    assert entry["kind"] == "wrong", entry

@@ -229,17 +229,19 @@ def _named(key: AnswerKey, given: list[float], tols: list[float]) -> list[Mistak
 
 
 def _kinds(typed: list[Typed], key: AnswerKey, tols: list[float]) -> tuple[list[Kind], bool]:
-    """Each number's kind against the exact answer, else against the hull of the exact and the
-    carried one (:attr:`AnswerKey.carried`); True when only the hull made it right."""
+    """Each number's kind against the exact answer, else against the hull of the exact and
+    each carried one (:attr:`AnswerKey.carried`); True when only a hull made it right."""
     expected, decimals = key.expected, key.decimals
     kinds = _judge(typed, expected, tols, decimals, expected)
     if _all(kinds) == "right" or key.at is None:
         return kinds, False
-    carry = key.carried
-    if carry is None or len(carry) != len(expected):
-        return kinds, False
-    again = _judge(typed, expected, tols, decimals, carry)
-    return (again, True) if _all(again) == "right" else (kinds, False)
+    for carry in key.carried:
+        if len(carry) != len(expected):
+            continue
+        again = _judge(typed, expected, tols, decimals, carry)
+        if _all(again) == "right":
+            return again, True
+    return kinds, False
 
 
 def _judge(

@@ -142,12 +142,13 @@ class AnswerKey:
         return [v for _, v in (*self.mistakes, *self.confusables) if len(v) == n]
 
     @functools.cached_property
-    def carried(self) -> list[float] | None:
+    def carried(self) -> tuple[list[float], ...]:
         """The right numbers reached from intermediates rounded to
-        :data:`~attnlab.grading.rounding.CARRIED` decimals, or None (nothing to carry)."""
-        return (
-            None if self.at is None else rounding.carried(self.at.stage, *_place(self.at), self.inp)
-        )
+        :data:`~attnlab.grading.rounding.CARRIED` decimals, one set per way of carrying
+        (:func:`~attnlab.grading.rounding.carried`); none when there is nothing to carry."""
+        if self.at is None:
+            return ()
+        return tuple(rounding.carried(self.at.stage, *_place(self.at), self.inp))
 
     @functools.cached_property
     def right(self) -> list[float] | None:
