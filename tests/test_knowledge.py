@@ -62,8 +62,11 @@ def test_exercises_cover_the_numeric_sections_and_have_unique_ids() -> None:
     assert required <= with_exercise, f"sections without exercise: {required - with_exercise}"
     for s in SECTIONS:
         for e in s.get("exercise", []):
-            assert set(e) <= {"id", "answer", "decimals", "zh", "en", "confusable"}, e
+            assert set(e) <= {"id", "answer", "decimals", "zh", "en", "confusable", "hint",
+                              "step"}, e  # fmt: skip
             assert e["zh"].strip() and e["en"].strip(), f"exercise {e['id']} lacks a prompt"
+            for rung in ("hint", "step"):  # the help after a wrong try, in both languages
+                assert {"zh", "en"} == set(e[rung]) and all(e[rung].values()), (e["id"], rung)
 
 
 def test_every_answer_key_resolves_to_a_computed_number() -> None:

@@ -23,6 +23,7 @@ from attnlab.core.example import LANGS
 from attnlab.figures.registry import NAMES
 from attnlab.notebook import build
 from attnlab.notebook.build import FILE_NAME, write_notebook
+from attnlab.notebook import kernel
 from attnlab.notebook.kernel import check
 from attnlab.notebook.markdown import escape
 
@@ -108,9 +109,12 @@ def test_notebook_runs_in_a_fresh_kernel_and_shows_the_lesson(tmp_path: Path) ->
 def test_exercise_cell_prints_the_graders_verdict(
     capsys: pytest.CaptureFixture[str], lang: str, answer: object, verdict: str
 ) -> None:
+    kernel._WRONG.clear()
     check("4c", answer, lang)
     printed = capsys.readouterr().out
-    assert verdict in printed and printed.count("\n") == 1, printed
+    assert printed.startswith(verdict) or verdict in printed.splitlines()[0], printed
+    # A wrong try earns the first rung of help on its next line, nothing more.
+    assert printed.count("\n") == (2 if verdict.startswith("✗") else 1), printed
 
 
 def test_markdown_escapes_what_would_become_markup() -> None:

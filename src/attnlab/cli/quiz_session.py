@@ -23,7 +23,7 @@ from typing import Any
 
 from attnlab.content import knowledge
 from attnlab.core.example import SECTION_COUNT
-from attnlab.grading import answers, practice, reasons
+from attnlab.grading import answers, ladder, practice, reasons
 from attnlab.grading.grade import Verdict
 from attnlab.inputs.text_limits import check_text
 from attnlab.progress.store import ProgressStore
@@ -172,6 +172,9 @@ class Quiz:
                 self.say(self.t(f"更多练习：attnlab practice --section {section_id}",
                                 f"More: attnlab practice --section {section_id}"))  # fmt: skip
                 return
+            helped = practice.help_text(dealt, answers.verdict_data(verdict), tries, self.lang)
+            if helped is not None:
+                self.say(helped)
             if tries < MAX_TRIES:
                 self.say(self.t("再试一次。", "Try once more."))
         self.say(practice.solution_text(dealt, self.lang))
@@ -208,7 +211,7 @@ class Quiz:
         """Ask a graded exercise (two tries); save every graded answer as it is given. An
         exercise already answered in ``saved`` (right, or both tries used) is shown, not asked."""
         graded = [a for a in saved or [] if a["correct"] is not None]
-        self.say(self.t(f"练习 {ex.id}：", f"Exercise {ex.id}: ") + ex.prompt + self._how(ex))
+        self.say(self.t(f"练习 {ex.id}：", f"Exercise {ex.id}: ") + ex.prompt + ex.how)
         if any(a["correct"] for a in graded) or len(graded) >= MAX_TRIES:
             self._answered(ex, graded[-1])
             return
@@ -227,6 +230,9 @@ class Quiz:
             tries += 1
             if done.graded:
                 return
+            helped = ladder.help_line(ex.id, text, data, tries, self.lang)
+            if helped is not None:  # a hint after the first try, the worked step after both
+                self.say(helped)
             if tries < MAX_TRIES:
                 self.say(self.t("再试一次。", "Try once more."))
         self.say(self.t("正确答案：", "The answer: ") + self._value(ex))
@@ -238,14 +244,6 @@ class Quiz:
             return
         self.say(self.t("✗ 已作答：", "✗ Answered: ") + said)
         self.say(self.t("正确答案：", "The answer: ") + self._value(ex))
-
-    def _how(self, ex: knowledge.Exercise) -> str:
-        d = ex.decimals
-        if d == 0 and ("整数" in ex.prompt or "integer" in ex.prompt):
-            return ""  # the question already says how many whole numbers it wants
-        if d == 0:
-            return self.t("（整数）", " (whole numbers)")
-        return self.t(f"（保留 {d} 位小数）", f" (give {d} decimal{'s' if d > 1 else ''})")
 
     def _value(self, ex: knowledge.Exercise) -> str:
         return fmt.answer(ex.expected, ex.decimals)

@@ -54,6 +54,13 @@ class Exercise:
     key: str
     decimals: int
     confusables: tuple[Confusable, ...] = ()
+    #: What to compute, said after a first wrong try (never the number).
+    hint: str = ""
+    #: The worked step with the lesson's numbers, shown after a second wrong try.
+    step: str = ""
+    #: How the answer is written: ``"（保留 3 位小数）"``/``" (give 3 decimals)"``, ``""``
+    #: where the question already says it wants integers.
+    how: str = ""
 
     @property
     def expected(self) -> numbers.Value:
@@ -117,9 +124,22 @@ def _exercises(raw: dict[str, Any], lang: str) -> tuple[Exercise, ...]:
     for e in raw.get("exercise", []):
         confusables = tuple(Confusable(c["key"], c[lang]) for c in e.get("confusable", []))
         decimals = e.get("decimals", DEFAULT_DECIMALS)
-        found.append(Exercise(e["id"], raw["id"], render(e[lang]), e["answer"], decimals,
-                              confusables))  # fmt: skip
+        prompt = render(e[lang])
+        found.append(Exercise(e["id"], raw["id"], prompt, e["answer"], decimals, confusables,
+                              render(e["hint"][lang]), render(e["step"][lang]),
+                              _how(decimals, prompt, lang)))  # fmt: skip
     return tuple(found)
+
+
+def _how(decimals: int, prompt: str, lang: str) -> str:
+    """How many decimals an exercise wants, as its label says it (nothing when its question
+    already asks for integers)."""
+    if decimals == 0 and ("整数" in prompt or "integer" in prompt):
+        return ""
+    if decimals == 0:
+        return "（整数）" if lang == "zh" else " (whole numbers)"
+    unit = "decimal" if decimals == 1 else "decimals"
+    return f"（保留 {decimals} 位小数）" if lang == "zh" else f" (give {decimals} {unit})"
 
 
 def _section(raw: dict[str, Any], lang: str) -> Section:

@@ -34,9 +34,11 @@ from attnlab.grading import practice_shapes
 from attnlab.grading.answers import parse_numbers
 from attnlab.grading.grade import Verdict
 from attnlab.grading.handcheck import Answer, address, check_answer, expected_slice
+from attnlab.grading.keys import Address
 from attnlab.grading.practice_shapes import ShapePractice
 from attnlab.mistakes.catalogue import CHECK_STAGES, get
 from attnlab.mistakes.diagnosis import correct_stages, mistake_values
+from attnlab.text.i18n import pick
 
 #: The stage each section's practice asks for, and the row (None: the last row).
 SECTIONS: dict[int, tuple[str, int | None]] = {
@@ -293,15 +295,44 @@ def stored_data(attempt: dict[str, Any]) -> dict[str, Any]:
 
 def streak(attempts: list[dict[str, Any]]) -> int:
     """Distinct dealt exercises answered right in a row at the end of ``attempts`` (a section's
-    ``practice-N`` attempts, oldest first): a wrong answer or a shown solution starts again."""
+    ``practice-N`` attempts, oldest first): a wrong answer or a shown solution starts again, and
+    an exercise whose solution was shown never counts (typing the answer shown is no skill)."""
     right: list[object] = []
+    revealed: set[object] = set()
     for a in attempts:
         data = stored_data(a)
-        if data.get("kind") == "solution" or a.get("correct") is False:
+        if data.get("kind") == "solution":
+            revealed.add(data.get("seed"))
             right = []
-        elif a.get("correct") and data.get("seed") not in right:
+        elif a.get("correct") is False:
+            right = []
+        elif a.get("correct") and data.get("seed") not in [*right, *revealed]:
             right.append(data.get("seed"))
     return len(right)
+
+
+#: The wrong try after which the worked solution is shown (and the exercise no longer counts).
+REVEAL_AFTER = 2
+
+
+def help_text(p: Dealt, data: dict[str, Any], wrong: int, lang: str) -> str | None:
+    """The help under a dealt exercise's verdict ``data`` after ``wrong`` wrong tries in a row
+    (:mod:`attnlab.grading.ladder`): the stage's hint after the first; after
+    :data:`REVEAL_AFTER`, where each named mistake first goes wrong (the caller shows the worked
+    solution, :func:`solution_text`, and records it as shown). None for any other verdict."""
+    from attnlab.grading import ladder
+
+    if data.get("kind") != "wrong" or wrong < 1:
+        return None
+    stage = "shape" if isinstance(p, ShapePractice) else p.stage
+    if wrong < REVEAL_AFTER:
+        return ladder.stage_hint(stage, lang)
+    lines = [pick(lang, "你的答案仍不对，下面是解题过程。",
+                  "Still not right: here is the worked solution.")]  # fmt: skip
+    if isinstance(p, Practice):
+        at = Address(p.stage, 0, row=p.row)
+        lines += ladder.worked_lines(at, list(data.get("mistakes", [])), p.inp, lang)
+    return "\n".join(lines)
 
 
 def mastered(attempts: list[dict[str, Any]]) -> bool:

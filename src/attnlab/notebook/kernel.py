@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from attnlab.content.trace import build_views, render_markdown
-from attnlab.grading import answers, reasons
+from attnlab.grading import answers, ladder, reasons
 from attnlab.inputs.model import LabInput
 from attnlab.lesson import numbers
 from attnlab.text.errors import InputError
@@ -63,7 +63,17 @@ def check(exercise_id: str, answer: object = ..., lang: str = "zh") -> None:
     except InputError as exc:  # no answer at all (too long, empty): one line, no traceback
         print(exc.localized(lang))
         return
-    print(reasons.present(exercise_id, done.text, done.data(), lang))
+    data = done.data()
+    print(reasons.present(exercise_id, done.text, data, lang))
+    if done.graded is not None:  # wrong tries in a row climb the help ladder; right resets
+        _WRONG[exercise_id] = 0 if done.graded else _WRONG.get(exercise_id, 0) + 1
+    helped = ladder.help_line(exercise_id, done.text, data, _WRONG.get(exercise_id, 0), lang)
+    if helped is not None:
+        print(helped)
+
+
+#: Wrong tries in a row at each exercise in this kernel: the help ladder's rung.
+_WRONG: dict[str, int] = {}
 
 
 class Practice:
@@ -76,6 +86,7 @@ class Practice:
 
         self._dealing, self.section, self.lang = dealing, section, lang
         self.dealt = dealing.deal(section, seed)
+        self._wrong = 0  # wrong tries in a row: the help ladder's rung
 
     def __repr__(self) -> str:
         return self._dealing.exercise_text(self.dealt, self.lang)
@@ -93,6 +104,16 @@ class Practice:
             print(exc.localized(self.lang))
             return
         print(self._dealing.verdict_line(self.dealt, verdict, text, self.lang))
+        if verdict.kind == "wrong":
+            self._wrong += 1
+        elif verdict.correct:
+            self._wrong = 0
+        data = answers.verdict_data(verdict)
+        helped = self._dealing.help_text(self.dealt, data, self._wrong, self.lang)
+        if helped is not None:
+            print(helped)
+        if verdict.kind == "wrong" and self._wrong == self._dealing.REVEAL_AFTER:
+            self.solution()
 
     def solution(self) -> None:
         """Print every stage up to the asked one, for these numbers."""

@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 from attnlab.content import knowledge, sections
 from attnlab.core import example
 from attnlab.figures import registry
-from attnlab.grading import practice, reasons
+from attnlab.grading import ladder, practice, reasons
 from attnlab.text.i18n import LANGS
 from attnlab.web import figures
 from attnlab.web.blocks import code_css, code_css_url
@@ -66,24 +66,29 @@ def _check_states(
 ) -> dict[int, dict[str, Any]]:
     """Per section: the last saved answer to its check and the last attempt at each exercise,
     from the learner's ``attempts`` (oldest first)."""
-    last: dict[str, dict[str, Any]] = {}
-    for attempt in attempts:  # oldest first: the newest wins
-        last[attempt["exercise"]] = attempt
+    every: dict[str, list[dict[str, Any]]] = {}
+    for attempt in attempts:  # oldest first: the newest is last
+        every.setdefault(attempt["exercise"], []).append(attempt)
     states = {}
     for sid in section_ids:
         ids = [e.id for e in knowledge.section(sid).exercises]
+        answer = every.get(f"check-{sid}")
         states[sid] = {
-            "answer": last.get(f"check-{sid}"),
-            "exercises": {eid: _shown(last[eid], lang) for eid in ids if eid in last},
+            "answer": answer[-1] if answer else None,
+            "exercises": {eid: _shown(every[eid], lang) for eid in ids if eid in every},
         }
     return states
 
 
-def _shown(attempt: dict[str, Any], lang: str) -> dict[str, Any]:
-    """An exercise attempt with its verdict worded in the page's language."""
+def _shown(tries: list[dict[str, Any]], lang: str) -> dict[str, Any]:
+    """An exercise's last attempt with its verdict worded in the page's language, and the help
+    its wrong tries in a row have earned (:func:`attnlab.grading.ladder.help_line`)."""
+    attempt = tries[-1]
     eid, text = attempt["exercise"], attempt["answer"]
     data = reasons.loads(attempt["diagnosis"], eid, text)
-    return {**attempt, "kind": data["kind"], "verdict": reasons.present(eid, text, data, lang)}
+    helped = ladder.help_line(eid, text, data, ladder.wrong_run(tries), lang)
+    return {**attempt, "kind": data["kind"], "verdict": reasons.present(eid, text, data, lang),
+            "help": helped}  # fmt: skip
 
 
 def _section_id(raw: str, lang: str) -> int:

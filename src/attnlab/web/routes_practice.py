@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, Response
 
-from attnlab.grading import answers, practice, reasons
+from attnlab.grading import answers, ladder, practice, reasons
 from attnlab.text.errors import InputError
 from attnlab.web.common import csrf_protect, lang_of, page_context, render, see_other, settings
 from attnlab.web.routes_progress import _section, _text
@@ -59,11 +59,13 @@ def practice_page(request: Request, section_id: str, seed: str | None = None) ->
     verdict = (
         reasons.say(last["data"], lang, shown, dealt.decimals, last["answer"]) if last else None
     )
+    wrong = ladder.wrong_run(graded)
+    helped = practice.help_text(dealt, last["data"], wrong, lang) if last else None
     run, done = practice.mastery(store.attempts()).get(sid, (0, False))
     n = practice.MASTERY
     ctx = page_context(
         request, lang, store.summary(), page="practice", section=sid, seed=dealt.seed,
-        text=practice.exercise_text(dealt, lang), verdict=verdict, last=last,
+        text=practice.exercise_text(dealt, lang), verdict=verdict, last=last, help=helped,
         solution=practice.solution_text(dealt, lang) if len(mine) > len(graded) else None,
         run=UI[lang]["practice_mastered" if done else "practice_run"].format(run=run, n=n),
     )  # fmt: skip
@@ -88,7 +90,14 @@ def practice_answer(
         ) from None
     graded = verdict.correct if verdict.kind in answers.GRADED else None
     data = json.dumps(practice.attempt_data(dealt, verdict))
-    settings(request).store().record_attempt(practice.attempt_id(sid), text, graded, data)
+    store = settings(request).store()
+    store.record_attempt(practice.attempt_id(sid), text, graded, data)
+    if graded is False:  # the worked solution is shown after the second wrong try in a row
+        mine = _mine(store.attempts(practice.attempt_id(sid)), dealt.seed)
+        tries = [a for a in mine if a["data"].get("kind") != "solution"]
+        if ladder.wrong_run(tries) == practice.REVEAL_AFTER:
+            shown = json.dumps(practice.attempt_data(dealt, None))
+            store.record_attempt(practice.attempt_id(sid), dealt.id, None, shown)
     return see_other(f"/practice/{sid}?lang={lang}&seed={dealt.seed}#verdict")
 
 

@@ -88,10 +88,12 @@ def _session(store: ProgressStore, dealt: Dealt, section: int, lang: str, hint: 
     is saved under ``practice-N``."""
     from attnlab.cli.quiz_session import save_practice
     from attnlab.grading import practice
+    from attnlab.grading.answers import verdict_data
     from attnlab.text.errors import InputError
     from attnlab.text.i18n import error_message, pick
 
     key = practice.attempt_id(section)
+    wrong = 0  # wrong tries in a row at these numbers: the help ladder's rung
     while (line := _ask("> ")) is not None:
         word = line.strip().lower()
         if word in QUIT:
@@ -104,7 +106,7 @@ def _session(store: ProgressStore, dealt: Dealt, section: int, lang: str, hint: 
             save_practice(store, dealt, "", None)
             continue
         if word in NEW:
-            dealt = practice.deal(section)
+            dealt, wrong = practice.deal(section), 0
             typer.echo("\n" + practice.exercise_text(dealt, lang) + "\n" + hint)
             continue
         try:
@@ -115,6 +117,12 @@ def _session(store: ProgressStore, dealt: Dealt, section: int, lang: str, hint: 
         typer.echo(practice.verdict_line(dealt, verdict, line, lang))
         if verdict.kind in ("right", "wrong"):
             save_practice(store, dealt, line, verdict)
+        wrong = wrong + 1 if verdict.kind == "wrong" else 0 if verdict.correct else wrong
+        if (help_text := practice.help_text(dealt, verdict_data(verdict), wrong, lang)) is not None:
+            typer.echo(help_text)
+        if verdict.kind == "wrong" and wrong == practice.REVEAL_AFTER:
+            typer.echo(practice.solution_text(dealt, lang))
+            save_practice(store, dealt, "", None)  # shown: these numbers count no more
         done = practice.streak(store.attempts(key))
         if verdict.correct:
             row = pick(lang, f"连续答对 {done}/{practice.MASTERY} 组（n 换一组数）",
