@@ -120,8 +120,9 @@ def test_the_terminal_practice_hints_then_shows_the_solution_which_never_counts(
     assert f"Answer (row t={p.row}): {right}" in out
     assert "0 of 3 right in a row" in out  # typed after it was shown: no credit
     # s, then the answer shown: no credit either.
-    out = CliRunner().invoke(app, ["practice", "--section", "5", "--seed", "2", *store],
-                             input=f"s\n{_typed(practice.deal(5, 2).expected())}\nq\n").output  # fmt: skip
+    shown = _typed(practice.deal(5, 2).expected())
+    args = ["practice", "--section", "5", "--seed", "2", *store]
+    out = CliRunner().invoke(app, args, input=f"s\n{shown}\nq\n").output
     assert "0 of 3 right in a row" in out
 
 

@@ -21,9 +21,8 @@ from attnlab.content import knowledge, listings
 from attnlab.content.sections import all_sections
 from attnlab.core.example import LANGS
 from attnlab.figures.registry import NAMES
-from attnlab.notebook import build
+from attnlab.notebook import build, kernel
 from attnlab.notebook.build import FILE_NAME, write_notebook
-from attnlab.notebook import kernel
 from attnlab.notebook.kernel import check
 from attnlab.notebook.markdown import escape
 
