@@ -190,3 +190,16 @@ def test_a_teacher_session_ends_after_its_hours(store_location: Path | str) -> N
         assert store.teacher_of(session) is None, "ran out: the key is asked for again"
         again, _ = store.teacher_login(key, "me")
         assert store.teacher_of(again) == cid
+
+
+@pytest.mark.parametrize("key", ["²", "²³.abc", "١.x", "1²"])
+def test_a_key_of_digits_that_are_not_ascii_is_refused_as_a_wrong_key(
+    store_location: Path | str, key: str
+) -> None:
+    """'²' is a digit to str.isdigit() but no number to int(): a wrong key, never a crash."""
+    from attnlab.progress.sessions import KeyRefused
+
+    with ProgressStore(store_location) as store:
+        store.create_class("week 7")
+        with pytest.raises(KeyRefused):
+            store.teacher_login(key, "me")

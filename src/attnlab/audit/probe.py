@@ -57,7 +57,7 @@ __all__ = [
 
 
 def _natural(name: str) -> list[object]:
-    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
+    return [int(p) if p.isdecimal() else p for p in re.split(r"(\d+)", name)]
 
 
 def _linears(module: nn.Module) -> list[tuple[str, Projection]]:

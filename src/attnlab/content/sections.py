@@ -80,7 +80,7 @@ class SectionView:
 def parse_section_id(raw: object) -> int:
     """A section id 0-19 from a path or form value; ``ValueError`` naming what was found."""
     text = str(raw).strip()
-    if not text.isdigit() or int(text) not in BUILDERS:
+    if not (text.isascii() and text.isdigit()) or int(text) not in BUILDERS:
         shown = text[:20] + ("…" if len(text) > 20 else "")
         last = example.SECTION_COUNT - 1
         raise ValueError(f"section must be an integer 0-{last} (0 = core goal), got {shown!r}")

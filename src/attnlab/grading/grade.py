@@ -188,23 +188,29 @@ def judge(typed: list[Typed], key: AnswerKey) -> Verdict:
     if len(typed) != len(expected):
         return Verdict(False, "count", expected, given, [], at)
     tols = [tolerance(t, e) for t, e in zip(typed, expected, strict=True)]
+    # What else the numbers could be rounded from: beside other numbers rounded, even a number
+    # that is the value exactly (``-1`` for -1) is what a mistake giving -0.75 rounds to.
+    reads = [_rounding(t, e) for t, e in zip(typed, expected, strict=True)]
     kinds, carried = _kinds(typed, key, tols)
     if _all(kinds) == "right":  # every number as precise as asked: right, or too coarse
-        return _floor(Verdict(True, "right", expected, given, tols, at, carried=carried), key)
-    if "wrong" not in kinds and not confusable(given, tols, key.others):
+        verdict = Verdict(True, "right", expected, given, tols, at, carried=carried)
+        return _floor(verdict, key)
+    if "wrong" not in kinds and not confusable(given, reads, key.others):
         # Right as far as it goes, and no mistake or nearby number gives these numbers too.
         return Verdict(False, "imprecise", expected, given, tols, at)
     # Wrong, or too few decimals to be anything but what a mistake or a nearby number gives.
     # Right as far as it goes is no slip in the last digit; a whole number typed is that number.
     found_slips = _slips(typed, expected, tols) if "wrong" in kinds else []
-    found_slips += _near(key, given, _exact_where_whole(typed, tols)) or _near(key, given, tols)
+    # What gives the numbers is matched against them as roundings (``reads``).
+    near = _near(key, given, _exact_where_whole(typed, reads)) or _near(key, given, reads)
+    found_slips += [slip for slip in near if slip not in found_slips]
     if at is None:
         return Verdict(False, "wrong", expected, given, tols, slips=tuple(found_slips))
     # Whole numbers typed name the mistakes that give exactly them, if any do.
-    found = _named(key, given, _exact_where_whole(typed, tols)) or _named(key, given, tols)
+    found = _named(key, given, _exact_where_whole(typed, reads)) or _named(key, given, reads)
     # 0 or 1 typed may still be another place's number: that index slip is the likelier one.
     guessed = set(found_slips) <= set(GUESSES)
-    places = [] if found or not guessed else _misread(key, given, tols[0])
+    places = [] if found or not guessed else _misread(key, given, reads[0])
     misread = places[0] if places else None
     found_slips = _only_misread(found_slips, places)
     return Verdict(False, "wrong", expected, given, tols, at, tuple(found), misread,
@@ -255,10 +261,17 @@ def _all(kinds: list[Kind]) -> Kind | None:
     return "right" if all(k == "right" for k in kinds) else None
 
 
+def _rounding(typed: Typed, expected: float) -> float:
+    """Everything ``typed`` may be a rounding of: half a unit of its last decimal, plus slack."""
+    slack = _REL_SLACK * max(1.0, abs(expected)) if math.isfinite(expected) else 0.0
+    return 0.5 * 10.0**-typed.decimals + slack
+
+
 def _floor(verdict: Verdict, key: AnswerKey) -> Verdict:
     """``verdict`` (right) made ``"coarse"`` when its tolerances hold a catalogued mistake's
     numbers or a nearby number (:attr:`AnswerKey.others`) too, with the decimals needed to tell
-    them apart (at least the decimals asked for)."""
+    them apart (at least the decimals asked for). A number that is the value exactly is read as
+    that value (:func:`tolerance`): ``0.4`` for 0.566/√2 is right."""
     others = key.others
     if not confusable(verdict.given, verdict.tolerance, others):
         return verdict
@@ -285,14 +298,19 @@ def close(given: list[float], want: list[float], tols: list[float]) -> bool:
 
 def _slips(typed: list[Typed], expected: list[float], tols: list[float]) -> list[str]:
     """The slips (:mod:`attnlab.grading.slips`) seen in the numbers alone: last digit, sign,
-    minus sign."""
+    minus sign. A masked place (−∞) must be typed −∞; the slip is in the other numbers."""
     given = [t.value for t in typed]
-    if not all(math.isfinite(v) for v in [*given, *expected]):
+    if any(math.isinf(g) != math.isinf(e) or (math.isinf(g) and g != e)
+           for g, e in zip(given, expected, strict=True)):  # fmt: skip
         return []
     found = []
     units = [tol + 10.0**-t.decimals for t, tol in zip(typed, tols, strict=True)]
-    if all(t.decimals >= 2 for t in typed) and close(given, expected, units):
+    if all(t.decimals >= 2 for t in typed if math.isfinite(t.value)) and close(
+        given, expected, units
+    ):
         found.append("last_digit")
+    expected = [e if math.isfinite(e) else 0.0 for e in expected]  # −∞ matched above
+    given = [g if math.isfinite(g) else 0.0 for g in given]
     nonzero = [i for i, e in enumerate(expected) if abs(e) > tols[i]]
     if nonzero and close(given, [-e for e in expected], tols):
         found.append("sign_flipped")

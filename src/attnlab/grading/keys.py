@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,10 +114,10 @@ class AnswerKey:
     @functools.cached_property
     def confusables(self) -> tuple[tuple[str, list[float]], ...]:
         """The nearby numbers a learner may give for these, each with the slip that names it:
-        the question's own (:attr:`declared`), 0 and 1, the other score stage, the other
-        prompts, the stage before at the same place. Only those of the right length that are
-        not the right numbers, each once (the first name kept); the catalogue mistakes are
-        :attr:`mistakes`."""
+        the question's own (:attr:`declared`), 0 and 1, the signs flipped or the minus signs
+        dropped, the other score stage, the other prompts, the stage before at the same place.
+        Only those of the right length that are not the right numbers, each once (the first
+        name kept); the catalogue mistakes are :attr:`mistakes`."""
         n = len(self.expected)
         found = [*self._declared, *((slip, [c] * n) for slip, c in _CONSTANTS)]
         if self.score_pair is not None:
@@ -128,6 +129,7 @@ class AnswerKey:
             got = None if table is None else diagnosis.value_at(table, *_place(self.at))
             if got is not None:
                 found.append((f"same:stage:{before}", got.flatten().double().tolist()))
+        found += _signs(self.expected)  # last: a stage that holds them is named first
         kept: list[tuple[str, list[float]]] = []
         for slip, values in found:
             if len(values) == n and values != self.expected and all(v != values for _, v in kept):
@@ -213,6 +215,18 @@ class AnswerKey:
             key=lambda p: (p[0] != at.prompt, p[1] != row, abs(p[1] - row) + abs(p[2] - column))
         )
         return table, [((b, t, c), Address(at.stage, b, row=t, column=c)) for b, t, c in places]
+
+
+def _signs(expected: list[float]) -> list[tuple[str, list[float]]]:
+    """The right numbers with every sign flipped, and with the minus signs dropped (the slips
+    of :func:`attnlab.grading.grade.judge` seen in the numbers alone); −∞ stays −∞."""
+    finite = [e for e in expected if math.isfinite(e)]
+    found = []
+    if any(e != 0 for e in finite):
+        found.append(("sign_flipped", [-e if math.isfinite(e) else e for e in expected]))
+    if any(e < 0 for e in finite):
+        found.append(("minus_dropped", [abs(e) if math.isfinite(e) else e for e in expected]))
+    return found
 
 
 def _place(at: Address) -> tuple[int, int, int | None, int | None]:

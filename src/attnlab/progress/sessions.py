@@ -162,7 +162,7 @@ class SessionsMixin:
 
     def _key_class(self, key: str) -> int | None:
         head, _, _ = key.strip().partition(".")
-        if not head.isdigit() or len(head) > 9:
+        if not (head.isascii() and head.isdigit()) or len(head) > 9:
             return None
         with self._read() as db:
             row = db.execute(

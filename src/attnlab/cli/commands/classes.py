@@ -26,7 +26,7 @@ FileArgument = Annotated[str, typer.Argument(metavar="FILE", help="The class fil
 
 
 def _class_id(raw: str, lang: str) -> int:
-    if not raw.isdigit() or len(raw) > 9 or int(raw) == 0:
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 9 or int(raw) == 0:
         shown = repr(raw[:20])
         fail(pick(lang, f"--class：应为班级编号（正整数，见 'attnlab class list'），实际是 {shown}",
                   f"--class: expected a class id (a positive integer, see 'attnlab class "
