@@ -118,6 +118,7 @@ def test_the_terminal_practice_hints_then_shows_the_solution_which_never_counts(
     first = out.index("Hint: Scale and mask")
     assert first < out.index("Still not right: here is the worked solution.")
     assert f"Answer (row t={p.row}): {right}" in out
+    assert f"yours: 8 8 8 · right: {practice.shown(p)}" in out
     assert "0 of 3 right in a row" in out  # typed after it was shown: no credit
     # s, then the answer shown: no credit either.
     shown = _typed(practice.deal(5, 2).expected())

@@ -172,7 +172,9 @@ class Quiz:
                 self.say(self.t(f"更多练习：attnlab practice --section {section_id}",
                                 f"More: attnlab practice --section {section_id}"))  # fmt: skip
                 return
-            helped = practice.help_text(dealt, answers.verdict_data(verdict), tries, self.lang)
+            helped = practice.help_text(
+                dealt, answers.verdict_data(verdict), tries, self.lang, text
+            )
             if helped is not None:
                 self.say(helped)
             if tries < MAX_TRIES:

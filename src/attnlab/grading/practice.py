@@ -315,10 +315,12 @@ def streak(attempts: list[dict[str, Any]]) -> int:
 REVEAL_AFTER = 2
 
 
-def help_text(p: Dealt, data: dict[str, Any], wrong: int, lang: str) -> str | None:
+def help_text(p: Dealt, data: dict[str, Any], wrong: int, lang: str, text: str = ""
+              ) -> str | None:  # fmt: skip
     """The help under a dealt exercise's verdict ``data`` after ``wrong`` wrong tries in a row
     (:mod:`attnlab.grading.ladder`): the stage's hint after the first; after
-    :data:`REVEAL_AFTER`, where each named mistake first goes wrong (the caller shows the worked
+    :data:`REVEAL_AFTER`, the learner's ``text`` beside the right answer and where each named
+    mistake first goes wrong (the caller shows the worked
     solution, :func:`solution_text`, and records it as shown). None for any other verdict."""
     from attnlab.grading import ladder
 
@@ -329,6 +331,8 @@ def help_text(p: Dealt, data: dict[str, Any], wrong: int, lang: str) -> str | No
         return ladder.stage_hint(stage, lang)
     lines = [pick(lang, "你的答案仍不对，下面是解题过程。",
                   "Still not right: here is the worked solution.")]  # fmt: skip
+    if text:
+        lines.append(ladder.beside(" ".join(text.split()), shown(p), lang))
     if isinstance(p, Practice):
         at = Address(p.stage, 0, row=p.row)
         lines += ladder.worked_lines(at, list(data.get("mistakes", [])), p.inp, lang)

@@ -109,7 +109,7 @@ class Practice:
         elif verdict.correct:
             self._wrong = 0
         data = answers.verdict_data(verdict)
-        helped = self._dealing.help_text(self.dealt, data, self._wrong, self.lang)
+        helped = self._dealing.help_text(self.dealt, data, self._wrong, self.lang, text)
         if helped is not None:
             print(helped)
         if verdict.kind == "wrong" and self._wrong == self._dealing.REVEAL_AFTER:

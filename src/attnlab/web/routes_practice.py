@@ -60,7 +60,7 @@ def practice_page(request: Request, section_id: str, seed: str | None = None) ->
         reasons.say(last["data"], lang, shown, dealt.decimals, last["answer"]) if last else None
     )
     wrong = ladder.wrong_run(graded)
-    helped = practice.help_text(dealt, last["data"], wrong, lang) if last else None
+    helped = practice.help_text(dealt, last["data"], wrong, lang, last["answer"]) if last else None
     run, done = practice.mastery(store.attempts()).get(sid, (0, False))
     n = practice.MASTERY
     ctx = page_context(

@@ -118,7 +118,9 @@ def _session(store: ProgressStore, dealt: Dealt, section: int, lang: str, hint: 
         if verdict.kind in ("right", "wrong"):
             save_practice(store, dealt, line, verdict)
         wrong = wrong + 1 if verdict.kind == "wrong" else 0 if verdict.correct else wrong
-        if (help_text := practice.help_text(dealt, verdict_data(verdict), wrong, lang)) is not None:
+        if (
+            help_text := practice.help_text(dealt, verdict_data(verdict), wrong, lang, line)
+        ) is not None:
             typer.echo(help_text)
         if verdict.kind == "wrong" and wrong == practice.REVEAL_AFTER:
             typer.echo(practice.solution_text(dealt, lang))
