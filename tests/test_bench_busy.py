@@ -21,13 +21,20 @@ from attnlab.cli.main import app
 pytestmark = pytest.mark.process
 
 
-def _children() -> list[tuple[int, str]]:
-    """(pid, command line) of this process's children."""
+def _children(before: frozenset[int] = frozenset()) -> list[tuple[int, str]]:
+    """(pid, command line) of this process's children, but those in ``before``: a worker may
+    hold others of its own (the browser session's Playwright driver and Chromium)."""
     found = []
     for child in psutil.Process().children(recursive=True):
         with contextlib.suppress(psutil.Error):
-            found.append((child.pid, " ".join(child.cmdline())))
+            if child.pid not in before:
+                found.append((child.pid, " ".join(child.cmdline())))
     return found
+
+
+def _already() -> frozenset[int]:
+    """The children this process has before a test starts any."""
+    return frozenset(pid for pid, _ in _children())
 
 
 def _gone(pid: int, timeout: float = 120.0) -> bool:
@@ -47,10 +54,11 @@ def _gone(pid: int, timeout: float = 120.0) -> bool:
 def spy_run(monkeypatch):
     """Replace the measurements with ``then()``, after noting the children alive at that point."""
     seen: list[list[tuple[int, str]]] = []
+    before = _already()
 
     def install(then):
         def run_all(config, on_step):
-            seen.append(_children())
+            seen.append(_children(before))
             return then(config, on_step)
 
         monkeypatch.setattr(runner, "_run_all", run_all)
@@ -111,9 +119,10 @@ def test_busy_command_reports_the_contention_and_stops_its_child(monkeypatch, tm
     monkeypatch.setattr(runner, "memory_rows", lambda shape, repeats, on_step: [])
     seen: list[list[tuple[int, str]]] = []
     original_run = runner._run_all
+    before = _already()
 
     def run_all(config, on_step):
-        seen.append(_children())
+        seen.append(_children(before))
         return original_run(config, on_step)
 
     monkeypatch.setattr(runner, "_run_all", run_all)

@@ -7,6 +7,7 @@ The two notebooks are written by the command and executed once, side by side, fo
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,10 @@ def _write_and_run(root: Path) -> dict[str, Any]:
         ]
         await asyncio.gather(*(c.async_execute() for c in clients))
 
-    asyncio.run(run_all())  # a cell that raises fails here, naming the cell
+    # In a thread of its own: a worker that ran a browser test holds Playwright's event loop in
+    # this thread, and asyncio.run() refuses to start inside a running loop.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, run_all()).result()  # a cell that raises fails here
     return notebooks
 
 
