@@ -84,6 +84,12 @@ def wrong_run(attempts: list[dict[str, Any]]) -> int:
     return run
 
 
+def next_run(run: int, kind: str) -> int:
+    """The wrong tries in a row after a verdict of ``kind``: one more after a wrong one, none
+    after a right one, as many as before after an answer asked again (no try)."""
+    return run + 1 if kind == "wrong" else 0 if kind == "right" else run
+
+
 def help_line(exercise_id: str, text: str, data: dict[str, Any], wrong: int, lang: str
               ) -> str | None:  # fmt: skip
     """The help under a knowledge-check exercise's verdict ``data`` after ``wrong`` wrong tries
@@ -99,7 +105,7 @@ def help_line(exercise_id: str, text: str, data: dict[str, Any], wrong: int, lan
              beside(" ".join(text.split()), right, lang)]  # fmt: skip
     at = exercise_key(exercise_id).at
     if at is not None:
-        lines += _first_wrong(data.get("mistakes", []), at, None, lang)
+        lines += first_wrong_lines(data.get("mistakes", []), at, None, lang)
     return "\n".join(lines)
 
 
@@ -108,30 +114,24 @@ def stage_hint(stage: str, lang: str) -> str:
     return pick(lang, "提示：", "Hint: ") + STAGE_HINTS[stage][lang]
 
 
-def worked_lines(at: Address, mistakes: list[str], inp: MistakeInput, lang: str) -> list[str]:
-    """The second rung's lines for a dealt exercise: for each named mistake, the first stage it
-    changes, with its numbers there beside the right ones (the worked solution follows them)."""
-    return _first_wrong(mistakes, at, inp, lang)
-
-
 def beside(given: str, right: str, lang: str) -> str:
     """``yours: 0.7 · right: 0.40``: the learner's answer beside the right one."""
     return pick(lang, f"你的答案：{given} · 正确答案：{right}",
                 f"yours: {given} · right: {right}")  # fmt: skip
 
 
-def _first_wrong(names: list[str], at: Address, inp: MistakeInput | None, lang: str
-                 ) -> list[str]:  # fmt: skip
-    """For each mistake of ``names``, the first stage whose numbers at ``at``'s row it changes:
-    ``"W_Q and W_K swapped: it first goes wrong at Query: [..] where the right numbers are
-    [..]"``."""
+def first_wrong_lines(names: list[str], at: Address, inp: MistakeInput | None, lang: str
+                      ) -> list[str]:  # fmt: skip
+    """The second rung's lines on a named mistake: for each of ``names``, the first stage whose
+    numbers at ``at``'s row it changes (on ``inp``, default the lesson's), its numbers there
+    beside the right ones: ``"W_Q and W_K swapped: it first goes wrong at Query: [..] where the
+    right numbers are [..]"``."""
     lines = []
-    for name in names:
-        found = first_wrong_stage(catalogue.get(name), at, inp)
+    for mistake in map(catalogue.get, names):
+        found = first_wrong_stage(mistake, at, inp)
         if found is None:
             continue
         stage, theirs, right = found
-        mistake = catalogue.get(name)
         lines.append(pick(
             lang,
             f"{mistake.title['zh']}：最先出错的是“{title(stage, 'zh')}”：这样算得 {theirs}，"

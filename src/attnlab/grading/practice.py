@@ -315,13 +315,19 @@ def streak(attempts: list[dict[str, Any]]) -> int:
 REVEAL_AFTER = 2
 
 
+def reveals(data: dict[str, Any], wrong: int) -> bool:
+    """Whether the verdict ``data``, the ``wrong``-th wrong try in a row, is the one after which
+    every front end shows the worked solution and records it as shown."""
+    return data.get("kind") == "wrong" and wrong == REVEAL_AFTER
+
+
 def help_text(p: Dealt, data: dict[str, Any], wrong: int, lang: str, text: str = ""
               ) -> str | None:  # fmt: skip
     """The help under a dealt exercise's verdict ``data`` after ``wrong`` wrong tries in a row
     (:mod:`attnlab.grading.ladder`): the stage's hint after the first; after
     :data:`REVEAL_AFTER`, the learner's ``text`` beside the right answer and where each named
-    mistake first goes wrong (the caller shows the worked
-    solution, :func:`solution_text`, and records it as shown). None for any other verdict."""
+    mistake first goes wrong (the caller shows the worked solution, :func:`solution_text`, and
+    records it as shown: :func:`reveals`). None for any other verdict."""
     from attnlab.grading import ladder
 
     if data.get("kind") != "wrong" or wrong < 1:
@@ -335,7 +341,7 @@ def help_text(p: Dealt, data: dict[str, Any], wrong: int, lang: str, text: str =
         lines.append(ladder.beside(" ".join(text.split()), shown(p), lang))
     if isinstance(p, Practice):
         at = Address(p.stage, 0, row=p.row)
-        lines += ladder.worked_lines(at, list(data.get("mistakes", [])), p.inp, lang)
+        lines += ladder.first_wrong_lines(list(data.get("mistakes", [])), at, p.inp, lang)
     return "\n".join(lines)
 
 

@@ -65,8 +65,7 @@ def check(exercise_id: str, answer: object = ..., lang: str = "zh") -> None:
         return
     data = done.data()
     print(reasons.present(exercise_id, done.text, data, lang))
-    if done.graded is not None:  # wrong tries in a row climb the help ladder; right resets
-        _WRONG[exercise_id] = 0 if done.graded else _WRONG.get(exercise_id, 0) + 1
+    _WRONG[exercise_id] = ladder.next_run(_WRONG.get(exercise_id, 0), data["kind"])
     helped = ladder.help_line(exercise_id, done.text, data, _WRONG.get(exercise_id, 0), lang)
     if helped is not None:
         print(helped)
@@ -104,15 +103,12 @@ class Practice:
             print(exc.localized(self.lang))
             return
         print(self._dealing.verdict_line(self.dealt, verdict, text, self.lang))
-        if verdict.kind == "wrong":
-            self._wrong += 1
-        elif verdict.correct:
-            self._wrong = 0
+        self._wrong = ladder.next_run(self._wrong, verdict.kind)
         data = answers.verdict_data(verdict)
         helped = self._dealing.help_text(self.dealt, data, self._wrong, self.lang, text)
         if helped is not None:
             print(helped)
-        if verdict.kind == "wrong" and self._wrong == self._dealing.REVEAL_AFTER:
+        if self._dealing.reveals(data, self._wrong):
             self.solution()
 
     def solution(self) -> None:

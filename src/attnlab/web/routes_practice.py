@@ -95,7 +95,7 @@ def practice_answer(
     if graded is False:  # the worked solution is shown after the second wrong try in a row
         mine = _mine(store.attempts(practice.attempt_id(sid)), dealt.seed)
         tries = [a for a in mine if a["data"].get("kind") != "solution"]
-        if ladder.wrong_run(tries) == practice.REVEAL_AFTER:
+        if practice.reveals(answers.verdict_data(verdict), ladder.wrong_run(tries)):
             shown = json.dumps(practice.attempt_data(dealt, None))
             store.record_attempt(practice.attempt_id(sid), dealt.id, None, shown)
     return see_other(f"/practice/{sid}?lang={lang}&seed={dealt.seed}#verdict")

@@ -87,7 +87,7 @@ def _session(store: ProgressStore, dealt: Dealt, section: int, lang: str, hint: 
     """Read answers until q or the end of input; every graded answer and every solution shown
     is saved under ``practice-N``."""
     from attnlab.cli.quiz_session import save_practice
-    from attnlab.grading import practice
+    from attnlab.grading import ladder, practice
     from attnlab.grading.answers import verdict_data
     from attnlab.text.errors import InputError
     from attnlab.text.i18n import error_message, pick
@@ -117,12 +117,11 @@ def _session(store: ProgressStore, dealt: Dealt, section: int, lang: str, hint: 
         typer.echo(practice.verdict_line(dealt, verdict, line, lang))
         if verdict.kind in ("right", "wrong"):
             save_practice(store, dealt, line, verdict)
-        wrong = wrong + 1 if verdict.kind == "wrong" else 0 if verdict.correct else wrong
-        if (
-            help_text := practice.help_text(dealt, verdict_data(verdict), wrong, lang, line)
-        ) is not None:
-            typer.echo(help_text)
-        if verdict.kind == "wrong" and wrong == practice.REVEAL_AFTER:
+        wrong, data = ladder.next_run(wrong, verdict.kind), verdict_data(verdict)
+        helped = practice.help_text(dealt, data, wrong, lang, line)
+        if helped is not None:
+            typer.echo(helped)
+        if practice.reveals(data, wrong):
             typer.echo(practice.solution_text(dealt, lang))
             save_practice(store, dealt, "", None)  # shown: these numbers count no more
         done = practice.streak(store.attempts(key))
