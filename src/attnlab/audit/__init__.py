@@ -54,7 +54,7 @@ from attnlab.audit.construct import parse_init
 from attnlab.audit.keeper import JUDGE_SLACK, STARTUP_LIMIT
 from attnlab.audit.outcome import crash, exit_code, internal, result_of
 from attnlab.audit.processes import CAPTURE_BYTES, CLEANUP_LIMIT, kill_group, kill_tree
-from attnlab.audit.sandbox import learner_tmp
+from attnlab.audit.sandbox import judge_tmp, learner_tmp
 from attnlab.text.errors import InputError
 
 __all__ = ["CAPTURE_BYTES", "KINDS", "STARTUP_LIMIT", "parse_target", "run_audit"]
@@ -268,6 +268,7 @@ def sweep(mark: str) -> int:
     keeper's temp folder: what is left when the keeper itself was killed (a sandboxed tree dies
     with it; this is for the rest)."""
     shutil.rmtree(learner_tmp(mark), ignore_errors=True)
+    shutil.rmtree(judge_tmp(mark), ignore_errors=True)
     return kill_tree(mark=mark, descendants=False)
 
 

@@ -51,8 +51,9 @@ from attnlab.audit.processes import (
     kill_group,
     kill_tree,
     learner_main,
-    tree_memory,
+    tree_usage,
 )
+from attnlab.audit.sandbox import TASKS
 
 #: Bytes of the judge's result read at most (a report is a few KiB).
 RESULT_BYTES = 16 * 2**20
@@ -89,6 +90,8 @@ class Watch:
         self.ready: set[str] = set()
         self.timed_out = False
         self.memory: dict[str, int] | None = None
+        #: The learner's tree had as many tasks (processes and threads) as it may.
+        self.tasks: dict[str, int] | None = None
         self.learner_pid: int | None = None
         #: The learner's process ended before the judge was done: a crash, os._exit, a kill.
         self.learner_died = False
@@ -138,9 +141,12 @@ def watch(
                 poller.unregister(fd)
             elif fd in captures:
                 _pump(fd, captures, poller)
-        used = tree_memory(spare)
+        used, tasks = tree_usage(spare)
         if used > memory_cap:
             state.memory = {"used": used, "cap": memory_cap}
+            return state
+        if tasks >= TASKS:  # the limit it cannot pass (RLIMIT_NPROC), or past it in a plain process
+            state.tasks = {"used": tasks, "cap": TASKS}
             return state
     return state
 
@@ -168,10 +174,14 @@ def judge_result(captures: dict[int, Capture], stdout: int, stderr: int) -> Any:
         return None
 
 
-def _start(request: dict[str, Any], tmp: Path) -> tuple[Any, Any, dict[int, str], bool, int]:
+def _start(
+    request: dict[str, Any], tmp: Path, judge_dir: Path
+) -> tuple[Any, Any, dict[int, str], bool, int]:
     """Start the learner's process and the judge, joined by two pipes; their ready pipes by
     fd, and the fd of the request pipe this process keeps open (the learner must not see its
-    end before its leftover processes are counted)."""
+    end before its leftover processes are counted). The judge works in ``judge_dir``, an
+    empty folder of its own, and imports nothing from the caller's or the learner's folder
+    (:func:`~attnlab.audit.sandbox.judge_command`)."""
     from attnlab.audit import sandbox
 
     ask_r, ask_w = os.pipe()  # judge -> learner
@@ -198,8 +208,11 @@ def _start(request: dict[str, Any], tmp: Path) -> tuple[Any, Any, dict[int, str]
         os.write(int(request["group_fd"]), f"{learner.pid}\n".encode())
         os.close(int(request["group_fd"]))
     judge_argv = [json.dumps(request), str(ask_w), str(answer_r), str(judge_ready_w)]
+    judge_cmd, judge_env = sandbox.judge_command(["-m", "attnlab.audit.runner", *judge_argv])
     judge = subprocess.Popen(
-        [sys.executable, "-m", "attnlab.audit.runner", *judge_argv],
+        judge_cmd,
+        env=judge_env,
+        cwd=judge_dir,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -218,7 +231,7 @@ def supervise(request: dict[str, Any], tmp: Path) -> dict[str, Any]:
     ``returncode`` the learner's process's (negative: killed by that signal)."""
     from attnlab.audit import sandbox
 
-    learner, judge, ready, in_bwrap, keep = _start(request, tmp)
+    learner, judge, ready, in_bwrap, keep = _start(request, tmp, sandbox.judge_tmp(request["mark"]))
     assert learner.stdout and learner.stderr and judge.stdout and judge.stderr  # all pipes
     out, err, said, judge_err = Capture(), Capture(), Capture(RESULT_BYTES, 0), Capture()
     captures = {
@@ -230,7 +243,8 @@ def supervise(request: dict[str, Any], tmp: Path) -> dict[str, Any]:
     memory_cap = int(request["memory_mb"]) * 2**20
     state = watch(judge, learner, ready, captures, float(request["timeout"]), memory_cap)
     result = None
-    if not (state.timed_out or state.memory or state.learner_died) and judge.poll() == 0:
+    stopped = state.timed_out or state.memory or state.tasks or state.learner_died
+    if not stopped and judge.poll() == 0:
         result = judge_result(captures, judge.stdout.fileno(), judge.stderr.fileno())
     if isinstance(result, dict) and result.get("status") == "gone":
         state.learner_died = True
@@ -256,6 +270,7 @@ def supervise(request: dict[str, Any], tmp: Path) -> dict[str, Any]:
         "ready": sorted(state.ready),
         "timed_out": state.timed_out,
         "memory": state.memory,
+        "tasks": state.tasks,
         "learner_died": state.learner_died,
         "returncode": returncode,
         "result": result,
@@ -286,13 +301,14 @@ def main(argv: list[str]) -> int:
     for sig in STOP_SIGNALS:
         signal.signal(sig, _on_stop)
     become_subreaper()
-    from attnlab.audit.sandbox import learner_tmp
+    from attnlab.audit.sandbox import judge_tmp, learner_tmp
 
     request = json.loads(argv[1])
-    tmp = learner_tmp(request["mark"])
+    tmp, judge_dir = learner_tmp(request["mark"]), judge_tmp(request["mark"])
     outcome: dict[str, Any]
     try:
         tmp.mkdir(mode=0o700)
+        judge_dir.mkdir(mode=0o700)
         outcome = supervise(request, tmp)
     except Stop as stop:  # if the caller stopped us it is no longer reading: the write fails
         outcome = {"stopped": str(stop)}
@@ -302,6 +318,7 @@ def main(argv: list[str]) -> int:
         kill_group(_group)  # after a stop or a failure: the learner's processes
         kill_tree(mark=request["mark"])
         shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(judge_dir, ignore_errors=True)
     with contextlib.suppress(OSError):  # the caller may be gone
         sys.stdout.buffer.write(json.dumps(outcome).encode())
         sys.stdout.buffer.flush()

@@ -47,10 +47,17 @@ WATCHED = (
 
 
 def _limit(memory_mb: int, cpu_seconds: int) -> None:
+    """Cap this process and everything it starts (limits are inherited): address space, CPU
+    time, tasks, open files, file size, core files. The keeper caps the tree's sum."""
+    from attnlab.audit.sandbox import FILE_BYTES, OPEN_FILES, TASKS
+
     cap = memory_mb * 2**20
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a segfault must not leave a core file
+    resource.setrlimit(resource.RLIMIT_NPROC, (TASKS, TASKS))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (OPEN_FILES, OPEN_FILES))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_BYTES, FILE_BYTES))
 
 
 class Watch:
@@ -255,8 +262,11 @@ class Server:
 
 
 def main(argv: list[str]) -> int:
+    from attnlab.audit.sandbox import drop_root
+
     requests, replies, ready_fd = int(argv[1]), int(argv[2]), int(argv[3])
     _limit(int(argv[4]), int(argv[5]))
+    drop_root()  # before anything else runs; it clears the parent-death signal, so first
     die_with_parent(signal.SIGKILL)  # when the keeper dies, also outside bubblewrap
     import torch
 

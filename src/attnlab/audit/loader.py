@@ -69,7 +69,7 @@ def guarded(where: str, path: Path) -> Iterator[None]:
         except BaseException as exc:  # the learner's code may raise anything
             line = _learner_line(exc, path)
             what = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
-            hint = {"zh": "", "en": ""}
+            hint = cap_hint(exc)
             if where == "import" and _top_level(exc, path):
                 from attnlab.audit.outcome import AT_IMPORT as hint
             raise LearnerError(
@@ -77,6 +77,31 @@ def guarded(where: str, path: Path) -> Iterator[None]:
                 f"your code raised {what} while {_STEP['en'][where]}{line}{hint['en']}",
                 where,
             ) from None
+
+
+def cap_hint(exc: BaseException) -> dict[str, str]:
+    """``{"zh", "en"}``: the audit's cap that ``exc`` ran into, and how much it allows (a
+    sentence to add to the learner's error), or empty strings when it is none of them."""
+    import errno
+
+    from attnlab.audit.sandbox import FILE_BYTES, OPEN_FILES, SHM_BYTES, TASKS, TMP_BYTES
+
+    code = getattr(exc, "errno", None)
+    mib = 2**20
+    if (isinstance(exc, RuntimeError) and "can't start new thread" in str(exc)) or (
+        isinstance(exc, OSError) and code == errno.EAGAIN
+    ):
+        zh, en = f"进程和线程合计上限 {TASKS} 个", f"the cap of {TASKS} processes and threads"
+    elif code in (errno.EMFILE, errno.ENFILE):
+        zh, en = f"每个进程最多打开 {OPEN_FILES} 个文件", f"the cap of {OPEN_FILES} open files"
+    elif code == errno.EFBIG:
+        zh, en = f"单个文件上限 {FILE_BYTES // mib} MiB", f"the {FILE_BYTES // mib} MiB file cap"
+    elif code == errno.ENOSPC:
+        zh = f"/tmp 上限 {TMP_BYTES // mib} MiB、/dev/shm 上限 {SHM_BYTES // mib} MiB"
+        en = f"the caps of /tmp ({TMP_BYTES // mib} MiB) and /dev/shm ({SHM_BYTES // mib} MiB)"
+    else:
+        return {"zh": "", "en": ""}
+    return {"zh": f"（审计的资源上限：{zh}）", "en": f" (the audit's resource cap: {en})"}
 
 
 def _top_level(exc: BaseException, path: Path) -> bool:

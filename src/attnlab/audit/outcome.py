@@ -10,7 +10,7 @@ import signal
 from typing import Any
 
 from attnlab.audit.keeper import STARTUP_LIMIT
-from attnlab.audit.sandbox import REASONS
+from attnlab.audit.sandbox import FILE_BYTES, REASONS
 
 
 def exit_code(result: dict[str, Any]) -> int:
@@ -38,6 +38,7 @@ def describe_death(returncode: int, stderr: str) -> dict[str, object]:
             "SIGSEGV": "segmentation fault",
             "SIGKILL": "killed (memory?)",
             "SIGXCPU": "CPU time limit",
+            "SIGXFSZ": f"a file over the {FILE_BYTES // 2**20} MiB cap",
         }.get(sig, sig)
         return crash(
             f"你的代码让进程崩溃（{sig}，{hint}）",
@@ -63,6 +64,8 @@ def result_of(outcome: dict[str, Any], timeout: float) -> dict[str, Any]:
         result = too_slow(timeout) if both else _no_start()
     elif outcome["memory"] is not None:
         result = _too_big(outcome["memory"])
+    elif outcome.get("tasks") is not None:
+        result = _too_many(outcome["tasks"])
     elif outcome["learner_died"] and "learner" not in outcome["ready"]:
         last = " ".join(outcome["stderr"]["text"].strip().splitlines()[-1:])[:300]
         result = internal(
@@ -96,6 +99,16 @@ def _too_big(memory: dict[str, int]) -> dict[str, Any]:
         f"your code's processes used {used} of memory together, over the {cap} cap; "
         "they were stopped",
         "memory",
+    )
+
+
+def _too_many(tasks: dict[str, int]) -> dict[str, Any]:
+    used, cap = tasks["used"], tasks["cap"]
+    return crash(
+        f"你的代码的进程和线程合计达到 {used} 个，上限是 {cap} 个，已被结束",
+        f"your code's processes and threads reached {used} together, the cap is {cap}; "
+        "they were stopped",
+        "tasks",
     )
 
 

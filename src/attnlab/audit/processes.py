@@ -80,14 +80,36 @@ def _living(spare: frozenset[int] = frozenset()) -> list[Any]:
     return found
 
 
-def tree_memory(spare: frozenset[int]) -> int:
-    """Resident bytes of every descendant but ``spare`` (the judge): the learner's whole tree."""
+def tree_usage(spare: frozenset[int]) -> tuple[int, int]:
+    """``(bytes, tasks)`` of every descendant but ``spare`` (the judge): the learner's whole
+    tree. Bytes are resident memory plus the memory-backed files its processes hold open
+    (memfds, ``/dev/shm``: neither is resident memory of anyone once unmapped), each file
+    counted once; tasks are processes and threads."""
     import psutil
 
-    total = 0
+    total, tasks, seen = 0, 0, set[tuple[int, int]]()
     for proc in _living(spare):
         with contextlib.suppress(psutil.Error):
             total += proc.memory_info().rss
+            tasks += proc.num_threads()
+        total += _held(proc.pid, seen)
+    return total, tasks
+
+
+def _held(pid: int, seen: set[tuple[int, int]]) -> int:
+    """Bytes of the memfds and ``/dev/shm`` files process ``pid`` holds open, but those in
+    ``seen`` (``(device, inode)``, updated)."""
+    total = 0
+    folder = f"/proc/{pid}/fd"
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(folder):
+            with contextlib.suppress(OSError):
+                link = os.readlink(f"{folder}/{fd}")
+                if link.startswith(("/memfd:", "/dev/shm/")):
+                    st = os.stat(f"{folder}/{fd}")
+                    if (st.st_dev, st.st_ino) not in seen:
+                        seen.add((st.st_dev, st.st_ino))
+                        total += st.st_blocks * 512
     return total
 
 

@@ -35,6 +35,22 @@ SWITCH = "ATTNLAB_AUDIT_SANDBOX"
 MARK = "ATTNLAB_AUDIT_MARK"
 #: Bytes the learner's ``/tmp`` may hold (it is memory: a tmpfs).
 TMP_BYTES = 64 * 2**20
+#: Bytes the learner's ``/dev/shm`` may hold (a tmpfs of its own: bubblewrap's ``/dev`` has no
+#: size cap, so memory written to files there would escape the memory cap).
+SHM_BYTES = 64 * 2**20
+#: Processes and threads the learner's code may have at once (``RLIMIT_NPROC``; in bubblewrap
+#: counted for the sandbox's user alone). The keeper stops the audit when the tree reaches it.
+TASKS = 256
+#: Files one learner process may have open at once (``RLIMIT_NOFILE``).
+OPEN_FILES = 1024
+#: Bytes one file the learner's code writes may hold (``RLIMIT_FSIZE``: also a memfd's).
+FILE_BYTES = 64 * 2**20
+#: The unprivileged user and group the learner's code runs as. Started by root, bubblewrap
+#: makes no user namespace (root inside one would still be root to the files bound in) and
+#: the learner's process drops to this real uid before anything else (:data:`DROP`).
+NOBODY = 65534
+#: Set in the learner's environment when it must drop from root to ``uid:gid`` at once.
+DROP = "ATTNLAB_AUDIT_DROP"
 #: Variables passed into the learner's process; the rest of the environment stays outside.
 KEPT_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "PYTHONHASHSEED", "ATTNLAB_TEST_PIDS")
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
@@ -45,6 +61,33 @@ def learner_tmp(mark: str) -> Path:
     of the audit ``mark`` outside bubblewrap; named by the mark, so the caller can remove it
     should the keeper be killed."""
     return Path(tempfile.gettempdir()) / f"attnlab-audit-{mark}"
+
+
+def judge_tmp(mark: str) -> Path:
+    """The judge's working folder for the audit ``mark``: empty, its own, beside
+    :func:`learner_tmp` (the caller removes both should the keeper be killed)."""
+    return Path(tempfile.gettempdir()) / f"attnlab-judge-{mark}"
+
+
+#: Variables the judge's interpreter never reads from the caller: they would run or import
+#: code of someone else's before the judge's own (``-P`` already keeps the working folder and
+#: the script's folder off ``sys.path``).
+_JUDGE_DROPPED = ("PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONHOME", "PYTHONEXECUTABLE")
+
+
+def judge_command(args: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The judge's command line and environment: ``python -P -s`` (``sys.path`` is the
+    interpreter's own folders and, when set, the caller's ``PYTHONPATH`` made absolute: never
+    the working folder, the learner's folder or the user's site folder).
+
+    The keeper starts it in :func:`judge_tmp`, so a ``functools.py`` beside the audited file
+    or in the folder the audit was started from is never imported by the judge."""
+    env = {k: v for k, v in os.environ.items() if k not in _JUDGE_DROPPED}
+    env.pop("PYTHONPATH", None)
+    env.update(_pythonpath())
+    env["PYTHONSAFEPATH"] = "1"
+    env["PYTHONNOUSERSITE"] = "1"
+    return [sys.executable, "-P", "-s", *args], env
 
 
 def _bwrap() -> str | None:
@@ -92,14 +135,20 @@ REASONS = {
 }
 
 
+def _as_root() -> bool:
+    return os.geteuid() == 0
+
+
 def _namespaces() -> list[str]:
-    return [
-        "--unshare-all",  # user, pid, net, ipc, uts, cgroup
-        "--die-with-parent",
-        "--new-session",  # no TIOCSTI into the caller's terminal
-        "--cap-drop",
-        "ALL",
-    ]
+    common = ["--die-with-parent", "--new-session"]  # new session: no TIOCSTI into a terminal
+    if not _as_root():
+        return ["--unshare-all", *common, "--cap-drop", "ALL"]  # user, pid, net, ipc, uts, cgroup
+    # Root: no user namespace (its root maps to the real root, who reads every root-owned file
+    # bound in); the learner's process keeps only what it needs to drop to NOBODY, then has none.
+    unshare = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+               "--unshare-cgroup-try"]  # fmt: skip
+    keep = ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    return [*unshare, *common, *keep]
 
 
 def _python_roots() -> list[Path]:
@@ -154,16 +203,70 @@ def learner_command(
     bwrap = _bwrap()
     assert bwrap is not None  # isolation() found it
     # /tmp first: a later bind of a file under /tmp (the learner's, a venv's) lands on top of it.
-    cmd = [bwrap, *_namespaces(), "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
-    cmd += ["--proc", "/proc", "--dev", "/dev"]
+    tmpfs = ["--perms", "1777", "--size"]
+    cmd = [bwrap, *_namespaces(), *tmpfs, str(TMP_BYTES), "--tmpfs", "/tmp"]
+    cmd += ["--proc", "/proc", "--dev", "/dev", *tmpfs, str(SHM_BYTES), "--tmpfs", "/dev/shm"]
     for folder in _SYSTEM:
         cmd += ["--ro-bind-try", folder, folder]
+    bound, made = [Path(f) for f in _SYSTEM], {Path("/tmp"), Path("/dev"), Path("/proc")}
     for root in _python_roots():
-        cmd += ["--ro-bind", str(root), str(root)]
-    for file in _learner_files(learner_file):
-        cmd += ["--ro-bind", str(file), str(file)]
+        cmd += [*_parents(root, bound, made), "--ro-bind", str(root), str(root)]
+        bound.append(root)
+    for file, shown in _staged(_learner_files(learner_file), tmp):
+        cmd += [*_parents(file, bound, made), "--ro-bind", str(shown), str(file)]
     cmd += ["--remount-ro", "/"]  # the root bubblewrap made for the mounts: no writes there
     cmd += ["--chdir", "/tmp", "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp"]
-    cmd += ["--uid", "65534", "--gid", "65534", "--"]
+    if _as_root():
+        cmd += ["--setenv", DROP, f"{NOBODY}:{NOBODY}", "--"]
+        env[DROP] = f"{NOBODY}:{NOBODY}"
+    else:
+        cmd += ["--uid", str(NOBODY), "--gid", str(NOBODY), "--"]
     env["HOME"], env["TMPDIR"] = "/tmp", "/tmp"
     return [*cmd, *argv], env
+
+
+def _parents(path: Path, bound: list[Path], made: set[Path]) -> list[str]:
+    """``--dir`` options making ``path``'s folders, readable by all (bubblewrap would copy the
+    modes of the real ones: the real ``/root`` is 0700, so NOBODY could not reach a Python under
+    it), but those already made (``made`` gets each new one) or inside a folder in ``bound``."""
+    found: list[str] = []
+    for parent in reversed(path.parents[:-1]):  # outermost first, "/" left out
+        if parent in made or any(b == parent or b in parent.parents for b in bound):
+            continue
+        found += ["--perms", "0755", "--dir", str(parent)]
+        made.add(parent)
+    return found
+
+
+def _staged(files: list[Path], tmp: Path) -> list[tuple[Path, Path]]:
+    """``(path, what to bind there)`` for each learner file. Run as root, the learner's code is
+    NOBODY, who may not read a submitted file (a 0600 one): it sees a readable copy, made in
+    ``tmp`` (the keeper's, which the sandbox never shows), at the file's own path."""
+    if not _as_root():
+        return [(f, f) for f in files]
+    staged = tmp / "files"
+    staged.mkdir(mode=0o700, exist_ok=True)
+    found = []
+    for n, file in enumerate(files):
+        copy = staged / f"{n}.py"
+        try:
+            shutil.copyfile(file, copy)
+        except OSError:
+            continue  # gone or unreadable even to root: the learner's import says so
+        copy.chmod(0o444)
+        found.append((file, copy))
+    return found
+
+
+def drop_root() -> None:
+    """In the learner's process, first of all: become :data:`DROP`'s ``uid:gid`` (no
+    supplementary groups) when started as root for it. Nothing else has run yet."""
+    wanted = os.environ.pop(DROP, None)
+    if not wanted or os.getuid() != 0:
+        return
+    uid, gid = (int(n) for n in wanted.split(":"))
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    if os.getuid() != uid or os.geteuid() != uid:  # never run learner code as root
+        raise SystemExit(f"attnlab audit: could not drop to uid {uid}")

@@ -1,0 +1,252 @@
+"""The audit's last walls (issue 33): the judge imports nothing of the learner's, every resource
+of the learner's process tree is capped, nothing the learner's process says sizes the judge,
+root-only files stay hidden, and outputs the judge cannot compare are named.
+
+Each learner file is written here and audited for real (keeper, judge, learner's process).
+"""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from attnlab.audit import run_audit, sandbox
+from attnlab.audit.report import render
+
+pytestmark = pytest.mark.sandbox
+
+#: A correct single head; ``{init}`` runs in ``__init__``, ``{out}`` is what forward returns
+#: (``out``: the right output).
+HEAD = """
+import math, os, sys
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+{top}
+
+class Head(nn.Module):
+    def __init__(self, embed_dim, head_size, context_length):
+        super().__init__()
+        self.query = nn.Linear(embed_dim, head_size, bias=False)
+        self.key = nn.Linear(embed_dim, head_size, bias=False)
+        self.value = nn.Linear(embed_dim, head_size, bias=False)
+        self.register_buffer("tril", torch.tril(torch.ones(context_length, context_length)))
+{init}
+
+    def forward(self, x):
+        T = x.size(1)
+        q, k, v = self.query(x), self.key(x), self.value(x)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))
+        scores = scores.masked_fill(self.tril[:T, :T] == 0, float("-inf"))
+        out = F.softmax(scores, dim=-1) @ v
+{forward}
+        return {out}
+"""
+
+
+def learner(folder: Path, name: str = "head", *, top: str = "", init: str = "",
+            forward: str = "", out: str = "out") -> str:  # fmt: skip
+    """Write a learner file in ``folder``; its ``path:Head`` spec."""
+    text = HEAD.format(
+        top=textwrap.dedent(top),
+        init=textwrap.indent(textwrap.dedent(init), " " * 8),
+        forward=textwrap.indent(textwrap.dedent(forward), " " * 8),
+        out=out,
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.py"
+    path.write_text(text, encoding="utf-8")
+    return f"{path}:Head"
+
+
+#: Standard-library names the judge imports: each planted copy leaves a file behind when it runs.
+PLANTED = ("functools", "json", "re", "enum", "typing", "copy", "struct", "warnings", "inspect")
+PLANT = """
+import os
+open(os.path.join({marks!r}, "{name}-%d" % os.getpid()), "w").write("ran")
+raise ImportError("a planted {name}.py ran")
+"""
+
+
+def test_the_judge_imports_nothing_from_the_learners_folder_or_the_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stdlib-named files beside the audited file and in the folder the audit starts from:
+    none of them runs (in the judge or anywhere), and the correct head passes."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    spec = learner(tmp_path / "submitted")
+    here = tmp_path / "here"
+    here.mkdir()
+    for folder in (tmp_path / "submitted", here):
+        for name in PLANTED:
+            (folder / f"{name}.py").write_text(PLANT.format(marks=str(marks), name=name))
+    monkeypatch.chdir(here)
+    result = run_audit(spec)
+    assert sorted(p.name for p in marks.iterdir()) == []
+    assert result["exit_code"] == 0, render(result, "en")
+
+
+@pytest.fixture
+def isolated() -> None:
+    """bubblewrap must be able to isolate here (``.ci/run`` installs it)."""
+    sandbox.isolation.cache_clear()
+    why = sandbox.isolation()
+    if why is not None:
+        if os.environ.get("ATTNLAB_REQUIRE_SANDBOX"):
+            pytest.fail(f"bubblewrap cannot isolate learner code here ({why})")
+        pytest.skip(f"!!! SANDBOX TESTS SKIPPED: bubblewrap cannot isolate here ({why}) !!!")
+
+
+SHM = """
+wrote = 0
+try:
+    for n in range(5):  # 5 files of 40 MiB: each under the file-size cap
+        with open(f"/dev/shm/attnlab-fill-{n}", "wb") as f:
+            for _ in range(40):
+                f.write(b"x" * 2**20)
+                f.flush()
+                wrote += 1
+finally:
+    print("SHM-MIB", wrote, flush=True)
+"""
+
+
+def test_memory_written_to_dev_shm_is_capped(tmp_path: Path, isolated: None) -> None:
+    """200 MiB written to /dev/shm in 40 MiB files: bubblewrap's /dev/shm is a tmpfs of
+    SHM_BYTES, so the writes stop there, the audit does not pass and the report names the cap."""
+    result = run_audit(learner(tmp_path, init=SHM), timeout=60)
+    printed = result["output"]["stdout"]["text"]
+    wrote = int(printed.split("SHM-MIB")[1].split()[0])
+    assert wrote <= sandbox.SHM_BYTES // 2**20, printed
+    assert result["exit_code"] == 2, render(result, "en")
+    assert "/dev/shm (64 MiB)" in result["error"]["en"], result["error"]
+
+
+MEMFDS = """
+import time
+fds = []
+for n in range(16):  # 16 x 60 MiB: each under the file-size cap, 960 MiB together
+    fd = os.memfd_create(f"fill{n}")
+    for _ in range(60):
+        os.write(fd, b"x" * 2**20)
+    fds.append(fd)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("how", ["bubblewrap", "plain"])
+def test_memory_held_in_memfds_counts_against_the_trees_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """960 MiB held in memfds (not resident memory of any process once written): with a
+    768 MiB cap the audit stops and names the memory cap, in both modes."""
+    if how == "plain":
+        monkeypatch.setenv(sandbox.SWITCH, "off")
+    sandbox.isolation.cache_clear()
+    try:
+        result = run_audit(learner(tmp_path, init=MEMFDS), timeout=60, memory_mb=768)
+    finally:
+        sandbox.isolation.cache_clear()
+    assert (result["exit_code"], result["where"]) == (2, "memory"), render(result, "en")
+    assert "over the 768.0 MiB cap" in result["error"]["en"]
+
+
+THREADS = """
+import threading, time
+started = 0
+try:
+    for _ in range(2048):
+        threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+        started += 1
+finally:
+    print("THREADS", started, flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("how", ["bubblewrap", "plain"])
+def test_a_thread_flood_stops_at_the_task_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """2,048 threads asked for: the tree never holds more than TASKS (RLIMIT_NPROC in the
+    sandbox; the keeper's count in a plain process), and the audit stops and names the cap."""
+    if how == "plain":
+        monkeypatch.setenv(sandbox.SWITCH, "off")
+    sandbox.isolation.cache_clear()
+    try:
+        result = run_audit(learner(tmp_path, init=THREADS), timeout=60)
+    finally:
+        sandbox.isolation.cache_clear()
+    assert result["exit_code"] == 2, render(result, "en")
+    said = result["error"]["en"]
+    assert f"the cap is {sandbox.TASKS}" in said or f"cap of {sandbox.TASKS} processes" in said
+    started = int(result["output"]["stdout"]["text"].split("THREADS")[1].split()[0])
+    assert started < sandbox.TASKS, result["output"]
+
+
+FILES = """
+import tempfile
+opened, big = [], "none"
+try:
+    for _ in range(5000):
+        opened.append(open("/dev/null"))
+except OSError as exc:
+    print("OPEN-STOPPED", len(opened), exc.errno, flush=True)
+for f in opened:
+    f.close()
+import signal
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write over the cap then fails with EFBIG
+try:
+    with open(os.path.join(tempfile.gettempdir(), "big"), "wb") as f:
+        for _ in range(100):
+            f.write(b"x" * 2**20)
+            f.flush()
+except OSError as exc:
+    big = f"stopped {exc.errno}"
+print("BIG", big, flush=True)
+"""
+
+
+def test_open_files_and_file_size_are_capped(tmp_path: Path, isolated: None) -> None:
+    """5,000 open files stop at OPEN_FILES; a 100 MiB file stops at FILE_BYTES (EFBIG)."""
+    import errno
+
+    result = run_audit(learner(tmp_path, init=FILES), timeout=60)
+    printed = result["output"]["stdout"]["text"]
+    opened = int(printed.split("OPEN-STOPPED")[1].split()[0])
+    assert opened < sandbox.OPEN_FILES, printed
+    assert f"BIG stopped {errno.EFBIG}" in printed, printed
+
+
+SECRET = """
+try:
+    print("SECRET", open({path!r}).read(), flush=True)
+except OSError as exc:
+    print("SECRET-DENIED", type(exc).__name__, flush=True)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the audit is started by root here only as root")
+def test_a_root_only_file_is_unreadable_to_the_learners_code_when_root_audits(
+    tmp_path: Path, isolated: None
+) -> None:
+    """Run as root, the learner's code is a real unprivileged uid: a 0640 root file (like
+    /etc/shadow) under a bound folder cannot be read; a 0600 submitted file still audits."""
+    secret = Path("/etc/attnlab-test-secret")
+    secret.write_text("root only")
+    secret.chmod(0o640)
+    try:
+        spec = learner(tmp_path, top=SECRET.format(path=str(secret)))
+        Path(spec.rpartition(":")[0]).chmod(0o600)
+        result = run_audit(spec, timeout=60)
+    finally:
+        secret.unlink()
+    printed = result["output"]["stdout"]["text"]
+    assert "SECRET-DENIED PermissionError" in printed, printed
+    assert "root only" not in printed
+    assert result["exit_code"] == 0, render(result, "en")
