@@ -250,3 +250,49 @@ def test_a_root_only_file_is_unreadable_to_the_learners_code_when_root_audits(
     assert "SECRET-DENIED PermissionError" in printed, printed
     assert "root only" not in printed
     assert result["exit_code"] == 0, render(result, "en")
+
+
+FORGED_SKELETON = """
+_L = sys.modules["__main__"]  # the learner's process is python -m attnlab.audit.learner
+if not hasattr(_L, "skeleton"):
+    import attnlab.audit.learner as _L
+_real = _L.skeleton
+def _forged(module, path=None):
+    entries = _real(module, path)
+    for e in entries:
+        if e["kind"] == "linear":
+            e["config"]["in"] = e["config"]["out"] = 18000  # a 1.2 GiB layer, if it were built
+    return entries
+_L.skeleton = _forged
+"""
+
+
+def test_a_layer_description_the_judge_did_not_ask_for_is_refused(tmp_path: Path) -> None:
+    """The learner's process says its layers are 18000 × 18000: the judge builds nothing of it,
+    refuses in one line and exits 2."""
+    result = run_audit(learner(tmp_path, top=FORGED_SKELETON), timeout=60)
+    assert (result["exit_code"], result["where"]) == (2, "build"), render(result, "en")
+    said = result["error"]["en"]
+    assert "description of your module's layers was refused" in said, said
+    assert "\\n" not in said
+
+
+UNCHECKED = """
+import attnlab.audit.observe as _observe
+_observe.unusable = lambda out, x: None  # the learner's process no longer checks its output
+"""
+
+
+@pytest.mark.parametrize(
+    ("returned", "said"),
+    [
+        ("out.to('meta')", "your module returned a tensor the audit cannot compare"),
+        ("torch.zeros(out.size(0), out.size(1), 2**21)", "over the 64 MiB the audit reads"),
+    ],
+)
+def test_the_judge_checks_the_output_itself(tmp_path: Path, returned: str, said: str) -> None:
+    """A learner's process made to skip its own output check: the judge names a meta output
+    and a reply over the pipe's limit (not a crash, not "the auditor failed"), exit 2."""
+    result = run_audit(learner(tmp_path, top=UNCHECKED, out=returned), timeout=60)
+    assert result["exit_code"] == 2, render(result, "en")
+    assert said in result["error"]["en"], result["error"]

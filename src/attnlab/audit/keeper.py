@@ -117,8 +117,11 @@ def watch(
     state, deadline = Watch(), time.monotonic() + STARTUP_LIMIT
     captures, spare = dict(captures), frozenset({judge.pid})
     while judge.poll() is None:
-        if learner.poll() is not None:  # it exits on its own only by dying: the judge's
-            state.learner_died = True  # question will get no answer
+        if learner.poll() is not None:  # it exits on its own only by dying. The judge then
+            try:  # reads the end of its pipe and says "gone" at once, unless it had already
+                judge.wait(CLEANUP_LIMIT)  # refused the learner's last reply (too big...):
+            except subprocess.TimeoutExpired:  # its verdict stands then
+                state.learner_died = True
             return state
         if _stops:
             raise Stop(_stops[0])

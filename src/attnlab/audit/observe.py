@@ -112,9 +112,47 @@ def forward(module: nn.Module, x: torch.Tensor, path: Path, call: dict | None = 
             f"forward must return a tensor, got {type(result).__name__}",
             "call",
         )
+    unusable(out, x)
     if call.get("time_first") and out.dim() >= 2:
         out = out.transpose(0, 1)  # [T, B, ·] → [B, T, ·]
     return Run(x, out.detach().double(), rec)
+
+
+#: An output may hold at most this many times x's numbers (attention returns [B, T, width]
+#: with width at most C): past it the audit does not compare, it says so.
+OUTPUT_FACTOR = 16
+
+
+def unusable(out: torch.Tensor, x: torch.Tensor) -> None:  # x: [B, T, C]
+    """Refuse, in one line, an output the audit cannot compare with a reference: complex, not
+    dense (sparse, nested), on another device (meta, a GPU), a single number or far larger
+    than attention returns. Checked where the output is made and again by the judge.
+
+    Raises:
+        LearnerError: naming what the module returned (``where="call"``).
+    """
+    from attnlab.audit.loader import LearnerError
+
+    if out.is_nested:
+        zh, en = "嵌套张量（nested tensor）", "a nested tensor"
+    elif out.layout != torch.strided:
+        zh, en = f"稀疏张量（{out.layout}）", f"a sparse tensor ({out.layout})"
+    elif out.is_meta or out.device.type != "cpu":
+        zh, en = f"{out.device} 设备上的张量", f"a tensor on the {out.device} device"
+    elif out.is_complex():
+        zh, en = f"复数张量（{out.dtype}）", f"a complex tensor ({out.dtype})"
+    elif out.dim() == 0:
+        zh, en = "一个标量（形状 []）", "a single number (shape [])"
+    elif out.numel() > OUTPUT_FACTOR * x.numel():
+        zh = f"形状为 {list(out.shape)} 的张量（{out.numel():,} 个数）"
+        en = f"a tensor of shape {list(out.shape)} ({out.numel():,} numbers)"
+    else:
+        return
+    raise LearnerError(
+        f"你的模块返回了{zh}：审计只比较形状为 [B, T, 宽度] 的 CPU 实数张量",
+        f"your module returned {en}: the audit compares a dense real CPU tensor [B, T, width]",
+        "call",
+    )
 
 
 #: A score this far below the largest kept score of its row gets weight 0 in float32

@@ -27,7 +27,7 @@ from attnlab.audit.calling import Convention
 from attnlab.audit.construct import kind_of
 from attnlab.audit.layers import Conv1D
 from attnlab.audit.loader import LearnerError
-from attnlab.audit.observe import Run
+from attnlab.audit.observe import Run, unusable
 from attnlab.audit.record import Call, Recorder
 
 
@@ -47,6 +47,8 @@ class Learner:
         #: Seconds left for the learner's code: only the time spent waiting for it counts.
         self.budget = budget
         self.effects: list[str] = []
+        #: Set once a reply was refused unread (over the size limit): every later ask says so.
+        self.refused: LearnerError | None = None
 
     def wait_ready(self, limit: float) -> None:
         """Read the learner's process's first message, sent once its imports are done; the
@@ -71,6 +73,8 @@ class Learner:
         Raises:
             LearnerTooSlow: the reply took longer than the time left.
         """
+        if self.refused is not None:  # the pipe is mid-message: nothing more can be read
+            raise self.refused
         start = time.monotonic()
         deadline = None if self.budget is None else start + self.budget
         try:
@@ -78,6 +82,16 @@ class Learner:
             return wire.receive(self.replies, deadline=deadline)
         except wire.TooSlow:
             raise LearnerTooSlow() from None
+        except wire.TooBig as big:
+            mib = wire.MAX_BYTES // 2**20
+            self.refused = LearnerError(
+                f"你的代码的回复有 {big.size:,} 字节，超过审计读取的上限 {mib} MiB"
+                "（它的输出比 [B, T, C] 大得多？）",
+                f"your code's reply was {big.size:,} bytes, over the {mib} MiB the audit reads "
+                "(an output far larger than [B, T, C]?)",
+                {"forward": "call"}.get(str(request.get("op")), str(request.get("op"))),
+            )
+            raise self.refused from None
         except (OSError, wire.WireError) as exc:
             raise LearnerGone(str(exc)) from None
         finally:
@@ -161,19 +175,96 @@ def guess_kind(target: RemoteTarget) -> str:
     return kind_of(target.params) or "head"
 
 
+#: Parameters (numbers) a mirror may hold: what the pipe could carry as float32
+#: (:data:`~attnlab.audit.wire.MAX_BYTES`), far above any attention module at the audit's sizes
+#: (C ≤ 12) and far below what would strain the judge. A description past it is refused.
+MAX_ELEMENTS = wire.MAX_BYTES // 4
+#: The ``nn.MultiheadAttention`` arguments a description may carry (and their types).
+_MHA = {"embed_dim": int, "num_heads": int, "bias": bool, "add_bias_kv": bool,
+        "add_zero_attn": bool, "kdim": int, "vdim": int, "batch_first": bool}  # fmt: skip
+
+
+def _refuse(zh: str, en: str) -> LearnerError:
+    return LearnerError(
+        f"你的模块的层描述不可信，已拒绝：{zh}", f"the description of your module's layers was "
+        f"refused: {en}", "build"
+    )  # fmt: skip
+
+
+def _elements(entry: dict[str, Any]) -> int:
+    """The numbers a layer of the description holds once built (before any is made)."""
+    config, kind = entry["config"], entry["kind"]
+    if kind in ("linear", "conv1d"):
+        n_in, n_out = int(config["in"]), int(config["out"])
+        if n_in < 0 or n_out < 0:
+            raise ValueError(f"a {kind} of {n_in} × {n_out}")
+        return n_in * n_out + n_out
+    if kind == "mha":
+        e = int(config["embed_dim"])
+        k, v = int(config.get("kdim") or e), int(config.get("vdim") or e)
+        if min(e, k, v) < 0:
+            raise ValueError(f"a MultiheadAttention of width {e}")
+        return e * (e + k + v) + e * e + 8 * e
+    return 0
+
+
 def _node(entry: dict[str, Any]) -> nn.Module:
+    """The layer, made on the meta device: its numbers are the description's own tensors."""
     config = entry["config"]
     if entry["kind"] == "linear":
-        return nn.Linear(int(config["in"]), int(config["out"]), bias=bool(config["bias"]))
+        return nn.Linear(int(config["in"]), int(config["out"]), bias=bool(config["bias"]),
+                         device="meta")  # fmt: skip
     if entry["kind"] == "conv1d":
-        return Conv1D(int(config["in"]), int(config["out"]), bias=bool(config["bias"]))
+        with torch.device("meta"):
+            return Conv1D(int(config["in"]), int(config["out"]), bias=bool(config["bias"]))
     if entry["kind"] == "mha":
-        return nn.MultiheadAttention(**config)
+        args = {k: _MHA[k](v) for k, v in config.items() if k in _MHA and v is not None}
+        return nn.MultiheadAttention(**args, device="meta")
     return nn.Module()
 
 
+def _tensor(layer: str, pname: str, value: Any) -> torch.Tensor:
+    """A parameter of the description, if it is one the judge can hold: a dense CPU tensor of
+    real numbers whose storage really holds each of them (no expanded view)."""
+    where = f"{layer or '(the module)'}.{pname}"
+    if not isinstance(value, torch.Tensor):
+        raise _refuse(f"{where} 不是张量", f"{where} is not a tensor")
+    if value.layout != torch.strided or value.is_meta or value.device.type != "cpu":
+        raise _refuse(f"{where} 不是 CPU 上的普通张量", f"{where} is not a dense CPU tensor")
+    if value.is_complex():
+        raise _refuse(f"{where} 的 dtype 是 {value.dtype}", f"{where} has dtype {value.dtype}")
+    if value.numel() > value.untyped_storage().nbytes() // max(value.element_size(), 1):
+        raise _refuse(
+            f"{where} 的形状 {list(value.shape)} 比它的数据多", f"{where} claims the shape "
+            f"{list(value.shape)}, more numbers than it holds"
+        )  # fmt: skip
+    return value
+
+
 def mirror(skeleton: list[dict[str, Any]]) -> nn.Module:
-    """A local module tree with the skeleton's names, layer kinds and parameter values."""
+    """A local module tree with the skeleton's names, layer kinds and parameter values.
+
+    Every size it states is checked before anything is made: its layers together hold at most
+    :data:`MAX_ELEMENTS` numbers, each parameter is a dense CPU tensor, and every parameter a
+    layer has is one the description sent, of the layer's own shape.
+
+    Raises:
+        LearnerError: a description the judge will not build, in one line.
+        LearnerGone: not a description at all.
+    """
+    total = 0
+    for entry in skeleton:
+        total += _elements(entry)
+        total += sum(
+            int(v.numel()) for v in entry["params"].values() if isinstance(v, torch.Tensor)
+        )
+        if total > MAX_ELEMENTS:
+            layer = str(entry["name"]) or "(the module)"
+            raise _refuse(
+                f"到层 {layer} 为止已有 {total:,} 个数，超过审计器构造的上限 {MAX_ELEMENTS:,}",
+                f"up to layer {layer} it holds {total:,} numbers, over the {MAX_ELEMENTS:,} "
+                "the auditor builds",
+            )
     nodes: dict[str, nn.Module] = {}
     for entry in skeleton:
         name = str(entry["name"])
@@ -185,10 +276,21 @@ def mirror(skeleton: list[dict[str, Any]]) -> nn.Module:
             if parent is not None:
                 parent.add_module(leaf, node)
         for pname, value in entry["params"].items():
+            value = _tensor(name, str(pname), value)
+            old = node._parameters.get(pname)
+            if old is not None and old.shape != value.shape:
+                raise _refuse(
+                    f"{name}.{pname} 的形状是 {list(value.shape)}，而这一层要 {list(old.shape)}",
+                    f"{name}.{pname} has the shape {list(value.shape)} where the layer has "
+                    f"{list(old.shape)}",
+                )
             node.register_parameter(pname, nn.Parameter(value.clone(), requires_grad=False))
         nodes[name] = node
     if "" not in nodes:
         raise LearnerGone("a skeleton without its root module")
+    for pname, p in nodes[""].named_parameters():
+        if p.is_meta:
+            raise _refuse(f"没有给出 {pname} 的数值", f"it gives no values for {pname}")
     return nodes[""].float().eval()
 
 
@@ -215,7 +317,10 @@ def build(
     given), returned as a mirror that :func:`forward` runs there."""
     reply = target.learner.ask("build", kind=kind, sizes=list(sizes), seed=seed, init=target.init)
     try:
-        module = mirror(reply["skeleton"])
+        skeleton = reply["skeleton"]
+        if not isinstance(skeleton, list) or not all(isinstance(e, dict) for e in skeleton):
+            raise TypeError("not a list of layers")
+        module = mirror(skeleton)
         target.built[tuple(sizes)] = str(reply.get("call") or "")
         forward_params = _forward_params(reply.get("forward"))
     except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as exc:
@@ -250,8 +355,15 @@ def forward(module: nn.Module, x: torch.Tensor, path: Path, call: Convention | N
         out = reply["out"]
         calls = [_call(*c) for c in reply["calls"]]
         changed = dict(reply.get("state", {}))
+        if isinstance(out, str) and out.startswith("<tensor "):  # wire.plain's description
+            raise LearnerError(
+                f"你的模块返回了审计无法比较的张量（{out[8:-1]}）",
+                f"your module returned a tensor the audit cannot compare ({out[8:-1]})",
+                "call",
+            )
         if not isinstance(out, torch.Tensor):
             raise TypeError("the output is not a tensor")
+        unusable(out, x)  # the learner's process checked it too, but may have been made not to
         with torch.no_grad():  # the module changed its own parameters: the mirror follows
             for name, value in changed.items():
                 params[name].copy_(value)

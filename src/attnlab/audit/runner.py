@@ -177,10 +177,19 @@ def with_names(result: dict[str, object]) -> dict[str, object]:
     return result
 
 
+#: The judge's own address-space cap: whatever the learner's process tells it, it cannot be
+#: made to hold more (torch and the audit's tensors need well under half of it).
+JUDGE_MEMORY_MB = 3072
+
+
 def main(argv: list[str]) -> int:
+    import resource
+
     request = json.loads(argv[1])
     learner_fds = int(argv[2]), int(argv[3])
     die_with_parent(signal.SIGKILL)
+    cap = JUDGE_MEMORY_MB * 2**20
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     start = time.perf_counter()
     import torch
 

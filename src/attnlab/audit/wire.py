@@ -27,6 +27,14 @@ class WireError(Exception):
     """The other side closed the pipe, or sent something that is not a message."""
 
 
+class TooBig(WireError):
+    """A message over the reader's limit (``size`` bytes, as its header says)."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"a message of {size} bytes, over the {limit} byte limit")
+        self.size = size
+
+
 class TooSlow(Exception):
     """The other side did not answer before the deadline."""
 
@@ -72,7 +80,7 @@ def receive(fd: int, limit: int = MAX_BYTES, deadline: float | None = None) -> A
     """
     (size,) = _HEADER.unpack(_read_exactly(fd, _HEADER.size, deadline))
     if size > limit:
-        raise WireError(f"a message of {size} bytes, over the {limit} byte limit")
+        raise TooBig(size, limit)
     data = _read_exactly(fd, size, deadline)
     try:
         return torch.load(io.BytesIO(data), weights_only=True)
@@ -83,7 +91,9 @@ def receive(fd: int, limit: int = MAX_BYTES, deadline: float | None = None) -> A
 def plain(value: Any, depth: int = 0) -> Any:
     """``value`` as data :func:`receive` accepts: tensors detached, other objects by type name."""
     if isinstance(value, torch.Tensor):
-        return value.detach().clone().as_subclass(torch.Tensor)
+        if value.is_nested or value.layout != torch.strided or value.device.type != "cpu":
+            return f"<tensor {value.layout} {value.dtype} on {value.device}>"  # torch.save of
+        return value.detach().clone().as_subclass(torch.Tensor)  # these may fail or mislead
     if value is None or type(value) in (bool, int, float, str):
         return value
     if depth > 8:
