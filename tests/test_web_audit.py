@@ -227,6 +227,41 @@ def test_a_second_check_while_one_runs_is_told_to_wait(client: TestClient) -> No
     assert message(r) == "another check is running, try again in a few seconds"
 
 
+def test_another_worker_of_the_server_holding_the_slot_makes_a_check_wait(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One check per server across its workers: a worker of the same server (``attnlab serve
+    --workers N`` gives them one name) holding the slot is another process binding its abstract
+    name; this one then runs nothing and answers 503."""
+    import socket
+
+    from attnlab.web.worker import START_ENV
+
+    monkeypatch.setenv(START_ENV, "test-server-slot:2")
+    ran: list[str] = []
+    monkeypatch.setattr(routes_audit, "_audit", lambda *a, **k: ran.append("ran"))
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as other_worker:
+        other_worker.bind("\0" + routes_audit.AUDIT_SLOT.format(server="test-server-slot"))
+        r = post_code(client, code=GOOD)
+    assert r.status_code == 503 and ran == []
+    assert message(r) == "another check is running, try again in a few seconds"
+
+
+@pytest.mark.parametrize("session", [None, "not-a-session"])
+def test_a_class_only_server_checks_the_session_before_it_runs_anything(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, session: str | None
+) -> None:
+    """On ``serve --class-only`` a visitor without an invitation (401) or with a session the
+    store does not know (403) is refused before the auditor is called."""
+    ran: list[str] = []
+    monkeypatch.setattr(routes_audit, "_audit", lambda *a, **k: ran.append("ran"))
+    client = _client(tmp_path, class_only=True)
+    if session is not None:
+        client.cookies.set("attnlab_learner", session)
+    r = post_code(client, code=GOOD)
+    assert (r.status_code, ran) == (401 if session is None else 403, [])
+
+
 # --- gating ---------------------------------------------------------------------------------
 
 

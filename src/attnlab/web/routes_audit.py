@@ -3,8 +3,10 @@ as ``attnlab audit``, its report shown on the section's page.
 
 The code is written to a fresh private temporary folder, audited by
 :func:`attnlab.audit.run_audit` (the CLI's limits: 20 s, the memory cap), and the folder is
-removed; the report is rendered in the page's language and not stored. One check runs at a time
-per server process (:data:`AUDIT_LOCK`); a second one is refused with 503 while it runs.
+removed; the report is rendered in the page's language and not stored. Who asks is checked
+first (the CSRF token, then the learner's session on a server for class learners only); one
+check runs at a time per server, across its worker processes (:func:`audit_slot`); a second one
+is refused with 503 while it runs.
 
 Whether the box is on is decided once, by :func:`gate`: on for a server bound to a loopback
 address, off on any other unless ``attnlab serve --allow-audit`` was given and the auditor can
@@ -13,10 +15,15 @@ isolate learner code (:func:`attnlab.audit.sandbox.isolation`).
 
 from __future__ import annotations
 
+import contextlib
 import keyword
+import os
 import re
+import socket
+import sys
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +52,9 @@ KINDS = ("auto", "head", "multihead")  # as attnlab.audit.KINDS, without importi
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 #: One audit at a time in this process: each one runs two Python processes and torch.
 AUDIT_LOCK = threading.Lock()
+#: And one at a time per server across its worker processes: the holder binds this Linux
+#: abstract socket name (no file behind it; the kernel frees it when the holder dies).
+AUDIT_SLOT = "attnlab-audit-{server}"
 FILE_NAME = "my_code.py"
 _VERDICT = {0: ("audit_pass", "ok"), 1: ("audit_fail", "bad")}
 
@@ -106,6 +116,37 @@ def _checked(form: Any) -> dict[str, str]:
     return {"name": name, "kind": kind, "init": init}
 
 
+def _server() -> str:
+    """This server's name: the one ``attnlab serve --workers N`` gives all its workers, else
+    this process's own (a server of one process)."""
+    from attnlab.web.worker import START_ENV
+
+    return os.environ.get(START_ENV, "").rpartition(":")[0] or f"pid{os.getpid()}"
+
+
+@contextlib.contextmanager
+def audit_slot() -> Iterator[bool]:
+    """Whether this request holds the server's one audit slot (held until the block ends):
+    :data:`AUDIT_LOCK` in this process and, on Linux, :data:`AUDIT_SLOT` across the server's
+    workers."""
+    if not AUDIT_LOCK.acquire(blocking=False):
+        yield False
+        return
+    try:
+        if not sys.platform.startswith("linux"):
+            yield True
+            return
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as held:
+            try:
+                held.bind("\0" + AUDIT_SLOT.format(server=_server()))
+            except OSError:  # another worker of this server holds it
+                yield False
+                return
+            yield True
+    finally:
+        AUDIT_LOCK.release()
+
+
 def _audit(code: str, name: str, kind: str, init: str) -> dict[str, Any]:
     """Run the auditor on ``code`` written to a private temporary folder, removed afterwards."""
     from attnlab.audit import run_audit
@@ -130,15 +171,16 @@ async def check_my_code(request: Request, section_id: str) -> HTMLResponse:
     off = settings(request).audit_off
     if off:
         raise refused(403, f"audit_off_{off}")
+    # Who asks, before anything runs (the CSRF token was checked first): a server for class
+    # learners only refuses a visitor without a session (401) or with an ended one (403).
+    await run_in_threadpool(settings(request).store)
     form = await request.form()  # already read by csrf_protect when the token is a field
     code = await _code(form)
     fields = _checked(form)
-    if not AUDIT_LOCK.acquire(blocking=False):
-        raise refused(503, "audit_busy")
-    try:
+    with audit_slot() as mine:
+        if not mine:
+            raise refused(503, "audit_busy")
         result = await run_in_threadpool(_audit, code, **fields)
-    finally:
-        AUDIT_LOCK.release()
     from attnlab.audit.report import render
 
     exit_code = int(result.get("exit_code", 2))
