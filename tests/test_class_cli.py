@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -203,3 +204,57 @@ def test_a_key_of_digits_that_are_not_ascii_is_refused_as_a_wrong_key(
         store.create_class("week 7")
         with pytest.raises(KeyRefused):
             store.teacher_login(key, "me")
+
+
+def test_sixty_wrong_keys_at_once_get_exactly_the_limit_checked(
+    store_location: Path | str,
+) -> None:
+    """60 wrong keys from one client at once, from 12 threads with a store each (as workers
+    are): the count and the check are one statement, so exactly MAX_FAILURES keys are checked
+    and every other try is told to wait."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from attnlab.progress.sessions import MAX_FAILURES, KeyRefused
+
+    with ProgressStore(store_location) as store:
+        store.create_class("week 7")
+
+    def tries(n: int) -> list[int | None]:
+        waits = []
+        with ProgressStore(store_location) as store:
+            for _ in range(n):
+                try:
+                    store.teacher_login("1.wrong-key", "guesser")
+                except KeyRefused as exc:
+                    waits.append(exc.wait)
+        return waits
+
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        waits = [w for got in pool.map(tries, [5] * 12) for w in got]
+    assert len(waits) == 60
+    assert waits.count(None) == MAX_FAILURES, "checked (a wrong key), not told to wait"
+
+
+def test_a_wall_clock_set_back_does_not_lock_the_right_key_out(
+    store_location: Path | str,
+) -> None:
+    """The window is on a monotonic clock: after the limit, one window later the right key
+    opens the class, though the wall clock was set back an hour meanwhile."""
+    from datetime import UTC, datetime, timedelta
+
+    from attnlab.progress.sessions import FAILURE_WINDOW, MAX_FAILURES, KeyRefused
+
+    wall = [datetime(2026, 12, 2, 9, tzinfo=UTC)]
+    mono = [1000.0]
+    clock = lambda: wall[0].isoformat(timespec="microseconds")  # noqa: E731
+    with ProgressStore(store_location, clock=clock, monotonic=lambda: mono[0]) as store:
+        key = store.create_class("week 7").teacher_key
+        for _ in range(MAX_FAILURES):
+            with pytest.raises(KeyRefused):
+                store.teacher_login("1.wrong-key", "me")
+        with pytest.raises(KeyRefused) as waited:
+            store.teacher_login(key, "me")
+        assert waited.value.wait == math.ceil(FAILURE_WINDOW.total_seconds())
+        wall[0] -= timedelta(hours=1)
+        mono[0] += FAILURE_WINDOW.total_seconds() + 1
+        assert store.teacher_login(key, "me")[1] == 1

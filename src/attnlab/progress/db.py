@@ -93,6 +93,15 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         "CREATE TABLE class_key_failures (client TEXT NOT NULL, failed_at TEXT NOT NULL)",
         "CREATE INDEX class_key_failures_by_client ON class_key_failures (client, failed_at)",
     )),
+    # Teacher-key tries counted and checked in one statement (an upsert that locks the row),
+    # on a monotonic clock: one counter per client and machine boot (``clock``), its window
+    # starting at the first try. The wall-clock failures table it replaces goes.
+    (6, "teacher-key tries on a monotonic clock", (
+        "CREATE TABLE class_key_tries (client TEXT NOT NULL, clock TEXT NOT NULL, "
+        "window_start DOUBLE PRECISION NOT NULL, tries INTEGER NOT NULL, "
+        "PRIMARY KEY (client, clock))",
+        "DROP TABLE class_key_failures",
+    )),
 )  # fmt: skip
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 _OUR_TABLES = {"migrations", "completions", "assessments", "attempts", "visits"}

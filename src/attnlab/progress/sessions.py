@@ -1,18 +1,20 @@
 """Sessions of a class: a learner's from an invitation link, a teacher's from the key, and the
-count of wrong keys that slows a guesser down.
+count of teacher-key tries that slows a guesser down.
 
 Only hashes are stored (:func:`token_hash`, :func:`key_hash`; see
 :mod:`attnlab.progress.classes`), so a copy of the database opens no session. A session lives
-in the store, so it is valid on every process and machine sharing it. Wrong keys are counted per
-client in the store: after :data:`MAX_FAILURES` within :data:`FAILURE_WINDOW` the key is not
-even checked until the oldest failure leaves the window (no request sleeps).
+in the store, so it is valid on every process and machine sharing it. Teacher-key tries are
+counted per client in the store: after :data:`MAX_FAILURES` within :data:`FAILURE_WINDOW` the
+key is not even checked until the window ends (no request sleeps; see :meth:`SessionsMixin._try`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import secrets
+import uuid
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
@@ -26,6 +28,19 @@ FAILURE_WINDOW = timedelta(minutes=1)
 #: How long a teacher's session opens the class report before the key is asked for again (a
 #: learner's lasts the course: their link works once, so a new session needs the teacher).
 TEACHER_SESSION = timedelta(hours=12)
+
+
+def _boot_id() -> str:
+    """This machine's boot (Linux's ``boot_id``): monotonic clocks compare within one only."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
+            return f.read().strip()
+    except OSError:  # elsewhere: this process's own (its clock is still monotonic)
+        return f"process-{uuid.uuid4()}"
+
+
+#: The monotonic clock the tries of this process are counted on.
+CLOCK_ID = _boot_id()
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}  # about 16 MiB and tens of ms per try
 
 
@@ -52,6 +67,7 @@ class SessionsMixin:
     """The session methods of :class:`~attnlab.progress.store.ProgressStore`."""
 
     _clock: Callable[[], str]
+    _monotonic: Callable[[], float]
 
     def _write(self) -> AbstractContextManager[Connection]:
         raise NotImplementedError
@@ -114,7 +130,7 @@ class SessionsMixin:
                 ``client`` gave :data:`MAX_FAILURES` wrong keys within :data:`FAILURE_WINDOW`
                 (``wait``: seconds until it may try again; the key is not even checked).
         """
-        wait = self._wait(client)
+        wait = self._try(client)
         if wait:
             raise KeyRefused(
                 f"teacher key: too many wrong keys; try again in {wait} s",
@@ -123,10 +139,6 @@ class SessionsMixin:
             )
         class_id = self._key_class(key)
         if class_id is None:
-            with self._write() as db:
-                cutoff = self._before(FAILURE_WINDOW)
-                db.execute("DELETE FROM class_key_failures WHERE failed_at < ?", (cutoff,))
-                db.execute("INSERT INTO class_key_failures VALUES (?, ?)", (client, self._clock()))
             raise KeyRefused(
                 "teacher key: expected the key 'attnlab class create' printed, found a key "
                 "that opens no class",
@@ -134,6 +146,8 @@ class SessionsMixin:
             )
         session = secrets.token_urlsafe(32)
         with self._write() as db:  # the teacher sessions that ran out go
+            # The right key: this client's tries start again (a teacher on a second device).
+            db.execute("DELETE FROM class_key_tries WHERE client = ?", (client,))
             db.execute(
                 "DELETE FROM class_sessions WHERE kind = 'teacher' AND created_at <= ?",
                 (self._before(TEACHER_SESSION),),
@@ -147,18 +161,29 @@ class SessionsMixin:
     def _before(self, span: timedelta) -> str:
         return (datetime.fromisoformat(self._clock()) - span).isoformat(timespec="microseconds")
 
-    def _wait(self, client: str) -> int:
-        with self._read() as db:
-            times = db.execute(
-                "SELECT failed_at FROM class_key_failures WHERE client = ? AND failed_at >= ? "
-                "ORDER BY failed_at",
-                (client, self._before(FAILURE_WINDOW)),
-            ).fetchall()
-        if len(times) < MAX_FAILURES:
+    def _try(self, client: str) -> int:
+        """Count a try of ``client`` and say whether it may be checked: 0, or the seconds until
+        its window ends once :data:`MAX_FAILURES` tries were made in it.
+
+        One statement counts and decides (an upsert: the row is locked while it runs, so 60
+        tries at once count 60), on this machine's monotonic clock (a wall clock set back
+        would hold the window open for as long): its ``clock`` is the boot, and a window
+        opened on another machine or boot is that one's own. ``now`` may be a moment before
+        a window another request opened since: that window is not over then, only later.
+        """
+        now, span = self._monotonic(), FAILURE_WINDOW.total_seconds()
+        with self._write() as db:
+            window_start, tries = db.execute(
+                "INSERT INTO class_key_tries AS t (client, clock, window_start, tries) "
+                "VALUES (?, ?, ?, 1) ON CONFLICT (client, clock) DO UPDATE SET "
+                "tries = CASE WHEN t.window_start <= ? THEN 1 ELSE t.tries + 1 END, "
+                "window_start = CASE WHEN t.window_start <= ? THEN ? ELSE t.window_start END "
+                "RETURNING window_start, tries",
+                (client, CLOCK_ID, now, now - span, now - span, now),
+            ).fetchone()
+        if int(tries) <= MAX_FAILURES:
             return 0
-        oldest = datetime.fromisoformat(times[-MAX_FAILURES][0])
-        left = oldest + FAILURE_WINDOW - datetime.fromisoformat(self._clock())
-        return max(1, int(left.total_seconds()) + 1)
+        return max(1, math.ceil(float(window_start) + span - now))
 
     def _key_class(self, key: str) -> int | None:
         head, _, _ = key.strip().partition(".")

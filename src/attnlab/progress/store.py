@@ -26,6 +26,7 @@ import copy
 import os
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -94,8 +95,10 @@ class ProgressStore(
         profile: str = DEFAULT_PROFILE,
         clock: Callable[[], str] = utc_now,
         busy_timeout: float | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.profile, self._clock = check_profile(profile), clock
+        self._monotonic = monotonic  # the teacher-key window's clock
         self.busy_timeout = progress_access.busy_timeout(busy_timeout)
         self._lock = threading.RLock()
         self.closed = False
