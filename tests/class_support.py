@@ -27,9 +27,14 @@ def make_class(data_dir: Path, names: list[str]) -> tuple[int, str, list[str]]:
 
 
 def joined(factory: Any, data_dir: Path, link: str, **kwargs: Any) -> Any:
-    """A test client (its own cookies) that opened ``link``; the join must succeed."""
+    """A test client (its own cookies) that opened ``link`` and pressed its button (the GET
+    alone joins nothing); the join must succeed."""
+    from web_support import post_form
+
     client = factory(data_dir, **kwargs)
-    r = client.get(link, follow_redirects=False)
+    page = client.get(link, follow_redirects=False)
+    assert page.status_code == 200 and f'action="{link}?' in page.text, page.text[:300]
+    r = post_form(client, link)
     assert r.status_code == 303 and r.headers["location"].startswith("/lesson"), r.text[:300]
     assert "attnlab_learner" in client.cookies, "joining sets the learner cookie"
     return client

@@ -150,7 +150,8 @@ def test_a_class_works_in_chromium_on_either_store(  # type: ignore[no-untyped-d
             page = ada.new_page()
             page.set_default_timeout(60_000)
             page.goto(links[0])
-            expect(page.locator("main h1")).to_be_visible()  # joined: the lesson opens
+            page.locator("form.join button").click()  # the link's page: its button joins
+            expect(page.locator(".sign-out button")).to_be_visible()  # joined: signed in
             page.goto(f"/section/4?lang=en#ex-{EXERCISE}")
             page.fill(f"#exin-{EXERCISE}", no_scale_answer())
             page.press(f"#exin-{EXERCISE}", "Enter")
@@ -161,6 +162,8 @@ def test_a_class_works_in_chromium_on_either_store(  # type: ignore[no-untyped-d
             other = bo.new_page()
             other.set_default_timeout(60_000)
             other.goto(links[1])
+            other.locator("form.join button").click()
+            expect(other.locator(".sign-out button")).to_be_visible()
             other.goto(f"/section/4?lang=en#ex-{EXERCISE}")
             expect(other.locator("#complete-4 button.mark")).to_be_visible()
             assert other.locator(f"#ex-{EXERCISE} .verdict").count() == 0

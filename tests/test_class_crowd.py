@@ -31,8 +31,10 @@ def _note(i: int) -> str:
 def _learner(base: str, i: int, link: str, answer: str) -> dict[str, Any]:
     """Join, then complete a section, save a note and answer the exercise; what was confirmed."""
     with httpx.Client(base_url=base, timeout=DEADLINE_S, headers={"Origin": base}) as client:
-        r = client.get(link, follow_redirects=True)
-        assert r.status_code == 200, f"learner {i} could not join: {r.status_code}"
+        page = client.get(link)  # the link's page: its button starts the session
+        assert page.status_code == 200, f"learner {i} could not open the link: {page.status_code}"
+        r = post(client, link)
+        assert r.status_code == 303, f"learner {i} could not join: {r.status_code}"
         sid = i % SECTION_COUNT
         note_id = f"0a0a0a0a-0000-4000-8000-{i:012d}"
         done = {

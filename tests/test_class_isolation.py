@@ -64,6 +64,9 @@ ROUTES: dict[tuple[str, str], list[tuple[str, dict[str, Any] | None]]] = {
     ("POST", "/section/{section_id}/audit"): [("/section/13/audit", {"code": "x = 1"})],
     ("GET", "/fonts/{digest}/{name}"): [("/fonts/0/none.woff2", None)],
     ("GET", "/join/{token}"): [("/join/not-a-token", None)],
+    ("POST", "/join/{token}"): [("/join/not-a-token", {})],
+    ("GET", "/signed-out"): [("/signed-out", None)],
+    ("POST", "/leave"): [],  # B signs out last, below: only B's session ends
     ("GET", "/teacher"): [("/teacher", None)],
     ("POST", "/teacher"): [("/teacher", {"key": "1.wrong"})],
     ("POST", "/teacher/leave"): [("/teacher/leave", {})],
@@ -137,6 +140,10 @@ def test_two_learners_never_see_or_change_each_other(
     assert [(n["id"], n["deleted"]) for n in saved_b["notes"]] == [(NOTE_ID_A, True)]
     assert [c["section"] for c in saved_b["completed"]] == [3]
     assert b.get("/api/progress").json()["profile"] == "c1-2"
+    assert post_form(b, "/leave").status_code == 303
+    assert a.get("/api/progress").json()["profile"] == "c1-1", "B's sign-out ends only B's"
+    after = b.get("/api/progress")
+    assert after.status_code == 401 if class_only else after.json()["profile"] == "default"
     empty = _saved(tmp_path, "default")
     assert not (empty["notes"] or empty["attempts"] or empty["completed"]), "default untouched"
 

@@ -28,15 +28,24 @@ def _db_bytes(data_dir: Path) -> bytes:
 
 @pytest.mark.usefixtures("db_env")
 def test_a_link_works_once_and_sets_a_safe_cookie(web_client_factory: Any, tmp_path: Path) -> None:
+    from attnlab.progress.sessions import LEARNER_SESSION
+
     _, _, links = make_class(tmp_path, ["Ada"])
     first = web_client_factory(tmp_path)
-    r = first.get(links[0] + "?lang=en", follow_redirects=False)
+    for _ in range(3):  # a chat app's previews: the GET shows the button and uses nothing up
+        page = first.get(links[0] + "?lang=en", follow_redirects=False)
+        assert page.status_code == 200 and "Start with this link" in page.text
+        assert "attnlab_learner" not in first.cookies
+        assert page.headers["referrer-policy"] == "same-origin"
+    r = post_form(first, links[0] + "?lang=en")
     assert r.status_code == 303 and r.headers["location"] == "/lesson?lang=en"
     cookie = r.headers["set-cookie"].lower()
     assert "attnlab_learner=" in cookie and "httponly" in cookie and "samesite=lax" in cookie
     assert "path=/" in cookie and "secure" not in cookie, "Secure only over https"
+    assert f"max-age={int(LEARNER_SESSION.total_seconds())}" in cookie, "kept when closed"
     again = web_client_factory(tmp_path).get(links[0] + "?lang=en")
     assert again.status_code == 404 and "already used" in again.text
+    assert post_form(web_client_factory(tmp_path), links[0]).status_code == 404
     assert 'class="top"' in again.text, "a page with the site's header"
     assert web_client_factory(tmp_path).get("/join/nonsense?lang=en").status_code == 404
     assert first.get("/api/progress").json()["profile"] == "c1-1"
@@ -47,7 +56,8 @@ def test_a_link_over_https_sets_a_secure_cookie(web_client_factory: Any, tmp_pat
     _, _, links = make_class(tmp_path, ["Ada"])
     client = web_client_factory(tmp_path)
     client.base_url = client.base_url.copy_with(scheme="https")
-    r = client.get(links[0], follow_redirects=False)
+    client.get(links[0])  # the page sets the CSRF cookie (Secure over https: sent back here)
+    r = post_form(client, links[0], origin=str(client.base_url).rstrip("/"))
     assert r.status_code == 303 and "secure" in r.headers["set-cookie"].lower()
 
 
@@ -238,3 +248,56 @@ def test_report_shows_practice_with_fresh_numbers(web_client_factory: Any, tmp_p
     assert f"  {sid}: 2 practised, 1 mastered" in lines
     assert f"practice-{sid},1,practice," in class_report.as_csv(report)  # Bo: mastered
     assert class_report.as_json(report)["practice"][str(sid)]["mastered"] == 1
+
+
+@pytest.mark.usefixtures("db_env")
+def test_a_learner_signs_out_and_a_new_link_or_the_teacher_ends_sessions(
+    web_client_factory: Any, tmp_path: Path
+) -> None:
+    """Sign-out ends the session in the store (the old cookie, copied, opens nothing); a new
+    link for the learner ends the sessions of the old one; so does `attnlab class sign-out`."""
+    from attnlab.progress.store import ProgressStore
+
+    cid, _, links = make_class(tmp_path, ["Ada"])
+    opts = {"class_only": True}
+    phone = joined(web_client_factory, tmp_path, links[0], **opts)
+    cookie = phone.cookies["attnlab_learner"]
+    assert phone.get("/lesson?lang=en").status_code == 200
+    assert "Sign out" in phone.get("/lesson?lang=en").text
+    r = post_form(phone, "/leave?lang=en")
+    assert r.status_code == 303 and "attnlab_learner" not in phone.cookies
+    assert "Signed out" in phone.get(r.headers["location"]).text
+    copied = web_client_factory(tmp_path, **opts)
+    copied.cookies.set("attnlab_learner", cookie)
+    assert copied.get("/lesson?lang=en").status_code == 403, "the ended session opens nothing"
+
+    with ProgressStore.open(tmp_path) as store:
+        [again] = store.invite(cid, ["Ada"])
+    laptop = joined(web_client_factory, tmp_path, f"/join/{again.token}", **opts)
+    with ProgressStore.open(tmp_path) as store:
+        [newest] = store.invite(cid, ["Ada"])
+    assert laptop.get("/lesson?lang=en").status_code == 403, "a new link ends the old sessions"
+    tablet = joined(web_client_factory, tmp_path, f"/join/{newest.token}", **opts)
+    with ProgressStore.open(tmp_path) as store:
+        assert store.sign_out(cid, "Ada") == 1
+    assert tablet.get("/lesson?lang=en").status_code == 403, "the teacher ended it"
+
+
+def test_a_learner_session_lasts_its_stated_time(tmp_path: Path) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from attnlab.progress.sessions import LEARNER_SESSION
+    from attnlab.progress.store import ProgressStore
+
+    now = [datetime(2026, 12, 2, 9, tzinfo=UTC)]
+    clock = lambda: now[0].isoformat(timespec="microseconds")  # noqa: E731
+    with ProgressStore(tmp_path / "progress.sqlite3", clock=clock) as store:
+        made = store.create_class("week 7")
+        [link] = store.invite(made.id, ["Ada"])
+        joined_as = store.join(link.token)
+        assert joined_as is not None
+        session = joined_as[0]
+        now[0] += LEARNER_SESSION - timedelta(seconds=1)
+        assert store.learner_of(session) == "c1-1"
+        now[0] += timedelta(seconds=1)
+        assert store.learner_of(session) is None

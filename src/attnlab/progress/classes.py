@@ -130,9 +130,31 @@ class ClassesMixin:
             ).fetchall()
         return [(str(n), str(p)) for n, p in rows]
 
+    def sign_out(self, class_id: int, name: str) -> int:
+        """End every session of the class's learner ``name`` (they join again with a new link);
+        how many there were.
+
+        Raises:
+            InputError: no such class, or no learner of that name in it.
+        """
+        with self._read() as db:
+            self._check_class(db, class_id)
+            row = db.execute(
+                "SELECT profile FROM class_learners WHERE class_id = ? AND name = ?",
+                (class_id, name),
+            ).fetchone()
+        if row is None:
+            raise InputError(
+                f"--learner: expected a learner of class {class_id} (see 'attnlab class "
+                f"report'), found {name[:60]!r}",
+                f"--learner：应为班级 {class_id} 的学员（见 'attnlab class report'），"
+                f"实际是 {name[:60]!r}",
+            )
+        return self.end_learner_sessions(str(row[0]))  # type: ignore[attr-defined]
+
     def invite(self, class_id: int, names: list[str]) -> list[Invite]:
         """One link per name: a new learner, or a new link for a learner of that name (their
-        unused links are revoked; they keep their progress)."""
+        unused links are revoked and their sessions end; they keep their progress)."""
         names = [check_name(n) for n in names]
         links = []
         with self._write(CLASSES_LOCK) as db:  # learner numbers are COUNT + 1
@@ -144,11 +166,15 @@ class ClassesMixin:
                 ).fetchone()
                 if row is None:
                     profile = self._new_learner(db, class_id, name)
-                else:
+                else:  # a new link: the old one, and every session opened with a link, end
                     profile = row[0]
                     db.execute(
                         "UPDATE class_invites SET revoked = 1 WHERE profile = ? "
                         "AND used_at IS NULL",
+                        (profile,),
+                    )
+                    db.execute(
+                        "DELETE FROM class_sessions WHERE kind = 'learner' AND profile = ?",
                         (profile,),
                     )
                 token = secrets.token_urlsafe(32)

@@ -25,9 +25,12 @@ from attnlab.text.errors import InputError
 #: Wrong teacher keys one client may try per :data:`FAILURE_WINDOW` before it must wait.
 MAX_FAILURES = 5
 FAILURE_WINDOW = timedelta(minutes=1)
-#: How long a teacher's session opens the class report before the key is asked for again (a
-#: learner's lasts the course: their link works once, so a new session needs the teacher).
+#: How long a teacher's session opens the class report before the key is asked for again.
 TEACHER_SESSION = timedelta(hours=12)
+#: How long a learner's session (from an invitation link, kept in a cookie of the same age)
+#: lasts: a closed browser keeps it; after it, the teacher gives a new link. A learner can
+#: sign out sooner, and a new link for them, or ``attnlab class sign-out``, ends it at once.
+LEARNER_SESSION = timedelta(days=30)
 
 
 def _boot_id() -> str:
@@ -97,14 +100,38 @@ class SessionsMixin:
             )
         return session, str(profile)
 
-    def learner_of(self, session: str) -> str | None:
-        """The profile of a learner session, None if there is no such session."""
+    def invite_open(self, token: str) -> bool:
+        """Whether ``token`` is an invitation that :meth:`join` would use (nothing is changed:
+        a link preview's GET must not use up a link that works once)."""
         with self._read() as db:
             row = db.execute(
-                "SELECT profile FROM class_sessions WHERE id_hash = ? AND kind = 'learner'",
-                (token_hash(session),),
+                "SELECT 1 FROM class_invites WHERE token_hash = ? AND used_at IS NULL "
+                "AND revoked = 0",
+                (token_hash(token),),
+            ).fetchone()
+        return row is not None
+
+    def learner_of(self, session: str) -> str | None:
+        """The profile of a learner session, None if there is no such session, it ended or it
+        began :data:`LEARNER_SESSION` ago or more."""
+        with self._read() as db:
+            row = db.execute(
+                "SELECT profile FROM class_sessions WHERE id_hash = ? AND kind = 'learner' "
+                "AND created_at > ?",
+                (token_hash(session), self._before(LEARNER_SESSION)),
             ).fetchone()
         return None if row is None else str(row[0])
+
+    def end_learner_sessions(self, profile: str) -> int:
+        """End every session of the learner ``profile`` (a lost phone, a shared computer): each
+        cookie opens nothing any more. How many there were."""
+        with self._write() as db:
+            return int(
+                db.execute(
+                    "DELETE FROM class_sessions WHERE kind = 'learner' AND profile = ?",
+                    (profile,),
+                ).rowcount
+            )
 
     def teacher_of(self, session: str) -> int | None:
         """The class of a teacher session, None if there is no such session or it began
@@ -118,7 +145,8 @@ class SessionsMixin:
         return None if row is None else int(row[0])
 
     def end_session(self, session: str) -> None:
-        """Forget a session (a teacher signing out): its cookie opens nothing any more."""
+        """Forget a session (a teacher or a learner signing out): its cookie opens nothing any
+        more."""
         with self._write() as db:
             db.execute("DELETE FROM class_sessions WHERE id_hash = ?", (token_hash(session),))
 

@@ -186,6 +186,7 @@ def page_context(request: Request, lang: str, summary: Summary, **extra: Any) ->
         "csrf_field": CSRF_FIELD,
         "figures_on": settings(request).figures,
         "mastery": None,  # {section: (run, mastered)} where a page shows practice links
+        "signed_in": settings(request).session is not None,  # a class learner: "sign out"
         **extra,
     }
 

@@ -162,6 +162,13 @@ UI: dict[str, dict[str, str]] = {
         "class_only": "这个服务器只为班级学员开放：请打开老师发给你的邀请链接（/join/…）",
         "session_unknown": "你的班级登录已失效：请向老师要一个新的邀请链接",
         "join_bad": "邀请链接无效或已用过（每个链接只能用一次）：请向老师要一个新的链接",
+        "join_title": "加入班级",
+        "join_explain": "这个邀请链接只能用一次。按下面的按钮开始学习：这个浏览器会记住你 {days} 天，"
+        "关掉浏览器也不会退出。在公用电脑上学完请点页面底部的“退出登录”。",
+        "join_start": "用这个链接开始学习",
+        "sign_out": "退出登录",
+        "signed_out_title": "已退出登录",
+        "signed_out": "这个浏览器已退出班级登录。要在这里继续学习，请向老师要一个新的邀请链接。",
         "teacher_title": "教师视图",
         "teacher_key": "教师密钥",
         "teacher_open": "打开班级报告",
@@ -368,6 +375,15 @@ UI: dict[str, dict[str, str]] = {
         "class_only": "this server is for class learners only: open the invitation link (/join/…) your teacher gave you",
         "session_unknown": "your class sign-in is no longer valid: ask your teacher for a new invitation link",
         "join_bad": "invitation link unknown or already used (each link works once): ask your teacher for a new link",
+        "join_title": "Join the class",
+        "join_explain": "This invitation link works once. Press the button to start: this "
+        "browser then keeps you signed in for {days} days, also after it is closed. On a "
+        "shared computer, press \u201cSign out\u201d at the bottom of a page when you are done.",
+        "join_start": "Start with this link",
+        "sign_out": "Sign out",
+        "signed_out_title": "Signed out",
+        "signed_out": "This browser is signed out of the class. To go on here, ask your teacher "
+        "for a new invitation link.",
         "teacher_title": "Teacher's view",
         "teacher_key": "Teacher key",
         "teacher_open": "Open the class report",

@@ -104,7 +104,8 @@ def register(app: typer.Typer) -> None:
         learner: Annotated[
             str | None,
             typer.Option(
-                "--learner", help="A new link for this learner (revokes their unused one)."
+                "--learner",
+                help="A new link for this learner (revokes their unused one, ends their sessions).",
             ),
         ] = None,
         as_json: JsonOption = False,
@@ -121,6 +122,22 @@ def register(app: typer.Typer) -> None:
             return
         for row in rows:
             typer.echo(f"{row['learner']}\t{row['url']}")
+
+    @group.command("sign-out")
+    @with_store
+    def sign_out(
+        ctx: typer.Context,
+        class_id: ClassOption,
+        learner: Annotated[str, typer.Option("--learner", help="The learner's name.")],
+        *,
+        opts: StoreOptions,
+    ) -> None:
+        """End a learner's sessions on every device (a lost phone, a shared computer); they
+        join again with a new link (attnlab class invite --learner)."""
+        cid = _class_id(class_id, opts.lang)
+        ended = _run(opts, lambda s: s.sign_out(cid, learner))
+        typer.echo(pick(opts.lang, f"{learner}：结束了 {ended} 个登录会话",
+                        f"{learner}: {ended} session{'s' * (ended != 1)} ended"))  # fmt: skip
 
     @group.command("list")
     @with_store
