@@ -248,6 +248,21 @@ def migrate(conn: psycopg.Connection[Any], where: str, upto: int = SCHEMA_VERSIO
         return applied
 
 
+#: Seconds between two tries of the pool to reach a server that went away (a restart, an
+#: outage). psycopg_pool doubles its wait after each failed try (1, 2, 4, 8... s), so a server
+#: back after 30 s was answered up to 30 s later still; attnlab tries every second instead.
+RECONNECT_S = 1.0
+
+
+def steady_reconnects() -> None:
+    """Make the pool retry a lost server every :data:`RECONNECT_S` (± 10 %), not with a
+    doubling back-off: learners get answers within about a second of its return."""
+    from psycopg_pool.base import AttemptWithBackoff
+
+    AttemptWithBackoff.INITIAL_DELAY = RECONNECT_S
+    AttemptWithBackoff.DELAY_BACKOFF = 1.0
+
+
 class PgDatabase:
     """One server (``url``) for this process: checked and migrated once, then a pool.
 
@@ -265,6 +280,7 @@ class PgDatabase:
         from psycopg_pool import ConnectionPool
 
         self.url, self.where, self.seconds = url, redact(url), seconds
+        steady_reconnects()
         wait = max(2, math.ceil(seconds))  # libpq: 0 would mean wait forever
         try:
             with psycopg.connect(url, autocommit=True, connect_timeout=wait) as conn:

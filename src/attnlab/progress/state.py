@@ -38,7 +38,7 @@ from attnlab.progress import exchange
 from attnlab.progress.backend import Connection
 from attnlab.progress.exchange import check_section
 from attnlab.progress.notes import Note
-from attnlab.progress.store_errors import StoreBusy, StoreReadOnly, translate
+from attnlab.progress.store_errors import StoreError, translate
 from attnlab.progress.summary import Summary
 
 if TYPE_CHECKING:
@@ -154,15 +154,16 @@ class StateMixin:
         Args:
             visit: a section (0-19) to remember as the last one visited (as
                 :meth:`set_last_section` does) before reading. The visit is a bookmark, not an
-                answer: a read-only or busy store skips it and still reads.
+                answer: a store that cannot write it (read-only, busy, a full disk) skips it
+                and still reads.
         """
         if visit is not None:
             check_section(visit)
             if self.writable:
                 try:
                     return self._visit_and_read(visit)
-                except (StoreBusy, StoreReadOnly):  # nothing was written
-                    pass
+                except StoreError:  # busy, read-only, a full disk...: nothing was written,
+                    pass  # and the page still shows what the store holds
         with self._statement() as db:
             rows = db.execute(STATE_SQL, (self.profile,) * STATE_PARAMS).fetchall()
         return parse(self.profile, rows)

@@ -22,6 +22,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import sqlite3
@@ -31,7 +32,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from attnlab.progress import access as progress_access
 from attnlab.progress import backend, exchange, location
@@ -55,6 +56,64 @@ if TYPE_CHECKING:
 PROFILE_ENV = "ATTNLAB_PROFILE"
 DEFAULT_PROFILE = "default"
 FILE_NAME = "progress.sqlite3"
+
+
+def _close_sqlite(conn: sqlite3.Connection, watch: _WalWatch) -> None:
+    conn.close()
+    watch.release()
+
+
+class _WalWatch:
+    """Whether the ``-wal`` of one database file is still the one this process writes to.
+
+    SQLite keeps the WAL file open: if someone removes it (or moves another one there) while
+    a connection is open, that connection's commits still succeed, into a file no other
+    connection will ever read, and are lost; a connection opened later starts another WAL.
+    So the WAL's identity (device, inode) is noted at this process's first write to the file
+    and checked before every later one, by every connection: once it differs, each write is
+    refused until the file is opened again, after this process closed every connection to it
+    (SQLite itself removes the WAL only when the last connection anywhere closes, so while
+    one of ours is open the WAL cannot change by SQLite's doing). A ``stat``, never an
+    ``open``: opening a file of the database would drop SQLite's locks
+    (:mod:`attnlab.progress.db`).
+    """
+
+    _all: ClassVar[dict[Path, _WalWatch]] = {}
+    _guard: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, key: Path) -> None:
+        self.key, self.wal, self.users = key, Path(f"{key}-wal"), 0
+        self.seen: tuple[int, int] | None = None
+        self.lost = False
+
+    @classmethod
+    def of(cls, path: Path) -> _WalWatch:
+        """The watch of ``path``'s WAL, counted as used once more (:meth:`release`)."""
+        key = path.absolute()
+        with cls._guard:
+            watch = cls._all.setdefault(key, cls(key))
+            watch.users += 1
+            return watch
+
+    def release(self) -> None:
+        with self._guard:
+            self.users -= 1
+            if self.users <= 0 and self._all.get(self.key) is self:
+                del self._all[self.key]
+
+    def intact(self) -> bool:
+        """Called inside a write transaction (the write lock held: the WAL exists)."""
+        try:
+            found = os.stat(self.wal)
+            now: tuple[int, int] | None = (found.st_dev, found.st_ino)
+        except FileNotFoundError:
+            now = None
+        with self._guard:
+            if not self.lost and self.seen is None:
+                self.seen = now
+            elif now != self.seen:
+                self.lost = True
+            return not self.lost
 
 
 class ProgressStore(
@@ -124,7 +183,8 @@ class ProgressStore(
             raise translate(exc, path, self.busy_timeout) from None
         # A store dropped unclosed (a web worker thread that ended) closes its connection at
         # once: sqlite3 connections sit in a reference cycle and would wait for the collector.
-        weakref.finalize(self, self._conn.close)
+        self._wal_watch = _WalWatch.of(path)
+        self._finalizer = weakref.finalize(self, _close_sqlite, self._conn, self._wal_watch)
         register(self)
 
     @classmethod
@@ -154,7 +214,7 @@ class ProgressStore(
         connections stay for the process's other stores)."""
         with self._lock:
             if self._pg is None:
-                self._conn.close()
+                self._finalizer()  # the connection, and this process's count of the file's
             self.closed = True
 
     def __enter__(self) -> ProgressStore:
@@ -207,6 +267,8 @@ class ProgressStore(
             try:
                 self._conn.execute(f"BEGIN {mode}")
                 try:
+                    if mode == "IMMEDIATE":  # the write lock is ours: nobody can make a WAL now
+                        self._check_wal()
                     yield self._conn
                     self._conn.execute("COMMIT")
                 except BaseException:
@@ -214,6 +276,32 @@ class ProgressStore(
                     raise
             except sqlite3.Error as exc:
                 raise translate(exc, self.path, self.busy_timeout) from None
+
+    def _check_wal(self) -> None:
+        """Refuse to write when the file's ``-wal`` is not the one this process writes to
+        (:class:`_WalWatch`).
+
+        Raises:
+            StoreError: the WAL was removed or replaced while this process had the file open.
+        """
+        assert self.file is not None  # SQLite
+        if self._wal_watch.intact():
+            return
+        wal = f"{self.file}-wal"
+        raise StoreError(
+            f"{wal} was removed or replaced while attnlab had {self.file} open: an answer "
+            "saved now would be lost, so nothing is saved; stop attnlab and start it again",
+            f"{wal} 在 attnlab 打开 {self.file} 期间被删除或替换：现在保存的回答会丢失，"
+            "因此不再保存；请停止 attnlab 后重新启动",
+        )
+
+    def checkpoint(self) -> None:
+        """Copy the WAL into the database file and empty it (a clean stop leaves the file
+        alone complete: copying ``progress.sqlite3`` by itself then loses nothing)."""
+        if self._pg is not None or self.closed or not self.writable:
+            return
+        with self._lock, contextlib.suppress(sqlite3.Error):
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def _write(self, scope: str | None = None) -> AbstractContextManager[Connection]:
         """A write transaction. SQLite queues every writer of the file; PostgreSQL queues the

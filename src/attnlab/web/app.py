@@ -10,8 +10,10 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -103,6 +105,13 @@ def _environment(figures_on: bool) -> Environment:
     return env
 
 
+@contextlib.asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """At a clean stop, the stores' WALs go into their files (:meth:`Settings.close_stores`)."""
+    yield
+    app.state.settings.close_stores()
+
+
 def create_app(
     data_dir: str | os.PathLike[str] | None = None,
     profile: str | None = None,
@@ -135,7 +144,8 @@ def create_app(
     """
     if profile is not None:
         check_profile(profile)
-    app = FastAPI(title="attnlab web lesson", docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(title="attnlab web lesson", docs_url=None, redoc_url=None, openapi_url=None,
+                  lifespan=_lifespan)  # fmt: skip
     if audit_off == "auto":
         audit_off = None if set(hosts or LOCAL_HOSTS) <= set(LOCAL_HOSTS) else "shared"
     if audit_off not in (None, "shared", "sandbox"):
@@ -148,6 +158,7 @@ def create_app(
         audit_off,
         db,
         class_only,
+        shared=not set(hosts or LOCAL_HOSTS) <= set(LOCAL_HOSTS),
     )
     app.state.templates = _environment(figures_on)
     app.mount("/static", CachedStatic(directory=HERE / "static"), name="static")

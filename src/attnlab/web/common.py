@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -48,9 +49,14 @@ class Settings:
     db: str | None = None
     #: Serve class learners only: a visitor without a learner session is asked for their link.
     class_only: bool = False
+    #: Answering other machines (host names beyond the loopback ones): store errors shown to
+    #: a visitor without a session then name neither the file nor the server.
+    shared: bool = False
     #: The learner session cookie of the request (``None``: no session; see :func:`settings`).
     session: str | None = None
     _local: threading.local = field(default_factory=threading.local)
+    #: Every store this app's threads opened (:meth:`close_stores` at a clean stop).
+    _opened: weakref.WeakSet[ProgressStore] = field(default_factory=weakref.WeakSet)
     _learner: list[str | None] = field(default_factory=list)
 
     def store(self) -> ProgressStore:
@@ -91,7 +97,15 @@ class Settings:
                 why = {lang: error_message(exc, lang) for lang in LANGS}
                 raise refused(503, "store_unavailable", why=why) from None
             self._local.store = store
+            self._opened.add(store)
         return store
+
+    def close_stores(self) -> None:
+        """At a clean stop: empty the WAL of every store this app opened into its file, then
+        close them (nothing of the store is left in a ``-wal`` beside ``progress.sqlite3``)."""
+        for store in list(self._opened):
+            store.checkpoint()
+            store.close()
 
 
 def store_status(exc: StoreError) -> int:

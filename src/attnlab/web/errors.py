@@ -164,6 +164,14 @@ def _http_error(request: Request, exc: Any) -> Response:
 def _store_failed(request: Request, exc: Any) -> Response:
     """The store is busy (503), read-only (409) or broken (503): one line, no traceback."""
     lang = page_lang(request)
+    from attnlab.web.common import settings
+
+    chosen = settings(request)
+    if chosen.session is None and (chosen.shared or chosen.class_only):
+        # Another machine's visitor with no session: not the store's path or server address
+        # (the server's log has them).
+        LOGGER.warning("store error shown without its details: %s", exc.en)
+        return render_error(request, store_status(exc), UI[lang]["store_hidden"], lang=lang)
     return render_error(request, store_status(exc), exc.text(lang), lang=lang)
 
 

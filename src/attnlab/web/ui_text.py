@@ -162,6 +162,7 @@ UI: dict[str, dict[str, str]] = {
         "class_only": "这个服务器只为班级学员开放：请打开老师发给你的邀请链接（/join/…）",
         "session_unknown": "你的班级登录已失效：请向老师要一个新的邀请链接",
         "join_bad": "邀请链接无效或已用过（每个链接只能用一次）：请向老师要一个新的链接",
+        "store_hidden": "进度存储暂时无法使用：请稍后再试（原因记录在服务器的日志中）",
         "join_title": "加入班级",
         "join_explain": "这个邀请链接只能用一次。按下面的按钮开始学习：这个浏览器会记住你 {days} 天，"
         "关掉浏览器也不会退出。在公用电脑上学完请点页面底部的“退出登录”。",
@@ -375,6 +376,7 @@ UI: dict[str, dict[str, str]] = {
         "class_only": "this server is for class learners only: open the invitation link (/join/…) your teacher gave you",
         "session_unknown": "your class sign-in is no longer valid: ask your teacher for a new invitation link",
         "join_bad": "invitation link unknown or already used (each link works once): ask your teacher for a new link",
+        "store_hidden": "the progress store cannot be used right now: try again in a moment (the server's log says why)",
         "join_title": "Join the class",
         "join_explain": "This invitation link works once. Press the button to start: this "
         "browser then keeps you signed in for {days} days, also after it is closed. On a "
