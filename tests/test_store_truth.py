@@ -117,3 +117,21 @@ def test_a_visitor_without_a_session_never_sees_where_the_store_is(
     assert str(blocked) not in r.text and "not-a-folder" not in r.text
     local = TestClient(create_app(blocked, figures_on=False), base_url=ORIGIN)
     assert "not-a-folder" in local.get("/notes?lang=en").text
+
+
+def test_a_visitor_without_a_session_never_sees_the_servers_address() -> None:
+    """PostgreSQL that cannot be reached, on a network server: no address, no user name."""
+    import socket
+
+    from fastapi.testclient import TestClient
+
+    from attnlab.web.app import create_app
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"postgresql://ann:pw@127.0.0.1:{port}/course"
+    app = create_app(None, figures_on=False, db=url, hosts=["lesson.example"])
+    r = TestClient(app, base_url="http://lesson.example").get("/notes?lang=en")
+    assert r.status_code == 503, r.text[:300]
+    assert f":{port}" not in r.text and "ann:" not in r.text and "127.0.0.1" not in r.text
