@@ -29,7 +29,10 @@ TITLED_SECTION = 18
 PAGES = [*PAGE_TYPES[:2], f"/section/{EXERCISE_SECTION}", f"/section/{TITLED_SECTION}",
          *PAGE_TYPES[2:]]  # fmt: skip
 SIZE_OF = "els => els.map(e => [e.getBoundingClientRect().width, e.getBoundingClientRect().height])"
-RUN = "tags => axe.run(document, {runOnly: {type: 'tag', values: tags}})"
+#: Every rule of ``TAGS``; the details are gathered for violations only (``resultTypes``): the
+#: passes are still listed, with one example node each, and the run takes half the time.
+RUN = ("tags => axe.run(document, {runOnly: {type: 'tag', values: tags}, "
+       "resultTypes: ['violations']})")  # fmt: skip
 
 
 def _axe() -> Path:

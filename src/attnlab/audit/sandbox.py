@@ -135,8 +135,13 @@ REASONS = {
 }
 
 
+#: ``ATTNLAB_AUDIT_USERNS=1``: run as root, still sandbox the way an unprivileged caller is
+#: (a user namespace, uid 65534 inside it): the tests of that path, which learners' laptops take.
+USERNS_SWITCH = "ATTNLAB_AUDIT_USERNS"
+
+
 def _as_root() -> bool:
-    return os.geteuid() == 0
+    return os.geteuid() == 0 and os.environ.get(USERNS_SWITCH) != "1"
 
 
 def _namespaces() -> list[str]:
