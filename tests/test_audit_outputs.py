@@ -11,32 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from learner_files import head_source
 
 from attnlab.audit.outcome import exit_code
 from attnlab.audit.runner import audit
-
-HEAD = """
-import math
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-
-class Head(nn.Module):
-    def __init__(self, embed_dim, head_size, context_length):
-        super().__init__()
-        self.query = nn.Linear(embed_dim, head_size, bias=False)
-        self.key = nn.Linear(embed_dim, head_size, bias=False)
-        self.value = nn.Linear(embed_dim, head_size, bias=False)
-        self.register_buffer("tril", torch.tril(torch.ones(context_length, context_length)))
-
-    def forward(self, x):
-        T = x.size(1)
-        q, k, v = self.query(x), self.key(x), self.value(x)
-        scores = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))
-        scores = scores.masked_fill(self.tril[:T, :T] == 0, float("-inf"))
-        out = F.softmax(scores, dim=-1) @ v
-        return {out}
-"""
 
 CASES = {
     "out + 7j": "a complex tensor (torch.complex64)",
@@ -52,7 +30,7 @@ CASES = {
 @pytest.mark.parametrize("returned", CASES)
 def test_an_output_the_audit_cannot_compare_is_named(tmp_path: Path, returned: str) -> None:
     path = tmp_path / "head.py"
-    path.write_text(HEAD.format(out=returned), encoding="utf-8")
+    path.write_text(head_source(out=returned), encoding="utf-8")
     result = audit(path, "Head", "auto")
     assert result["status"] == "error" and exit_code(result) == 2, result
     said = result["error"]["en"]  # type: ignore[index]
@@ -63,5 +41,5 @@ def test_an_output_the_audit_cannot_compare_is_named(tmp_path: Path, returned: s
 
 def test_the_right_output_still_passes(tmp_path: Path) -> None:
     path = tmp_path / "head.py"
-    path.write_text(HEAD.format(out="out"), encoding="utf-8")
+    path.write_text(head_source(), encoding="utf-8")
     assert exit_code(audit(path, "Head", "auto")) == 0

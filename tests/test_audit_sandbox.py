@@ -24,47 +24,17 @@ from pathlib import Path
 
 import psutil
 import pytest
+from learner_files import write_head
 from store_support import wait_until
 
 from attnlab.audit import run_audit, sandbox
 from attnlab.audit.report import render
 
-#: A correct single head; ``{extra}`` runs in ``__init__`` (once per build) and ``{scale}``
-#: divides the scores (``math.sqrt(d)`` when right, ``1`` for the no-scale mistake).
 pytestmark = pytest.mark.sandbox
-
-HEAD = """
-import math, os, sys, json, signal, socket, subprocess, time
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-
-{top}
-
-class Head(nn.Module):
-    def __init__(self, embed_dim, head_size, context_length):
-        super().__init__()
-        self.query = nn.Linear(embed_dim, head_size, bias=False)
-        self.key = nn.Linear(embed_dim, head_size, bias=False)
-        self.value = nn.Linear(embed_dim, head_size, bias=False)
-        self.register_buffer("tril", torch.tril(torch.ones(context_length, context_length)))
-{init}
-
-    def forward(self, x):
-        T = x.size(1)
-        q, k, v = self.query(x), self.key(x), self.value(x)
-        scores = q @ k.transpose(-2, -1) / {scale}
-        scores = scores.masked_fill(self.tril[:T, :T] == 0, float("-inf"))
-        return F.softmax(scores, dim=-1) @ v
-"""
 
 
 def _learner(folder: Path, name: str, top: str = "", init: str = "", scale: str = "") -> str:
-    scale = scale or "math.sqrt(k.size(-1))"
-    text = HEAD.format(top=top, init=textwrap.indent(textwrap.dedent(init), " " * 8), scale=scale)
-    path = folder / f"{name}.py"
-    path.write_text(text, encoding="utf-8")
-    return f"{path}:Head"
+    return write_head(folder, name, top=top, init=init, scale=scale)
 
 
 def _statuses(result: dict[str, object]) -> dict[int, str]:

@@ -8,59 +8,20 @@ Each learner file is written here and audited for real (keeper, judge, learner's
 from __future__ import annotations
 
 import os
-import textwrap
 from pathlib import Path
 
 import pytest
+from learner_files import write_head
 
 from attnlab.audit import run_audit, sandbox
 from attnlab.audit.report import render
 
 pytestmark = pytest.mark.sandbox
 
-#: A correct single head; ``{init}`` runs in ``__init__``, ``{out}`` is what forward returns
-#: (``out``: the right output).
-HEAD = """
-import math, os, sys
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
 
-{top}
-
-class Head(nn.Module):
-    def __init__(self, embed_dim, head_size, context_length):
-        super().__init__()
-        self.query = nn.Linear(embed_dim, head_size, bias=False)
-        self.key = nn.Linear(embed_dim, head_size, bias=False)
-        self.value = nn.Linear(embed_dim, head_size, bias=False)
-        self.register_buffer("tril", torch.tril(torch.ones(context_length, context_length)))
-{init}
-
-    def forward(self, x):
-        T = x.size(1)
-        q, k, v = self.query(x), self.key(x), self.value(x)
-        scores = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))
-        scores = scores.masked_fill(self.tril[:T, :T] == 0, float("-inf"))
-        out = F.softmax(scores, dim=-1) @ v
-{forward}
-        return {out}
-"""
-
-
-def learner(folder: Path, name: str = "head", *, top: str = "", init: str = "",
-            forward: str = "", out: str = "out") -> str:  # fmt: skip
-    """Write a learner file in ``folder``; its ``path:Head`` spec."""
-    text = HEAD.format(
-        top=textwrap.dedent(top),
-        init=textwrap.indent(textwrap.dedent(init), " " * 8),
-        forward=textwrap.indent(textwrap.dedent(forward), " " * 8),
-        out=out,
-    )
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{name}.py"
-    path.write_text(text, encoding="utf-8")
-    return f"{path}:Head"
+def learner(folder: Path, name: str = "head", **hooks: str) -> str:
+    """Write a learner file in ``folder`` (:func:`learner_files.head_source`); its spec."""
+    return write_head(folder, name, **hooks)
 
 
 #: Standard-library names the judge imports: each planted copy leaves a file behind when it runs.
