@@ -247,6 +247,7 @@ def test_another_worker_of_the_server_holding_the_slot_makes_a_check_wait(
     assert message(r) == "another check is running, try again in a few seconds"
 
 
+@pytest.mark.usefixtures("db_env")
 @pytest.mark.parametrize("session", [None, "not-a-session"])
 def test_a_class_only_server_checks_the_session_before_it_runs_anything(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, session: str | None
