@@ -82,13 +82,20 @@ def test_the_report_page_is_accessible_and_fits(  # type: ignore[no-untyped-def]
         assert not layout["problems"], layout["problems"]
 
 
+#: One learner per (language, size) of the accessibility tests: each uses up its own link.
+JOINERS = [f"{lang}-{size}" for lang in ("zh", "en") for size in SIZES]
+
+
 @pytest.fixture(scope="module")
-def class_only_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def class_only_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list]]:
+    """A class-only server and one invitation link per name of :data:`JOINERS`."""
     from attnlab.web.app import create_app
 
-    app = create_app(tmp_path_factory.mktemp("class-only"), figures_on=False, class_only=True)
+    home = tmp_path_factory.mktemp("class-only")
+    _, _, links = make_class(home, JOINERS)
+    app = create_app(home, figures_on=False, class_only=True)
     with serve_in_thread(app) as url:
-        yield url
+        yield url, links
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -96,23 +103,31 @@ def class_only_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
 def test_the_class_refusal_pages_are_accessible(  # type: ignore[no-untyped-def]
     browser,
     teacher_server: tuple[str, str],
-    class_only_server: str,
+    class_only_server: tuple[str, list[str]],
     lang: str,
     size: str,
 ) -> None:
+    """The refusals, and the pages of joining: a link's button, a signed-in page with its
+    sign-out button, the signed-out page."""
+    from playwright.sync_api import expect
+
     script = _axe()
     url, _ = teacher_server
+    only, links = class_only_server
     context = browser.new_context(viewport=SIZES[size], bypass_csp=True)
     page = context.new_page()
     page.set_default_timeout(60_000)
     problems: dict[str, list[str]] = {}
 
-    def check(name: str, words: str) -> None:
-        shown = " ".join(page.locator("#error-message").inner_text().split())
-        assert shown == words, (name, shown)
+    def axe(name: str) -> None:
         page.add_script_tag(path=str(script))
         if found := blocking(page.evaluate(RUN, TAGS)):
             problems[name] = found
+
+    def check(name: str, words: str) -> None:
+        shown = " ".join(page.locator("#error-message").inner_text().split())
+        assert shown == words, (name, shown)
+        axe(name)
 
     try:
         page.goto(f"{url}/join/no-such-link?lang={lang}")
@@ -123,8 +138,17 @@ def test_the_class_refusal_pages_are_accessible(  # type: ignore[no-untyped-def]
         page.wait_for_selector("#error-message")
         check("wrong key", page.locator("#error-message").inner_text().strip())
         assert page.locator("#teacher-key").count() == 1  # the form is asked again
-        assert page.goto(f"{class_only_server}/lesson?lang={lang}").status == 401
+        assert page.goto(f"{only}/lesson?lang={lang}").status == 401
         check("class only", UI[lang]["class_only"])
+        page.goto(f"{only}{links[JOINERS.index(f'{lang}-{size}')]}?lang={lang}")
+        axe("join")
+        page.locator("form.join button").click()
+        page.goto(f"{only}/section/0?lang={lang}")
+        expect(page.locator(".sign-out button")).to_have_text(UI[lang]["sign_out"])
+        axe("signed in")
+        page.locator(".sign-out button").click()
+        expect(page.locator("h1")).to_have_text(UI[lang]["signed_out_title"])
+        axe("signed out")
     finally:
         context.close()
     assert not problems, problems

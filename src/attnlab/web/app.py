@@ -146,8 +146,9 @@ def create_app(
         check_profile(profile)
     app = FastAPI(title="attnlab web lesson", docs_url=None, redoc_url=None, openapi_url=None,
                   lifespan=_lifespan)  # fmt: skip
+    shared = not set(hosts or LOCAL_HOSTS) <= set(LOCAL_HOSTS)  # other machines reach it
     if audit_off == "auto":
-        audit_off = None if set(hosts or LOCAL_HOSTS) <= set(LOCAL_HOSTS) else "shared"
+        audit_off = "shared" if shared else None
     if audit_off not in (None, "shared", "sandbox"):
         raise ValueError(f"audit_off must be None, 'shared' or 'sandbox', got {audit_off!r}")
     app.state.settings = Settings(
@@ -158,7 +159,7 @@ def create_app(
         audit_off,
         db,
         class_only,
-        shared=not set(hosts or LOCAL_HOSTS) <= set(LOCAL_HOSTS),
+        shared=shared,
     )
     app.state.templates = _environment(figures_on)
     app.mount("/static", CachedStatic(directory=HERE / "static"), name="static")
