@@ -275,7 +275,10 @@ def test_forward_call_plans() -> None:
     def hf(hidden_states, layer_past=None, attention_mask=None, head_mask=None):  # type: ignore[no-untyped-def]
         pass
 
-    def needs(x, rope):  # type: ignore[no-untyped-def]
+    def needs(x, lengths_table):  # type: ignore[no-untyped-def]
+        pass
+
+    def rotary(x, freqs_cos, freqs_sin, mask=None):  # type: ignore[no-untyped-def]
         pass
 
     def keywords(*, query, key, value, mask=None):  # type: ignore[no-untyped-def]
@@ -286,8 +289,10 @@ def test_forward_call_plans() -> None:
     by_name = plan(_params(keywords))
     assert by_name.inputs == ("query", "key", "value") and by_name.mask_name == "mask"
     assert by_name.python() == "query=x, key=x, value=x"
-    with pytest.raises(LearnerError, match="needs rope, which the auditor cannot give"):
+    with pytest.raises(LearnerError, match="needs lengths_table, which the auditor cannot give"):
         plan(_params(needs))
+    turned = plan(_params(rotary))  # rotary tables are given (at angle 0), not refused
+    assert turned.positions == ("freqs_cos", "freqs_sin") and turned.mask_name == "mask"
 
 
 def test_a_forward_x_module_is_probed_for_its_layout_only() -> None:

@@ -36,6 +36,7 @@ from typing import Any
 import torch
 
 from attnlab.audit.loader import LearnerError
+from attnlab.audit.positions import is_position
 
 QUERY = {"query", "q", "queries", "x_q", "xq", "q_input", "query_input"}
 KEY = {"key", "k", "keys", "x_k", "xk", "k_input", "key_input"}
@@ -81,6 +82,8 @@ class Convention:
         left_out: an optional padding mask (:data:`PADDING`) not passed.
         inputs: the input parameters' names, when they are keyword-only (``x`` is passed by
             name to each).
+        positions: the parameters that take rotary tables or position indices
+            (:mod:`~attnlab.audit.positions`): the learner's process passes them at angle 0.
     """
 
     qkv: bool = False
@@ -94,6 +97,7 @@ class Convention:
     off_keys: str | None = None
     left_out: str | None = None
     inputs: tuple[str, ...] | None = None
+    positions: tuple[str, ...] | None = None
 
     @property
     def probed(self) -> bool:
@@ -117,11 +121,17 @@ class Convention:
 
     def request(self, x: torch.Tensor) -> dict[str, Any] | None:
         """The ``call`` field of a forward request for input ``x`` ``[B, T, C]``."""
-        if not self.qkv and self.style is None and self.inputs is None and not self.time_first:
+        if (
+            not self.qkv and self.style is None and self.inputs is None and not self.time_first
+            and not self.positions
+        ):  # fmt: skip
             return None
         mask = self.mask(x.size(0), x.size(1))
-        return {"qkv": self.qkv, "inputs": self.inputs, "mask_name": self.mask_name,
-                "mask_at": self.mask_at, "mask": mask, "time_first": self.time_first}  # fmt: skip
+        found = {"qkv": self.qkv, "inputs": self.inputs, "mask_name": self.mask_name,
+                 "mask_at": self.mask_at, "mask": mask, "time_first": self.time_first}  # fmt: skip
+        if self.positions:
+            found["positions"] = list(self.positions)
+        return found
 
     def python(self) -> str:
         """The call's arguments as Python, with ``x`` and the mask ``M``."""
@@ -129,6 +139,8 @@ class Convention:
             args = ", ".join(f"{name}=x" for name in self.inputs)
         else:
             args = "x, x, x" if self.qkv else "x"
+        if self.positions:
+            args += "".join(f", {name}={name}" for name in self.positions)
         if self.style is None:
             return args
         return f"{args}, M" if self.mask_at is not None else f"{args}, {self.mask_name}=M"
@@ -176,6 +188,11 @@ class Convention:
             if self.style == "blocked_bool" and self.causal:
                 zh += "（若你的掩码本意是 True = 可以关注，那它是反的）"
                 en += " (if your mask means True = may attend, it is inverted)"
+        if self.positions:
+            listed = ", ".join(self.positions)
+            zh += f"；{listed} 是旋转位置编码：传入角度为 0 的表（cos 1，sin 0），旋转不改变 q、k"
+            en += f"; {listed} take rotary positions: tables of angle 0 were passed (cos 1, "
+            en += "sin 0), under which the rotation leaves q and k unchanged"
         if self.time_first:
             zh += "；x 以时间在前的 [T, B, C] 传入，输出 [T, B, ·]"
             en += "; x passed time first, [T, B, C], output [T, B, ·]"
@@ -248,6 +265,9 @@ def plan(params: list[list[Any]] | None) -> Convention:
     conv = Convention(qkv=qkv, inputs=tuple(str(p[0]) for p in inputs) if by_name else None)
     for i, (name, kind, has_default) in enumerate(params):
         if kind in ("VAR_POSITIONAL", "VAR_KEYWORD") or [name, kind, has_default] in inputs:
+            continue
+        if is_position(str(name)):
+            conv = replace(conv, positions=(*(conv.positions or ()), str(name)))
             continue
         if has_default and str(name).lower() in PADDING:
             conv = replace(conv, left_out=conv.left_out or str(name))

@@ -19,6 +19,7 @@ from attnlab.audit.param_names import (
     EMBED,
     HEAD_COUNTS,
     HEAD_SIZE,
+    KV_HEADS,
     OUT_DIM,
     meaning,
     parameters,
@@ -41,6 +42,7 @@ class LessonConfig:
         C, H, T = sizes["C"], sizes["H"], sizes["T"]
         fields: dict[str, Any] = {name: C for name in EMBED - {"c", "width", "embed"}}
         fields |= {name: H for name in HEAD_COUNTS - {"h"}}
+        fields |= {name: sizes.get("KV", H) for name in KV_HEADS}
         fields |= {name: C // max(H, 1) for name in HEAD_SIZE}
         fields |= {name: T for name in CONTEXT - {"t", "context"}}
         fields |= {name: 0.0 for name in DROPOUT - {"p", "drop"}}
@@ -83,18 +85,65 @@ class LessonConfig:
 
 
 def _file_configs(target: Callable[..., Any]) -> list[type]:
-    """The classes named ``*Config``/``*Args`` defined in the target's own file (read from the
-    globals of its function or ``__init__``: the learner's file is not in ``sys.modules``)."""
+    """The config classes the learner's code means: the class its config parameter is
+    annotated with (``def __init__(self, args: LMConfig)``), else the classes named
+    ``*Config``/``*Args``/``*Cfg`` in the target's namespace that come from the learner's own
+    files (its file, or a sibling module it imports: ``from .LMConfig import LMConfig``), never
+    a library's (``transformers.PretrainedConfig``); a subclass before its base."""
     code = target if inspect.isfunction(target) else getattr(target, "__init__", None)
     namespace = getattr(code, "__globals__", {})
-    home = getattr(target, "__module__", None)
-    return [
+    annotated = _annotated(code, namespace)
+    if annotated is not None:
+        return [annotated]
+    own = getattr(target, "__module__", None)
+    code_file = getattr(getattr(code, "__code__", None), "co_filename", None)
+    home = _folder(own) or (_folder_of(code_file) if code_file else None)
+    found = [
         value
         for name, value in namespace.items()
         if isinstance(value, type)
-        and value.__module__ == home
         and name.lower().endswith(("config", "args", "cfg"))
+        and (value.__module__ == own or (home is not None and _folder(value.__module__) == home))
     ]
+    return sorted(found, key=lambda cls: -len(cls.__mro__))  # a subclass before its base
+
+
+def _annotated(code: Any, namespace: dict[str, Any]) -> type | None:
+    """The class the config parameter is annotated with, when it is one (a string annotation
+    is looked up in the file's namespace)."""
+    from attnlab.audit.param_names import is_config
+
+    params = parameters(code) if code is not None else None
+    for p in params or []:
+        if not is_config([p.name]):
+            continue
+        hint = p.annotation
+        if hint is p.empty:
+            continue
+        if isinstance(hint, str):
+            hint = namespace.get(hint.strip("'\""))
+        if isinstance(hint, type) and hint.__module__ not in ("builtins", "typing"):
+            return hint
+    return None
+
+
+def _folder(module: str | None) -> str | None:
+    """The folder of a module's file: the learner's own files share one (or one package)."""
+    import sys
+
+    if module is None:
+        return None
+    file = getattr(sys.modules.get(module), "__file__", None)
+    return None if file is None else _folder_of(file)
+
+
+def _folder_of(file: str) -> str:
+    from pathlib import Path
+
+    here = Path(file).resolve().parent
+    while (here / "__init__.py").exists() and here.parent != here:  # a package: its root's
+        here = here.parent
+    return str(here)
 
 
 def _file_config(cls: type, sizes: dict[str, int]) -> tuple[Any, str] | None:
@@ -106,6 +155,8 @@ def _file_config(cls: type, sizes: dict[str, int]) -> tuple[Any, str] | None:
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
         value = _sized(p.name, sizes)
+        if isinstance(value, bool) and not isinstance(p.default, bool):
+            value = None  # a causal flag only where the field is a flag
         if value is not None:
             kwargs[p.name] = value
         elif p.default is not p.empty:
@@ -123,6 +174,8 @@ def _file_config(cls: type, sizes: dict[str, int]) -> tuple[Any, str] | None:
     shown = dict(kwargs)
     for name in sorted(names - set(kwargs)):  # fields and attributes its constructor skips
         value = _sized(name, sizes)
+        if isinstance(value, bool) and not isinstance(getattr(config, name, None), bool):
+            value = None
         if value is not None:
             try:
                 setattr(config, name, value)
@@ -133,10 +186,12 @@ def _file_config(cls: type, sizes: dict[str, int]) -> tuple[Any, str] | None:
     return config, f"{cls.__name__}({text})"
 
 
-def _sized(name: str, sizes: dict[str, int]) -> int | float | None:
+def _sized(name: str, sizes: dict[str, int]) -> int | float | bool | None:
     what = meaning(name)
     if what in sizes:
         return sizes[what]
+    if what in ("causal_on", "causal_off"):
+        return what == "causal_on"
     return 0.0 if what == "dropout" else None
 
 

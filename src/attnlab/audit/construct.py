@@ -14,6 +14,10 @@ what it means (case does not matter):
 * context length T: ``context_length``, ``block_size``, ``max_len``, ``n_positions``, ...
   (``CONTEXT``);
 * dropout probabilities (``DROPOUT``) are 0.0; a bias flag without default is False;
+* a flag that chooses the causal path (``is_causal``, ``causal``, ``is_decoder``, ...:
+  ``CAUSAL_ON``) is True, one that turns it off (``bidirectional``...) False, when its default
+  is a bool or it has none: a module written for encoder and decoder is audited as the decoder
+  it is in a GPT (the "built as" line shows ``is_causal=True``);
 * a ``config``/``cfg``/``args`` parameter (``CONFIG``) gets a config object: an instance of
   the learner's own config class when the file defines one (``@dataclass class GPTConfig``, a
   plain ``class ...Config``) with the sizes replaced and its other fields at their defaults,
@@ -111,11 +115,22 @@ class Plan:
         parts = [repr(a) for a in self.args]
         if plain:
             parts += [repr(v) for v in self.kwargs.values()]
-        else:
-            parts += [f"{k}={v!r}" for k, v in self.kwargs.items()]
+            if self.config_slot is not None and config is not None:
+                parts.append(f"{self.config_slot}={config}")
+            return f"{name}({', '.join(parts)})"
+        given = dict(self.kwargs)
         if self.config_slot is not None and config is not None:
-            parts.append(f"{self.config_slot}={config}")
+            given[self.config_slot] = _Text(config)
+        ordered = [k for k in self.order if k in given] + [k for k in given if k not in self.order]
+        parts += [f"{k}={given[k]!r}" for k in ordered]
         return f"{name}({', '.join(parts)})"
+
+
+class _Text(str):
+    """Text shown as itself in a call (a config object's constructor call)."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 def arguments(
@@ -185,6 +200,10 @@ def arguments(
             continue
         elif what == "bias" and p.default is p.empty:
             value = False
+        elif what in ("causal_on", "causal_off") and (
+            isinstance(p.default, bool) or p.default is p.empty
+        ):
+            value = what == "causal_on"
         elif p.default is not p.empty:
             continue
         else:

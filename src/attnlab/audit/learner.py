@@ -247,7 +247,10 @@ class Server:
         calls = [
             (c.kind, plain(c.args), plain(c.kwargs), plain(c.out), c.line) for c in run.rec.calls
         ]
-        return {"out": plain(run.out), "calls": calls, "state": after}
+        reply = {"out": plain(run.out), "calls": calls, "state": after}
+        if run.positions is not None:
+            reply["positions"] = run.positions
+        return reply
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         from attnlab.audit.loader import LearnerError

@@ -25,6 +25,8 @@ class Run:
     x: torch.Tensor
     out: torch.Tensor
     rec: Recorder
+    #: How the rotary tables the forward takes were made (angle 0), and the line reading them.
+    positions: dict[str, object] | None = None
 
     @property
     def T(self) -> int:
@@ -99,6 +101,9 @@ def forward(module: nn.Module, x: torch.Tensor, path: Path, call: dict | None = 
             args += [None] * (int(call["mask_at"]) - len(args)) + [mask]
         else:
             kwargs[str(call["mask_name"])] = mask
+    positions: dict[str, object] | None = None
+    if call.get("positions"):
+        kwargs, positions = _with_positions(module, args, kwargs, x, path, call)
     with guarded("call", path), torch.no_grad(), Recorder(path=str(path.resolve())) as rec:
         result = module(*args, **kwargs)
     out = result
@@ -115,7 +120,74 @@ def forward(module: nn.Module, x: torch.Tensor, path: Path, call: dict | None = 
     unusable(out, x)
     if call.get("time_first") and out.dim() >= 2:
         out = out.transpose(0, 1)  # [T, B, ·] → [B, T, ·]
-    return Run(x, out.detach().double(), rec)
+    return Run(x, out.detach().double(), rec, positions)
+
+
+def _with_positions(
+    module: nn.Module,
+    args: list[object],
+    kwargs: dict[str, object],
+    x: torch.Tensor,
+    path: Path,
+    call: dict,
+) -> tuple[dict[str, object], dict[str, object]]:
+    """``kwargs`` with the rotary tables (or position indices) the forward takes, at angle 0
+    (:mod:`~attnlab.audit.positions`): the first layout under which the forward runs and
+    returns ``[B, T, ·]``; and how they were made, with the line that reads them.
+
+    Raises:
+        LearnerError: no layout tried runs, naming the parameters, what was tried and the
+            first error.
+    """
+    from attnlab.audit.loader import LearnerError
+    from attnlab.audit.positions import choices, used_at
+
+    names = [str(n) for n in call["positions"]]
+    B, T = x.size(0), x.size(1)
+    D = int(call.get("head_dim") or 0) or _head_dim(module, x.size(-1))
+    tried: list[str] = []
+    first: LearnerError | None = None
+    for made, text in choices(module, names, B, T, D, path):
+        tried.append(text)
+        try:
+            with guarded("call", path), torch.no_grad():
+                got = module(*args, **{**kwargs, **made})
+        except LearnerError as err:
+            first = first or err
+            continue
+        while isinstance(got, tuple | list) and got:
+            got = got[0]
+        lead = (T, B) if call.get("time_first") else (B, T)
+        if isinstance(got, torch.Tensor) and tuple(got.shape[:2]) == lead:
+            return {**kwargs, **made}, {"how": text, "line": used_at(module, names), "names": names}
+    listed = ", ".join(names)
+    why = first.en if first is not None else "no layout gave an output [B, T, ·]"
+    why_zh = first.zh if first is not None else "没有一种布局给出 [B, T, ·] 的输出"
+    ways = "; ".join(tried[:4])
+    raise LearnerError(
+        f"forward 需要旋转位置编码表（{listed}），审计器没能做出可用的表：试过 {ways}；"
+        f"{why_zh}。请在文件里写一个 precompute_freqs_cis(dim, end) 之类的函数，或审计一个"
+        f"自己生成这些表的包装模块",
+        f"forward takes rotary position tables ({listed}), which the auditor could not make in "
+        f"a layout your code accepts: it tried {ways}; {why}. Define a precompute function "
+        f"such as precompute_freqs_cis(dim, end) in your file, or audit a wrapper module that "
+        f"makes the tables itself",
+        "call",
+    )
+
+
+def _head_dim(module: nn.Module, C: int) -> int:
+    """One head's size, read from the module's attributes (``head_dim``...) or C."""
+    for name in ("head_dim", "head_size", "d_head", "d_k", "dim_head", "head_dims"):
+        value = getattr(module, name, None)
+        if type(value) is int and value > 0:
+            return value
+    heads = next(
+        (v for n in ("n_heads", "n_head", "num_heads", "n_local_heads", "heads")
+         if type(v := getattr(module, n, None)) is int and v > 0),
+        1,
+    )  # fmt: skip
+    return max(C // heads, 1)
 
 
 #: An output may hold at most this many times x's numbers (attention returns [B, T, width]

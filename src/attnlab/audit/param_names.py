@@ -26,6 +26,12 @@ HEAD_COUNTS = {
     "num_heads", "num_head", "n_head", "n_heads", "heads", "nhead", "nheads", "h",
     "head_num", "heads_num", "num_attention_heads", "n_heads_attn", "n_attn_heads",
 }  # fmt: skip
+#: Names of the number of key/value heads (grouped-query attention, LLaMA's ``n_kv_heads``):
+#: the head count H unless a build asks for fewer (:func:`values`).
+KV_HEADS = {
+    "n_kv_heads", "n_kv_head", "num_key_value_heads", "num_kv_heads", "kv_heads", "n_kv",
+    "num_kv", "n_query_groups", "num_query_groups", "n_kv_groups", "num_kv_groups",
+}  # fmt: skip
 #: Names of one head's size.
 HEAD_SIZE = {
     "head_size", "head_dim", "d_head", "dim_head", "d_k", "dk", "d_kv", "head_dims",
@@ -49,6 +55,15 @@ DROPOUT = {
 BIAS = {"bias", "qkv_bias", "use_bias", "add_bias", "proj_bias"}
 #: Names of a single configuration object.
 CONFIG = {"config", "cfg", "conf", "args", "params", "hparams", "model_args", "hp", "settings"}
+#: Names of a flag that turns the causal mask on (``is_causal=False`` by default in a module that
+#: serves as encoder and decoder): the auditor sets it to True.
+CAUSAL_ON = {
+    "is_causal", "causal", "use_causal_mask", "causal_mask", "use_mask", "mask", "masked",
+    "apply_mask", "mask_future", "is_decoder", "decoder", "autoregressive", "use_causal",
+    "is_autoregressive", "causal_attention", "future_mask", "look_ahead_mask",
+}  # fmt: skip
+#: Names of a flag that turns the causal mask off: the auditor sets it to False.
+CAUSAL_OFF = {"bidirectional", "is_encoder", "encoder", "no_mask", "unmasked", "non_causal"}
 #: The symbols an ``--init`` value may use.
 SYMBOLS = {"C": "embedding size", "H": "heads", "D": "head size", "T": "context length"}
 
@@ -117,25 +132,34 @@ def kind_of(params: list[str] | None) -> str | None:
 
 
 def values(
-    params: list[str], kind: str, sizes: tuple[int, int, int], init: dict[str, Any] | None = None
+    params: list[str],
+    kind: str,
+    sizes: tuple[int, ...],
+    init: dict[str, Any] | None = None,
 ) -> dict[str, int]:
-    """The symbols' values at ``sizes`` = (C, head count or head size, T): the second size is a
-    head count when the names say multi-head (or ``init`` uses H, or else ``kind`` says so), a
-    head size otherwise."""
-    C, second, T = sizes
+    """The symbols' values at ``sizes`` = (C, head count or head size, T[, KV]): the second
+    size is a head count when the names say multi-head (or ``init`` uses H, or else ``kind``
+    says so), a head size otherwise; the key/value head count KV is H unless a fourth size
+    gives it (a grouped-query build)."""
+    C, second, T = sizes[:3]
     given = {v for v in (init or {}).values() if isinstance(v, Symbol)}
     by_init = "multihead" if "H" in given else "head" if "D" in given else None
     if (kind_of(params) or by_init or kind) == "multihead":
-        return {"C": C, "H": second, "D": C // max(second, 1), "T": T, "OUT": C}
-    return {"C": C, "H": 1, "D": second, "T": T, "OUT": second}
+        kv = sizes[3] if len(sizes) > 3 else second
+        return {"C": C, "H": second, "D": C // max(second, 1), "T": T, "OUT": C, "KV": kv}
+    return {"C": C, "H": 1, "D": second, "T": T, "OUT": second, "KV": 1}
 
 
 def meaning(name: str) -> str | None:
-    """The symbol a parameter name maps to (``"C"``, ``"OUT"``, ``"H"``, ``"D"``, ``"T"``),
-    ``"dropout"``, ``"bias"``, ``"config"`` or None."""
+    """The symbol a parameter name maps to (``"C"``, ``"OUT"``, ``"H"``, ``"KV"``, ``"D"``,
+    ``"T"``),
+    ``"dropout"``, ``"bias"``, ``"config"``, ``"causal_on"``/``"causal_off"`` (a flag that
+    chooses the causal path, :data:`CAUSAL_ON`) or None."""
     low = name.lower()
     tables = (
-        (EMBED, "C"), (OUT_DIM, "OUT"), (HEAD_COUNTS, "H"), (HEAD_SIZE, "D"), (CONTEXT, "T"),
+        (EMBED, "C"), (OUT_DIM, "OUT"), (HEAD_COUNTS, "H"), (KV_HEADS, "KV"), (HEAD_SIZE, "D"),
+        (CONTEXT, "T"),
         (DROPOUT, "dropout"), (BIAS, "bias"), (CONFIG, "config"),
+        (CAUSAL_ON, "causal_on"), (CAUSAL_OFF, "causal_off"),
     )  # fmt: skip
     return next((what for table, what in tables if low in table), None)

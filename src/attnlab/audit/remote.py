@@ -376,4 +376,20 @@ def forward(module: nn.Module, x: torch.Tensor, path: Path, call: Convention | N
         rec.time_first = calls
     else:
         rec.calls = calls
-    return Run(x, out.double(), rec)
+    return Run(x, out.double(), rec, _positions(reply.get("positions")))
+
+
+def _positions(found: Any) -> dict[str, object] | None:
+    """How the learner's process made the rotary tables, checked: text of printable
+    characters (at most 200), a line number, the parameter names."""
+    if not isinstance(found, dict):
+        return None
+    how, line, names = found.get("how"), found.get("line"), found.get("names")
+    if not isinstance(how, str) or not isinstance(names, list):
+        return None
+    shown = "".join(c for c in how if c.isprintable())
+    return {
+        "how": shown if len(shown) <= 200 else shown[:199] + "…",
+        "line": line if type(line) is int else None,
+        "names": [str(n)[:40] for n in names[:4]],
+    }

@@ -41,6 +41,9 @@ def _call_lines(call: dict[str, Any] | None, lang: str) -> list[str]:
     lines = []
     if built:
         lines.append(pick(lang, f"构造：{built}", f"built as: {built}"))
+    probe = call.get("probe_build")
+    if built and probe and probe != built:
+        lines.append(pick(lang, f"随机输入时构造：{probe}", f"for the random inputs: {probe}"))
     if fwd and fwd["en"] != "forward(x)":
         lines.append(pick(lang, f"调用：{fwd['zh']}", f"called as: {fwd['en']}"))
     return lines
@@ -79,22 +82,30 @@ def render(result: dict[str, Any], lang: str) -> str:
                 + "→ "
                 + pick(lang, f"重读第 {it['section']} 节", f"reread section {it['section']}")
             )
-    whole = result.get("overall")
+    whole, rotary = result.get("overall"), result.get("positions")
     if whole:
         name = pick(lang, "输出 = 参考", "output = reference")
         status = _STATUS[lang][whole["status"]]
         lines.append(f"{'':>3} {_pad(name, 26)}{_pad(status, 12)}{whole['evidence'][lang]}")
         if whole["status"] == "FAIL":
             counts["FAIL"] += 1
+    if rotary:
+        name = pick(lang, "旋转位置编码", "rotary positions")
+        status = _STATUS[lang][rotary["status"]]
+        lines.append(f"{'':>3} {_pad(name, 26)}{_pad(status, 12)}{rotary['evidence'][lang]}")
     secs = result.get("seconds", 0.0)
     lines += [
         "",
         pick(
             lang,
             f"结果：{counts['FAIL']} 项未通过，{counts['PASS']} 项通过，"
-            f"{counts['NOT CHECKED']} 项未检查（{secs:.1f} 秒）",
+            f"{counts['NOT CHECKED']} 项未检查"
+            + ("；旋转位置编码未检查（课程之外）" if rotary else "")
+            + f"（{secs:.1f} 秒）",
             f"result: {counts['FAIL']} FAIL, {counts['PASS']} PASS, "
-            f"{counts['NOT CHECKED']} NOT CHECKED ({secs:.1f} s)",
+            f"{counts['NOT CHECKED']} NOT CHECKED"
+            + ("; rotary positions NOT CHECKED (beyond the lesson)" if rotary else "")
+            + f" ({secs:.1f} s)",
         ),
     ]
     return "\n".join(lines) + "\n" + notes

@@ -88,12 +88,14 @@ def _wrong_kind(name: str, kind: str, seen: str) -> dict[str, object]:
 
 
 def _call(target: Any, kind: str) -> dict[str, object]:
-    """How the module was built (at the lesson's sizes) and called, for the report."""
+    """How the module was built (at the lesson's sizes, and at the random inputs' sizes, which
+    items such as the scale are measured on) and called, for the report."""
     from attnlab.audit.context import SIZES
 
     call = target.call
     return {
         "build": target.built.get(SIZES[kind]["lesson"]) or None,
+        "probe_build": target.built.get(SIZES[kind]["probe"]) or None,
         "forward": call.describe() if call is not None else None,
     }
 
@@ -155,6 +157,7 @@ def audit(
             "call": _call(target, kind),
             "items": items,
             "overall": overall(a, items),
+            "positions": _positions(a),
             "stage": stage_data(a),  # the first differing stage, for --figure
         }
     except LearnerError as err:
@@ -164,6 +167,29 @@ def audit(
             "where": err.where,
             "error": {"zh": err.zh, "en": err.en},
         }
+
+
+def _positions(a: Any) -> dict[str, object] | None:
+    """The rotary positions the forward takes, NOT CHECKED: where they are applied and how the
+    angle-0 tables were made (:mod:`~attnlab.audit.positions`); None when it takes none."""
+    found = next((s.run.positions for s in a.sides if s.run.positions), None)
+    if not found:
+        return None
+    line, how = found.get("line"), found.get("how")
+    at_zh = f"第 {line} 行" if line else "forward 中"
+    at_en = f"at line {line}" if line else "in forward"
+    return {
+        "status": "NOT CHECKED",
+        "finding": "rotary_positions",
+        "line": line,
+        "evidence": {
+            "zh": f"{at_zh}旋转 q、k：课程的参考没有位置编码，旋转本身没有检查；上面各项是在"
+            f"角度为 0 的表下检查的（由 {how} 得到，cos 1、sin 0），这时旋转不改变 q、k",
+            "en": f"q and k are rotated {at_en}: the lesson's reference has no positions, so the "
+            f"rotation itself was not checked; the items above were checked with tables of angle "
+            f"0 (from {how}: cos 1, sin 0), under which the rotation leaves q and k unchanged",
+        },
+    }
 
 
 def with_names(result: dict[str, object]) -> dict[str, object]:

@@ -168,6 +168,7 @@ _SCALES = {"none": "no_scale", "d": "scale_by_d_k", "sqrt_c": "scale_by_sqrt_c"}
 def item_4(a: Audit) -> Verdict | None:
     run = a.probe.run
     C, d = a.probe.run.x.size(-1), a.width // a.num_heads if a.kind == "multihead" else a.width
+    sizes = _sizes(a, C, d)
     for call in run.sdpa():
         scale = call.kwargs.get("scale")
         if scale is None or math.isclose(scale, 1 / math.sqrt(d), rel_tol=1e-3):
@@ -175,12 +176,12 @@ def item_4(a: Audit) -> Verdict | None:
                 PASS,
                 {
                     "zh": "scaled_dot_product_attention 使用 1/√d_head = "
-                    f"{fixed(1 / math.sqrt(d))}",
+                    f"{fixed(1 / math.sqrt(d))}（{sizes['zh']}）",
                     "en": "scaled_dot_product_attention scales by 1/√d_head = "
-                    f"{fixed(1 / math.sqrt(d))}",
+                    f"{fixed(1 / math.sqrt(d))} ({sizes['en']})",
                 },
             )
-        return _scale_fail(float(scale), C, d)
+        return _scale_fail(float(scale), C, d, sizes)
     raw, inp = run.raw_scores(), run.softmax_inputs()
     if raw is None or inp is None or raw.shape != inp.shape:
         return None
@@ -195,23 +196,37 @@ def item_4(a: Audit) -> Verdict | None:
         return Verdict(
             PASS,
             {
-                "zh": f"Softmax 输入 ÷ 原始分数 = {fixed(ratio)} = 1/√d_head（d_head = {d}）",
-                "en": f"softmax input ÷ raw score = {fixed(ratio)} = 1/√d_head (d_head = {d})",
+                "zh": f"Softmax 输入 ÷ 原始分数 = {fixed(ratio)} = 1/√d_head（{sizes['zh']}）",
+                "en": f"softmax input ÷ raw score = {fixed(ratio)} = 1/√d_head ({sizes['en']})",
             },
         )
-    return _scale_fail(ratio, C, d)
+    return _scale_fail(ratio, C, d, sizes)
 
 
-def _scale_fail(ratio: float, C: int, d: int) -> Verdict:
+def _sizes(a: Audit, C: int, d: int) -> dict[str, str]:
+    """The sizes the scale is measured at (the random inputs' build), as the report's "for the
+    random inputs" line shows them: ``d_head = 12 ÷ 3 = 4`` for a multi-head."""
+    if a.kind == "multihead":
+        return {
+            "zh": f"随机输入的构造：d_head = C ÷ 头数 = {C} ÷ {a.num_heads} = {d}",
+            "en": f"the random inputs' build: d_head = C / heads = {C} / {a.num_heads} = {d}",
+        }
+    return {
+        "zh": f"随机输入的构造：d_head = {d}，C = {C}",
+        "en": f"the random inputs' build: d_head = {d}, C = {C}",
+    }
+
+
+def _scale_fail(ratio: float, C: int, d: int, sizes: dict[str, str]) -> Verdict:
     named = {1.0: "none", 1 / d: "d", 1 / math.sqrt(C): "sqrt_c"}
     which = [_SCALES[n] for r, n in named.items() if math.isclose(ratio, r, rel_tol=1e-3)]
     return Verdict(
         FAIL,
         {
-            "zh": f"分数被乘以 {fixed(ratio)}，应为 1/√d_head = {fixed(1 / math.sqrt(d))}（d_head "
-            f"= {d}, C = {C}）",
+            "zh": f"分数被乘以 {fixed(ratio)}，应为 1/√d_head = {fixed(1 / math.sqrt(d))}"
+            f"（{sizes['zh']}）",
             "en": f"the scores were multiplied by {fixed(ratio)}, should be 1/√d_head = "
-            f"{fixed(1 / math.sqrt(d))} (d_head = {d}, C = {C})",
+            f"{fixed(1 / math.sqrt(d))} ({sizes['en']})",
         },
         which,
     )
