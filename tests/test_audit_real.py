@@ -285,7 +285,9 @@ def test_forward_call_plans() -> None:
         pass
 
     assert plan(_params(qkv)) == Convention(qkv=True, mask_name="mask", optional=True)
-    assert plan(_params(hf)) == Convention(left_out="attention_mask")
+    assert plan(_params(hf)) == Convention(
+        mask_name="attention_mask", optional=True, left_out="attention_mask"
+    )
     by_name = plan(_params(keywords))
     assert by_name.inputs == ("query", "key", "value") and by_name.mask_name == "mask"
     assert by_name.python() == "query=x, key=x, value=x"

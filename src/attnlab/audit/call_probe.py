@@ -156,6 +156,10 @@ def settle(module: nn.Module, params: list[list[Any]] | None, path: Path, width:
             under every candidate (the first candidate's failure).
     """
     base = plan(params)
+    if base.left_out == base.mask_name and getattr(module, "_attnlab_own_mask", False):
+        # An optional attention_mask beside a causal mask of the module's own (GPT-2's bias
+        # buffer) is the padding mask: not passed, the module must mask the future itself.
+        base = replace(base, mask_name=None, mask_at=None)
     x = torch.randn(*PROBE_BT, width, generator=torch.Generator().manual_seed(13))  # [B, T, C]
     if base.mask_name is None:
         return _layout(module, x, path, base)

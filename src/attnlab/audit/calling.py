@@ -6,9 +6,10 @@ each build) and picks the call:
 * ``forward(x)``, ``forward(hidden_states, ...)``: ``x`` alone, batch first unless only time
   first makes the module causal with its batch rows apart;
 * ``forward(query, key, value, ...)``: ``x`` as query, key and value (self-attention);
-* a mask parameter (a name with ``mask`` in it, not a padding or head mask, nor an optional
-  ``attention_mask``, which in Hugging Face code is the padding mask and is left out; or d2l's
-  ``valid_lens``): the causal mask in the module's own convention, found by probing. The
+* a mask parameter (a name with ``mask`` in it, not a padding or head mask; or d2l's
+  ``valid_lens``): the causal mask in the module's own convention, found by probing. An
+  optional ``attention_mask`` (Hugging Face's padding mask in GPT-2, the 4-D additive causal
+  mask in Llama) is probed the same way, with no mask tried first. The
   candidates (:data:`STYLES` × :data:`SHAPES`) are tried in order on a random ``[2, 5, C]``
   input; the first under which the module runs, returns finite ``[B, T, ·]`` values, is causal
   (changing positions ≥ t never changes an output before t, for every t) and keeps batch rows
@@ -173,11 +174,11 @@ class Convention:
         call = f"forward({self.python()})"
         if self.style is None:
             zh = en = call
-            if self.left_out and not self.probed:
+            if self.left_out and (not self.probed or self.causal):
                 zh += f"（{self.left_out} 是填充掩码，不传：因果掩码由模块自己负责）"
                 en += f" ({self.left_out} is a padding mask, not passed: the module must mask "
                 en += "the future itself)"
-            if self.probed and self.causal:
+            elif self.probed and self.causal:
                 zh += f"（不传 {self.mask_name}：模块自己屏蔽未来）"
                 en += f" (no {self.mask_name}: the module masks the future itself)"
         else:
@@ -269,8 +270,11 @@ def plan(params: list[list[Any]] | None) -> Convention:
         if is_position(str(name)):
             conv = replace(conv, positions=(*(conv.positions or ()), str(name)))
             continue
-        if has_default and str(name).lower() in PADDING:
-            conv = replace(conv, left_out=conv.left_out or str(name))
+        if has_default and str(name).lower() in PADDING and conv.mask_name is None:
+            # Hugging Face's padding mask, or (Llama) the 4-D additive causal mask: probed
+            # like a mask with no mask tried first, where the module masks the future itself.
+            at = i if kind == "POSITIONAL_ONLY" else None
+            conv = replace(conv, mask_name=str(name), mask_at=at, optional=True, left_out=str(name))
             continue
         if conv.mask_name is None and _is_mask(str(name)):
             at = i if kind == "POSITIONAL_ONLY" else None

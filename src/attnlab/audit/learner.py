@@ -154,6 +154,25 @@ def forward_params(module: Any) -> list[list[Any]] | None:
     return [[p.name, p.kind.name, p.default is not p.empty] for p in params]
 
 
+def own_mask(module: Any) -> bool:
+    """The module holds a causal mask of its own: a buffer whose last two axes, of one length
+    n ≥ 2, are triangular (``torch.tril`` of ones, or 0 / −∞ above the diagonal). Such a module
+    masks the future itself, so an optional ``attention_mask`` is its padding mask."""
+    import torch
+
+    for _name, b in module.named_buffers():
+        if b.dim() < 2 or b.size(-1) != b.size(-2) or b.size(-1) < 2 or b.is_complex():
+            continue
+        n = min(b.size(-1), 8)
+        corner = b[..., :n, :n].reshape(-1, n, n)[0].double()
+        keep = torch.tril(torch.ones(n, n, dtype=torch.bool))
+        if bool(((corner != 0) == keep).all()) or bool(((corner == 0) == keep).all()):
+            return True
+        if bool((corner[~keep] == float("-inf")).all()) and bool((corner[keep] == 0).all()):
+            return True
+    return False
+
+
 def materialise(module: Any, C: int, path: Path) -> None:
     """Give lazy layers (``nn.LazyLinear``...) their parameters with one forward on a
     ``[2, 2, C]`` input, so that no uninitialised parameter is ever read.
@@ -223,6 +242,7 @@ class Server:
             "skeleton": skeleton(module, self.path),
             "call": text,
             "forward": forward_params(module),
+            "own_mask": own_mask(module),
         }
 
     def do_forward(

@@ -327,6 +327,7 @@ def build(
         raise LearnerGone(f"a malformed skeleton: {exc}") from None
     module._attnlab_remote = (target.learner, int(reply["handle"]))  # type: ignore[assignment]
     module._attnlab_target = (target, forward_params)  # type: ignore[assignment]
+    module._attnlab_own_mask = reply.get("own_mask") is True  # type: ignore[assignment]
     return module
 
 
