@@ -493,8 +493,29 @@ def test_a_script_that_reads_its_data_at_import_stops_with_one_line() -> None:
 def test_a_failing_import_statement_is_not_called_code_run_at_import(tmp_path: Path) -> None:
     (tmp_path / "uses.py").write_text("import torch\nimport not_installed_anywhere\n")
     result = audit(tmp_path / "uses.py", "Head", "auto")
-    assert result["status"] == "error" and "ModuleNotFoundError" in result["error"]["en"]  # type: ignore[index]
-    assert "runs code when imported" not in result["error"]["en"], result  # type: ignore[index]
+    en = result["error"]["en"]  # type: ignore[index]
+    assert result["status"] == "error" and en.startswith(
+        "your code imports not_installed_anywhere (uses.py:2: import not_installed_anywhere)"
+    ), en
+    assert "runs code when imported" not in en and "torch, numpy" in en, result
+
+
+def test_a_missing_library_in_a_sibling_module_names_the_sibling_line(tmp_path: Path) -> None:
+    """minimind's LMConfig.py imports transformers: the line named is the sibling's import, not
+    the line of the audited file that imports the sibling; the zh reason reads as Chinese."""
+    pkg = tmp_path / "mini"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "LMConfig.py").write_text("import math\nfrom transformers import PretrainedConfig\n")
+    (pkg / "model.py").write_text("import torch\nfrom .LMConfig import PretrainedConfig\n")
+    result = audit(pkg / "model.py", "Attention", "auto")
+    en, zh = result["error"]["en"], result["error"]["zh"]  # type: ignore[index]
+    assert en.startswith(
+        "your code imports transformers (LMConfig.py:2: from transformers import "
+        "PretrainedConfig) while importing the file"
+    ), en
+    assert "导入了 transformers（LMConfig.py:2: from transformers import PretrainedConfig）" in zh
+    assert "torch、numpy" in zh and "\n" not in en
 
 
 @pytest.mark.sandbox

@@ -91,6 +91,7 @@ def run_audit(
     timeout: float = DEFAULT_TIMEOUT,
     memory_mb: int = DEFAULT_MEMORY_MB,
     init: str | None = None,
+    shown: str | None = None,
 ) -> dict[str, object]:
     """Audit ``FILE.py:NAME`` in sandboxed child processes; nothing they start outlives the call.
 
@@ -102,6 +103,7 @@ def run_audit(
         memory_mb: address-space cap of the child.
         init: ``--init`` text, ``"d_model=C, h=H"``: values for constructor parameters
             whose names the auditor does not know (C, H, D, T or literals).
+        shown: the target as the report's header names it; by default ``spec`` as given.
 
     Returns:
         ``{"status": "ok", "items": [...], "exit_code": 0|1|2, ...}`` (2: the audit could not
@@ -128,7 +130,7 @@ def run_audit(
         raise InputError(str(exc)) from None
     start = time.perf_counter()
     result = _spawn(path, name, kind, float(timeout), memory_mb, init)
-    result.update(target=f"{path.name}:{name}", seconds=round(time.perf_counter() - start, 3))
+    result.update(target=shown or spec.strip(), seconds=round(time.perf_counter() - start, 3))
     result["exit_code"] = exit_code(result)
     return result
 

@@ -28,6 +28,10 @@ class LearnerError(Exception):
     def __init__(self, zh: str, en: str, where: str) -> None:
         super().__init__(en)
         self.zh, self.en, self.where = zh, en, where
+        #: What the learner's code raised (its type's name), and the learner's line
+        #: (file name, number, code) where it did, when known.
+        self.raised: str | None = None
+        self.line: tuple[str, int, str] | None = None
 
 
 class _Muted(io.TextIOBase):
@@ -67,16 +71,52 @@ def guarded(where: str, path: Path) -> Iterator[None]:
                 where,
             ) from None
         except BaseException as exc:  # the learner's code may raise anything
-            line = _learner_line(exc, path)
-            what = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
-            hint = cap_hint(exc)
-            if where == "import" and _top_level(exc, path):
-                from attnlab.audit.outcome import AT_IMPORT as hint
-            raise LearnerError(
-                f"你的代码在{_STEP['zh'][where]}时抛出 {what}{line}{hint['zh']}",
-                f"your code raised {what} while {_STEP['en'][where]}{line}{hint['en']}",
-                where,
-            ) from None
+            at = _learner_frame(exc, path)
+            line = f" ({at[0]}:{at[1]}: {at[2]})" if at else ""
+            line_zh = f"（{at[0]}:{at[1]}: {at[2]}）" if at else ""
+            if isinstance(exc, ModuleNotFoundError) and exc.name:
+                err = _missing(exc.name, line_zh, line, where)
+            else:
+                what = f"{type(exc).__name__}: {clip(' '.join(str(exc).split()), 600)}"
+                hint = cap_hint(exc)
+                if where == "import" and _top_level(exc, path):
+                    from attnlab.audit.outcome import AT_IMPORT as hint
+                err = LearnerError(
+                    f"你的代码在{_STEP['zh'][where]}时抛出 {what}{line_zh}{hint['zh']}",
+                    f"your code raised {what} while {_STEP['en'][where]}{line}{hint['en']}",
+                    where,
+                )
+            err.raised, err.line = type(exc).__name__, at
+            raise err from None
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` whole when it has at most ``limit`` characters, else cut at a space before the
+    limit and said to be cut, so that no reason ends mid-word or leaves a quote open."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
+    return f"{cut} … ({len(text) - len(cut):,} characters more)"
+
+
+#: The packages an audited file may import, beside the standard library: attnlab's own.
+IMPORTABLE = ("torch", "numpy")
+
+
+def _missing(name: str, line_zh: str, line: str, where: str) -> LearnerError:
+    """A module the learner's code imports that neither its folder nor the audit's Python has."""
+    top = name.split(".")[0]
+    allowed = ", ".join(IMPORTABLE)
+    return LearnerError(
+        f"你的代码在{_STEP['zh'][where]}时导入了 {top}{line_zh}，但审计环境里没有这个库，你的"
+        f"文件夹里也没有这个模块：被审计的文件可以导入 Python 标准库、{'、'.join(IMPORTABLE)} "
+        f"和你自己文件夹里的模块。把注意力类放进不导入 {top} 的文件，或去掉这个导入",
+        f"your code imports {top}{line} while {_STEP['en'][where]}, which is neither installed "
+        f"where the audit runs nor a module in your folder: an audited file may import the "
+        f"standard library, {allowed} and the modules of its own folder. Move the attention "
+        f"class into a file that does not import {top}, or drop the import",
+        where,
+    )
 
 
 def cap_hint(exc: BaseException) -> dict[str, str]:
@@ -153,12 +193,33 @@ def feeding(target: Any, sizes: tuple[int, ...], shape: tuple[int, ...]) -> Iter
         ) from None
 
 
-def _learner_line(exc: BaseException, path: Path) -> str:
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == path]
+def _learner_frame(exc: BaseException, path: Path) -> tuple[str, int, str] | None:
+    """The innermost frame in the learner's own files (``path``, or a module of its folder or
+    package: ``LMConfig.py`` beside ``model.py``): file name, line and code."""
+    root = package_root(path.resolve())
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if f.lineno is not None and _within(Path(f.filename), path.resolve(), root)
+    ]
     if not frames:
-        return ""
+        return None
     last = frames[-1]
-    return f" ({path.name}:{last.lineno}: {(last.line or '').strip()[:80]})"
+    shown = Path(last.filename).name
+    return shown, int(last.lineno or 0), clip((last.line or "").strip(), 160)
+
+
+def _within(file: Path, path: Path, root: Path | None) -> bool:
+    """``file`` is the learner's: ``path``, a sibling module, or a module of its package."""
+    try:
+        resolved = file.resolve()
+    except OSError:
+        return False
+    if resolved == path:
+        return True
+    if resolved.suffix != ".py" or "site-packages" in resolved.parts:
+        return False
+    return resolved.parent == path.parent or (root is not None and root in resolved.parents)
 
 
 def load_target(path: Path, name: str) -> Callable[..., Any]:
@@ -246,7 +307,61 @@ def build(
             )
         return module.float().eval(), text
     assert first is not None
+    if first.raised == "AssertionError" and first.line is not None:
+        config = tries[0][0]
+        raise _rejected(first, plan.text(name, tries[0][1]), config, plan.kwargs) from None
     raise first
+
+
+def _rejected(err: LearnerError, built: str, config: Any, kwargs: dict[str, Any]) -> LearnerError:
+    """The learner's assert rejected the module the auditor built: what was built, the values
+    the assert reads (those the auditor left at their defaults said so) and the ``--init`` to
+    give them."""
+    import ast
+    import re
+
+    file, number, code = err.line or ("", 0, "")
+    try:
+        tree = ast.parse(code.strip())
+    except SyntaxError:
+        tree = None
+    read: list[str] = []
+    for node in ast.walk(tree) if tree is not None else []:
+        name = node.attr if isinstance(node, ast.Attribute) else None
+        if name is not None and name not in read:
+            read.append(name)
+    set_here = set(re.findall(r"(\w+)=", built)) | set(kwargs)
+    facts, left = [], []
+    for name in read:
+        value = (
+            getattr(config, name, kwargs.get(name, _MISSING))
+            if config is not None
+            else (kwargs.get(name, _MISSING))
+        )
+        if value is _MISSING or callable(value):
+            continue
+        facts.append((name, value, name in set_here))
+        if name not in set_here:
+            left.append(name)
+    zh_facts = "，".join(f"{n}={v!r}" + ("" if mine else "（默认值，审计器没有设置）")
+                         for n, v, mine in facts)  # fmt: skip
+    en_facts = ", ".join(f"{n}={v!r}" + ("" if mine else " (its default: the auditor left it)")
+                         for n, v, mine in facts)  # fmt: skip
+    say = ", ".join(f"{n}=..." for n in left) or "name=value"
+    zh_what = f"：其中 {zh_facts}" if facts else ""
+    en_what = f": there {en_facts}" if facts else ""
+    return LearnerError(
+        f"审计器构造了 {built}，你在 {file}:{number} 的 assert（{code}）拒绝了它{zh_what}。"
+        f'请用 --init "{say}" 给出这些值（C 嵌入维度、H 头数、D 每头维度、T 上下文长度也可用），'
+        f"或审计一个工厂函数",
+        f"the auditor built {built}, which your assert at {file}:{number} ({code}) rejects"
+        f'{en_what}. Give these values with --init "{say}" (the symbols C, H, D, T work too) or '
+        f"audit a factory function",
+        "build",
+    )
+
+
+_MISSING = object()
 
 
 #: Constructor argument names that give a head count (a multi-head module).

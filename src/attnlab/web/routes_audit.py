@@ -155,7 +155,9 @@ def _audit(code: str, name: str, kind: str, init: str) -> dict[str, Any]:
         path = Path(folder) / FILE_NAME
         atomic.write_with(path, lambda f: f.write(code.encode("utf-8")), binary=True)
         try:
-            return run_audit(f"{path}:{name}", kind=kind, init=init or None)
+            return run_audit(
+                f"{path}:{name}", kind=kind, init=init or None, shown=f"{FILE_NAME}:{name}"
+            )
         except InputError as exc:  # a malformed init: nothing was run
             raise RequestRefused(422, exc.localized("en"), exc.localized("zh")) from None
 
