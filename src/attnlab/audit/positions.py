@@ -70,14 +70,15 @@ def _precompute(namespace: dict[str, Any], path: Path) -> list[tuple[str, Callab
     from attnlab.audit.configs import _folder_of
 
     home = _folder_of(str(path))
-    found = []
+    found: list[tuple[str, Callable[..., Any]]] = []
     for name, value in namespace.items():
         code = getattr(value, "__code__", None)
         if not inspect.isfunction(value) or code is None:
             continue
-        if any(w in name.lower() for w in PRECOMPUTE) and "apply" not in name.lower():
-            if _folder_of(code.co_filename) == home:
-                found.append((name, value))
+        low = name.lower()
+        named = any(w in low for w in PRECOMPUTE) and "apply" not in low
+        if named and _folder_of(code.co_filename) == home:
+            found.append((name, value))
     return found
 
 
