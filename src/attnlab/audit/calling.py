@@ -128,8 +128,10 @@ class Convention:
         ):  # fmt: skip
             return None
         mask = self.mask(x.size(0), x.size(1))
-        found: dict[str, Any] = {"qkv": self.qkv, "inputs": self.inputs, "mask_name": self.mask_name,
-                 "mask_at": self.mask_at, "mask": mask, "time_first": self.time_first}  # fmt: skip
+        found: dict[str, Any] = {
+            "qkv": self.qkv, "inputs": self.inputs, "mask_name": self.mask_name,
+            "mask_at": self.mask_at, "mask": mask, "time_first": self.time_first,
+        }  # fmt: skip
         if self.positions:
             found["positions"] = list(self.positions)
         return found
