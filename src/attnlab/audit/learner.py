@@ -236,6 +236,9 @@ class Server:
         module, text = build(self.target, kind, tuple(sizes), self.path, parse_init(init))  # type: ignore[arg-type]
         with feeding(self.target, tuple(sizes), (2, 2, sizes[0])):
             materialise(module, sizes[0], self.path)
+        from attnlab.audit.positions import neutralise, rotary_line, used_at
+
+        rotary = neutralise(module)  # rotary buffers at angle 0: q, k turned by 0
         self.modules.append(module)
         return {
             "handle": len(self.modules) - 1,
@@ -243,6 +246,10 @@ class Server:
             "call": text,
             "forward": forward_params(module),
             "own_mask": own_mask(module),
+            "rotary": {"names": rotary, "line": used_at(module, [n.split(".")[0] for n in rotary])}
+            if rotary
+            else None,
+            "rotary_line": rotary_line(module),
         }
 
     def do_forward(

@@ -162,7 +162,7 @@ def _top_level(exc: BaseException, path: Path) -> bool:
 
 
 _STEP = {
-    "zh": {"import": "导入文件", "build": "构造模块", "call": "运行 forward"},
+    "zh": {"import": "导入文件", "build": "构造模块", "call": "运行 forward "},
     "en": {
         "import": "importing the file",
         "build": "building the module",

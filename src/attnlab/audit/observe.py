@@ -147,12 +147,14 @@ def _with_positions(
     D = int(call.get("head_dim") or 0) or _head_dim(module, x.size(-1))
     tried: list[str] = []
     first: LearnerError | None = None
-    for made, text in choices(module, names, B, T, D, path):
+    for made, text, own in choices(module, names, B, T, D, path):
         tried.append(text)
         try:
             with guarded("call", path), torch.no_grad():
                 got = module(*args, **{**kwargs, **made})
         except LearnerError as err:
+            if own:  # the file's own tables: the failure is the forward's, not the tables'
+                raise
             first = first or err
             continue
         while isinstance(got, tuple | list) and got:

@@ -138,13 +138,14 @@ def _shaped(names: list[str], B: int, T: int, D: int) -> Iterator[tuple[dict[str
 
 def choices(
     module: Any, names: list[str], B: int, T: int, D: int, path: Path
-) -> Iterator[tuple[dict[str, Any], str]]:
+) -> Iterator[tuple[dict[str, Any], str, bool]]:
     """Keyword arguments for the position parameters ``names``, at angle 0, in the order to
-    try, each with how it was made (text). Position indices are all 0."""
+    try, each with how it was made (text) and whether the file's own precompute function made
+    it (then it is the only one tried). Position indices are all 0."""
     tables = [n for n in names if n.lower() not in INDICES]
     indices = {n: torch.zeros(B, T, dtype=torch.long) for n in names if n.lower() in INDICES}
     if not tables:
-        yield indices, "position_ids = 0"
+        yield indices, "position_ids = 0", True
         return
     namespace = getattr(type(module).forward, "__globals__", {})
     for _name, fn in _precompute(namespace, path):
@@ -158,9 +159,10 @@ def choices(
             zeroed = {n: _neutral(v, _sine(n, i)) for i, (n, v) in enumerate(given.items())}
         except TypeError:
             continue
-        yield {**zeroed, **indices}, called[1]
+        yield {**zeroed, **indices}, called[1], True
+        return
     for made, text in _shaped(tables, B, T, D):
-        yield {**made, **indices}, text
+        yield {**made, **indices}, text, False
 
 
 def used_at(module: Any, names: list[str]) -> int | None:
@@ -178,6 +180,63 @@ def used_at(module: Any, names: list[str]) -> int | None:
         node.lineno
         for stmt in body.body
         for node in ast.walk(stmt)
-        if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load)
+        if (isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load))
+        or (isinstance(node, ast.Attribute) and node.attr in names)
     ]
+    return min(lines) + start - 1 if lines else None
+
+
+#: Buffer names (the last part of the dotted name) that hold rotary tables, and how each is
+#: set to angle 0: inverse frequencies and angles to 0, cosines to 1, sines to 0.
+_ZERO_ANGLE = ("inv_freq", "freqs", "angles", "theta", "sin")
+
+
+def neutralise(module: Any) -> list[str]:
+    """Set the module's rotary buffers to angle 0 (``freqs_cis`` 1 + 0i, ``cos_cached`` 1,
+    ``sin_cached`` 0, ``inv_freq`` 0: a rotary embedding inside the module then turns q and k
+    by 0), and return their dotted names. A real buffer named for both (``freqs_cis`` holding
+    cos and sin side by side) is left as it is: its layout cannot be told."""
+    changed = []
+    with torch.no_grad():
+        for name, buf in module.named_buffers():
+            last = name.rsplit(".", 1)[-1].lower()
+            if not is_position(last) and last not in ("inv_freq", "cos_cached", "sin_cached"):
+                continue
+            if not buf.is_floating_point() and not buf.is_complex():
+                continue
+            if buf.is_complex():
+                buf.copy_(torch.ones_like(buf))
+            elif "cos" in last and "sin" not in last:
+                buf.fill_(1.0)
+            elif any(w in last for w in _ZERO_ANGLE) and not ("cos" in last or "cis" in last):
+                buf.zero_()
+            else:
+                continue
+            changed.append(name)
+    return changed
+
+
+#: Words in a called function's name that say it applies rotary positions.
+_ROTARY_CALLS = ("rotate", "rotary", "rope", "sin", "cos", "polar")
+
+
+def rotary_line(module: Any) -> int | None:
+    """The first line of the learner's ``forward`` that calls something rotary
+    (``rotate_half``, ``apply_rotary_emb``, ``self.rope(...)``, ``torch.polar``, ``.cos()``):
+    positions computed inside the forward, which the auditor cannot set to angle 0."""
+    try:
+        source, start = inspect.getsourcelines(type(module).forward)
+        tree = ast.parse(textwrap.dedent("".join(source)))
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return None
+    lines = []
+    for node in ast.walk(tree.body[0]):
+        if not isinstance(node, ast.Call):
+            continue
+        fn = node.func
+        name = (
+            fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else ""
+        )
+        if any(w in name.lower() for w in _ROTARY_CALLS):
+            lines.append(node.lineno)
     return min(lines) + start - 1 if lines else None

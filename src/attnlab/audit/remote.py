@@ -149,6 +149,10 @@ class RemoteTarget:
         self.init = init
         self.built: dict[tuple[int, ...], str] = {}
         self.call: Convention | None = None
+        #: The module's rotary buffers its process set to angle 0, and the line using them.
+        self.rotary: dict[str, Any] | None = None
+        #: The first line of its forward that calls something rotary (read from the source).
+        self.rotary_line: int | None = None
 
 
 def load_target(learner: Learner, path: Path, name: str, init: str | None = None) -> RemoteTarget:
@@ -309,7 +313,7 @@ def _forward_params(found: Any) -> list[list[Any]] | None:
 def build(
     target: RemoteTarget,
     kind: str,
-    sizes: tuple[int, int, int],
+    sizes: tuple[int, ...],
     path: Path,
     seed: int | None = None,
 ) -> nn.Module:
@@ -328,6 +332,14 @@ def build(
     module._attnlab_remote = (target.learner, int(reply["handle"]))  # type: ignore[assignment]
     module._attnlab_target = (target, forward_params)  # type: ignore[assignment]
     module._attnlab_own_mask = reply.get("own_mask") is True  # type: ignore[assignment]
+    rotary = reply.get("rotary")
+    if target.rotary is None and isinstance(rotary, dict) and isinstance(rotary.get("names"), list):
+        names = [str(n)[:60] for n in rotary["names"][:6]]
+        line = rotary.get("line")
+        target.rotary = {"names": names, "line": line if type(line) is int else None}
+    inside = reply.get("rotary_line")
+    if target.rotary_line is None and type(inside) is int:
+        target.rotary_line = inside
     return module
 
 

@@ -89,6 +89,11 @@ def render(result: dict[str, Any], lang: str) -> str:
         lines.append(f"{'':>3} {_pad(name, 26)}{_pad(status, 12)}{whole['evidence'][lang]}")
         if whole["status"] == "FAIL":
             counts["FAIL"] += 1
+    grouped = result.get("grouped")
+    if grouped:
+        name = pick(lang, "分组 K/V 头", "grouped K/V heads")
+        status = _STATUS[lang][grouped["status"]]
+        lines.append(f"{'':>3} {_pad(name, 26)}{_pad(status, 12)}{grouped['evidence'][lang]}")
     if rotary:
         name = pick(lang, "旋转位置编码", "rotary positions")
         status = _STATUS[lang][rotary["status"]]

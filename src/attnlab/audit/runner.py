@@ -149,7 +149,9 @@ def audit(
             raise
         layouts = [s.layout.description for s in a.sides if s.layout is not None]
         items = judge(a)
-        return {
+        grouped = _grouped(target, kind, path, items)
+        positions = _positions(a, target)
+        found: dict[str, object] = {
             "status": "ok",
             "kind": kind,
             "layout": layouts[-1] if layouts else None,
@@ -157,9 +159,12 @@ def audit(
             "call": _call(target, kind),
             "items": items,
             "overall": overall(a, items),
-            "positions": _positions(a),
+            "positions": positions,
+            "grouped": grouped,
             "stage": stage_data(a),  # the first differing stage, for --figure
         }
+        undecided_by_rotary(found, positions)
+        return found
     except LearnerError as err:
         return {
             "status": "error",
@@ -169,13 +174,39 @@ def audit(
         }
 
 
-def _positions(a: Any) -> dict[str, object] | None:
-    """The rotary positions the forward takes, NOT CHECKED: where they are applied and how the
-    angle-0 tables were made (:mod:`~attnlab.audit.positions`); None when it takes none."""
+def _grouped(
+    target: Any, kind: str, path: Path, items: list[dict[str, object]]
+) -> dict[str, object] | None:
+    """The grouped K/V heads' check (:mod:`~attnlab.audit.grouped`); its FAIL is item 8's."""
+    from attnlab.audit.context import SIZES
+    from attnlab.audit.grouped import check
+    from attnlab.audit.verdict import SECTION
+
+    found = check(target, target.built.get(SIZES[kind]["probe"]) or "", path, kind)
+    if found is None or found["status"] != "FAIL":
+        return found
+    item = next(i for i in items if i["item"] == 8)
+    see = {"zh": "（见“分组 K/V 头”一行）", "en": " (see the grouped K/V heads line)"}
+    if item["status"] != "FAIL":
+        item.update(status="FAIL", mistakes=[], section=SECTION[8])
+        item["evidence"] = {k: found["evidence"][k] + see[k] for k in see}
+    return found
+
+
+def _positions(a: Any, target: Any) -> dict[str, object] | None:
+    """The rotary positions the forward takes or the module keeps in buffers, NOT CHECKED:
+    where they are applied and how the angle-0 tables were made
+    (:mod:`~attnlab.audit.positions`); None when it has none."""
     found = next((s.run.positions for s in a.sides if s.run.positions), None)
-    if not found:
-        return None
-    line, how = found.get("line"), found.get("how")
+    how = {"zh": f"由 {found['how']} 得到", "en": f"from {found['how']}"} if found else None
+    if not found and target.rotary and a.matches_ref:  # the buffers were what turned q, k
+        listed = ", ".join(target.rotary["names"])
+        found = {"line": target.rotary["line"]}
+        how = {"zh": f"你的缓冲区 {listed} 设为角度 0", "en": f"your buffers {listed} set to it"}
+    if not found or how is None:
+        line = target.rotary_line or (target.rotary or {}).get("line")
+        return _inside(a, line)
+    line = found.get("line") or target.rotary_line
     at_zh = f"第 {line} 行" if line else "forward 中"
     at_en = f"at line {line}" if line else "in forward"
     return {
@@ -184,12 +215,54 @@ def _positions(a: Any) -> dict[str, object] | None:
         "line": line,
         "evidence": {
             "zh": f"{at_zh}旋转 q、k：课程的参考没有位置编码，旋转本身没有检查；上面各项是在"
-            f"角度为 0 的表下检查的（由 {how} 得到，cos 1、sin 0），这时旋转不改变 q、k",
+            f"角度为 0 的表下检查的（{how['zh']}，cos 1、sin 0），这时旋转不改变 q、k",
             "en": f"q and k are rotated {at_en}: the lesson's reference has no positions, so the "
             f"rotation itself was not checked; the items above were checked with tables of angle "
-            f"0 (from {how}: cos 1, sin 0), under which the rotation leaves q and k unchanged",
+            f"0 ({how['en']}: cos 1, sin 0), under which the rotation leaves q and k unchanged",
         },
     }
+
+
+def _inside(a: Any, line: int | None) -> dict[str, object] | None:
+    """Positions computed inside the forward, which the auditor could not set to angle 0: NOT
+    CHECKED when the forward calls something rotary at ``line`` and the output differs from
+    the reference (when it equals it, nothing rotary changed the numbers)."""
+    if line is None or a.matches_ref:
+        return None
+    return {
+        "status": "NOT CHECKED",
+        "finding": "rotary_inside",
+        "line": line,
+        "evidence": {
+            "zh": f"第 {line} 行在 forward 里计算位置（旋转位置编码？）：课程的参考没有位置编码，"
+            f"审计器也无法把它设为角度 0，所以依赖 q、k 数值的检查（第 3、7、8 项和输出）"
+            f"无法判断。把旋转表作为 forward 的参数（freqs_cis）或缓冲区传入，审计器就能检查",
+            "en": f"line {line} computes positions inside forward (rotary positions?): the "
+            f"lesson's reference has none and the auditor cannot set them to angle 0, so the "
+            f"checks that depend on q's and k's values (items 3, 7, 8 and the output) cannot "
+            f"decide. Take the rotary tables as a forward argument (freqs_cis) or a buffer and "
+            f"the auditor can check them",
+        },
+    }
+
+
+#: The items whose verdicts compare values that rotary positions change (q, k, the scores,
+#: what the weights read, the heads' merge): NOT CHECKED when positions are computed inside.
+ROTARY_ITEMS = (3, 7, 8)
+
+
+def undecided_by_rotary(result: dict[str, object], positions: dict[str, object] | None) -> None:
+    """With positions computed inside forward, the items and output check that compare values
+    the rotation changes become NOT CHECKED, naming the line (they cannot say FAIL or PASS)."""
+    if not positions or positions.get("finding") != "rotary_inside":
+        return
+    note = positions["evidence"]
+    for item in result["items"]:  # type: ignore[attr-defined]
+        if item["item"] in ROTARY_ITEMS:
+            item.update(status="NOT CHECKED", mistakes=[], section=None, evidence=note)
+    whole = result.get("overall")
+    if isinstance(whole, dict) and whole.get("status") != "PASS":
+        whole.update(status="NOT CHECKED", finding="rotary_inside", mistakes=[], evidence=note)
 
 
 def with_names(result: dict[str, object]) -> dict[str, object]:
