@@ -86,8 +86,9 @@ def test_real_class_passes_as_published(path: Path) -> None:
         assert words[style.group(1)] in forward, forward
     built = re.search(r"\bbuild=(\w+)", _expect(path))
     if built:  # the file's own config class, sizes replaced
-        assert f"config={built.group(1)}(" in call["build"], call
-        assert "n_embd=4" in call["build"] and "n_head=2" in call["build"], call
+        assert re.search(rf"\b\w+={built.group(1)}\(", call["build"]), call
+        if "n_embd" in call["build"]:
+            assert "n_embd=4" in call["build"] and "n_head=2" in call["build"], call
 
 
 @pytest.mark.parametrize("path", BAD, ids=lambda p: p.stem)

@@ -72,8 +72,9 @@ def guarded(where: str, path: Path) -> Iterator[None]:
             ) from None
         except BaseException as exc:  # the learner's code may raise anything
             at = _learner_frame(exc, path)
-            line = f" ({at[0]}:{at[1]}: {at[2]})" if at else ""
-            line_zh = f"（{at[0]}:{at[1]}: {at[2]}）" if at else ""
+            where_at = (f"{at[0]}:{at[1]}: {at[2]}" if at[2] else f"{at[0]}:{at[1]}") if at else ""
+            line = f" ({where_at})" if at else ""
+            line_zh = f"（{where_at}）" if at else ""
             if isinstance(exc, ModuleNotFoundError) and exc.name:
                 err = _missing(exc.name, line_zh, line, where)
             else:
@@ -195,7 +196,8 @@ def feeding(target: Any, sizes: tuple[int, ...], shape: tuple[int, ...]) -> Iter
 
 def _learner_frame(exc: BaseException, path: Path) -> tuple[str, int, str] | None:
     """The innermost frame in the learner's own files (``path``, or a module of its folder or
-    package: ``LMConfig.py`` beside ``model.py``): file name, line and code."""
+    package: ``LMConfig.py`` beside ``model.py``): file name, line and code (empty when the
+    line is over 200 characters: shown cut, it would leave a quote or bracket open)."""
     root = package_root(path.resolve())
     frames = [
         f
@@ -206,7 +208,8 @@ def _learner_frame(exc: BaseException, path: Path) -> tuple[str, int, str] | Non
         return None
     last = frames[-1]
     shown = Path(last.filename).name
-    return shown, int(last.lineno or 0), clip((last.line or "").strip(), 160)
+    code = (last.line or "").strip()
+    return shown, int(last.lineno or 0), code if len(code) <= 200 else ""
 
 
 def _within(file: Path, path: Path, root: Path | None) -> bool:

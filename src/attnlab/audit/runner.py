@@ -164,6 +164,7 @@ def audit(
             "stage": stage_data(a),  # the first differing stage, for --figure
         }
         undecided_by_rotary(found, positions)
+        _grouped_output(found, grouped)
         return found
     except LearnerError as err:
         return {
@@ -191,6 +192,25 @@ def _grouped(
         item.update(status="FAIL", mistakes=[], section=SECTION[8])
         item["evidence"] = {k: found["evidence"][k] + see[k] for k in see}
     return found
+
+
+def _grouped_output(result: dict[str, object], grouped: dict[str, object] | None) -> None:
+    """A FAIL of the grouped K/V heads is the output check's too: with fewer K/V heads than
+    heads the output differs from the reference."""
+    whole = result.get("overall")
+    if not grouped or grouped["status"] != "FAIL" or not isinstance(whole, dict):
+        return
+    if whole.get("status") == "PASS":
+        whole.update(
+            status="FAIL",
+            finding="output_differs",
+            mistakes=[],
+            evidence={
+                "zh": "K/V 头与头数相同时输出与参考一致，但 K/V 头少于头数时不一致（见第 8 项）",
+                "en": "with as many K/V heads as heads the output equals the reference, with "
+                "fewer it differs (see item 8)",
+            },
+        )
 
 
 def _positions(a: Any, target: Any) -> dict[str, object] | None:
