@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from attnlab.audit.loader import clip
 from attnlab.audit.outcome import exit_code
+from attnlab.audit.reasons import clip
 from attnlab.audit.report import render
 from attnlab.audit.runner import audit, with_names
 
@@ -192,3 +192,27 @@ def test_the_web_box_gives_the_commands_verdict_on_llama_code(tmp_path: Path) ->
     bad = (REAL / "bad" / "llama_repeat_kv_time_axis.py").read_text(encoding="utf-8")
     r = post_code(client, 15, "zh", code=bad, name="Attention")
     assert verdict(r)[1] == "1" and re.search(r"^ 8\. .*未通过", report(r), re.M), report(r)
+
+
+@pytest.mark.parametrize(
+    ("stem", "flag"),
+    [("forward_is_causal_flag", "is_causal"), ("forward_use_mask_flag", "use_mask")],
+)
+def test_a_forward_flag_that_turns_the_mask_on_is_passed_true(stem: str, flag: str) -> None:
+    path = REAL / "good" / f"{stem}.py"
+    result = _audit(path, re.findall(r"^class (\w+)", path.read_text(encoding="utf-8"), re.M)[-1])
+    assert result["exit_code"] == 0, render(result, "en")
+    assert result["call"]["forward"]["en"].startswith(f"forward(x, {flag}=True) ({flag} turns")
+
+
+def test_q_and_k_norms_leave_the_value_checks_undecided() -> None:
+    """Qwen-style q_norm/k_norm change q and k: not a bug, so no FAIL; the items that compare
+    values say NOT CHECKED naming the layers, the others are checked."""
+    path = REAL / "undecided" / "qk_norm.py"
+    result = _audit(path, "Attention")
+    assert result["exit_code"] == 2, render(result, "en")
+    assert not [i for i in result["items"] if i["status"] == "FAIL"]
+    line = _line_of(path, "q = self.q_norm(")
+    said = result["overall"]["evidence"]["en"]
+    assert f"normalisation layers q_norm, k_norm (line {line})" in said, said
+    assert all(_item(result, n)["status"] == "PASS" for n in (1, 2, 4, 5, 9, 10))

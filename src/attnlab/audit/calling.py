@@ -37,6 +37,7 @@ from typing import Any
 import torch
 
 from attnlab.audit.loader import LearnerError
+from attnlab.audit.param_names import meaning
 from attnlab.audit.positions import is_position
 
 QUERY = {"query", "q", "queries", "x_q", "xq", "q_input", "query_input"}
@@ -85,6 +86,8 @@ class Convention:
             name to each).
         positions: the parameters that take rotary tables or position indices
             (:mod:`~attnlab.audit.positions`): the learner's process passes them at angle 0.
+        flags: optional parameters that turn the causal mask on (``is_causal``,
+            ``is_decoder``...: :data:`~attnlab.audit.param_names.CAUSAL_ON`), passed True.
     """
 
     qkv: bool = False
@@ -99,6 +102,7 @@ class Convention:
     left_out: str | None = None
     inputs: tuple[str, ...] | None = None
     positions: tuple[str, ...] | None = None
+    flags: tuple[str, ...] = ()
 
     @property
     def probed(self) -> bool:
@@ -110,6 +114,8 @@ class Convention:
             return None
         if self.style == "lengths":
             return torch.arange(1, T + 1).repeat(B, 1)  # [B, T]: query t may read t + 1 keys
+        if self.style == "flag":
+            return None  # passed as True by request()
         keep = torch.tril(torch.ones(T, T, dtype=torch.bool))  # [T, T]
         made = {
             "keep_bool": lambda: keep,
@@ -124,16 +130,18 @@ class Convention:
         """The ``call`` field of a forward request for input ``x`` ``[B, T, C]``."""
         if (
             not self.qkv and self.style is None and self.inputs is None and not self.time_first
-            and not self.positions
+            and not self.positions and not self.flags
         ):  # fmt: skip
             return None
-        mask = self.mask(x.size(0), x.size(1))
+        mask: Any = True if self.style == "flag" else self.mask(x.size(0), x.size(1))
         found: dict[str, Any] = {
             "qkv": self.qkv, "inputs": self.inputs, "mask_name": self.mask_name,
             "mask_at": self.mask_at, "mask": mask, "time_first": self.time_first,
         }  # fmt: skip
         if self.positions:
             found["positions"] = list(self.positions)
+        if self.flags:
+            found["flags"] = list(self.flags)
         return found
 
     def python(self) -> str:
@@ -144,6 +152,9 @@ class Convention:
             args = "x, x, x" if self.qkv else "x"
         if self.positions:
             args += "".join(f", {name}={name}" for name in self.positions)
+        args += "".join(f", {name}=True" for name in self.flags)
+        if self.style == "flag":
+            return f"{args}, True" if self.mask_at is not None else f"{args}, {self.mask_name}=True"
         if self.style is None:
             return args
         return f"{args}, M" if self.mask_at is not None else f"{args}, {self.mask_name}=M"
@@ -164,9 +175,10 @@ class Convention:
             "additive_inf": f"torch.zeros({T}, {T}).masked_fill(~{keep}, float('-inf'))",
             "additive_big": f"torch.zeros({T}, {T}).masked_fill(~{keep}, -1e9)",
             "lengths": f"torch.arange(1, {T + 1}).repeat({B}, 1)",
+            "flag": "",
             None: "",
         }[self.style]
-        if self.style not in (None, "lengths") and self.dims != "TT":
+        if self.style not in (None, "lengths", "flag") and self.dims != "TT":
             made += f".reshape({', '.join(str(T) if d == 'T' else '1' for d in self.dims)})"
         mask = f"; M = {made}" if made else ""
         return f"x = {x}{mask}; m({self.python()})"
@@ -174,7 +186,11 @@ class Convention:
     def describe(self) -> dict[str, str]:
         """The call in words, bilingual: arguments, mask convention and shape."""
         call = f"forward({self.python()})"
-        if self.style is None:
+        if self.style == "flag" or (self.style is None and self.flags):
+            named = self.mask_name if self.style == "flag" else ", ".join(self.flags)
+            zh = f"{call}（{named} 是选择因果掩码的开关：设为 True，与 GPT 中一样）"
+            en = f"{call} ({named} turns the causal mask on: set to True, as a GPT uses it)"
+        elif self.style is None:
             zh = en = call
             if self.left_out and (not self.probed or self.causal):
                 zh += f"（{self.left_out} 是填充掩码，不传：因果掩码由模块自己负责）"
@@ -278,6 +294,9 @@ def plan(params: list[list[Any]] | None) -> Convention:
             at = i if kind == "POSITIONAL_ONLY" else None
             conv = replace(conv, mask_name=str(name), mask_at=at, optional=True, left_out=str(name))
             continue
+        if has_default and meaning(str(name)) == "causal_on" and not _is_mask(str(name)):
+            conv = replace(conv, flags=(*conv.flags, str(name)))
+            continue
         if conv.mask_name is None and _is_mask(str(name)):
             at = i if kind == "POSITIONAL_ONLY" else None
             conv = replace(conv, mask_name=str(name), mask_at=at, optional=bool(has_default))
@@ -289,6 +308,8 @@ def plan(params: list[list[Any]] | None) -> Convention:
 def candidates(base: Convention) -> list[Convention]:
     """The conventions to try for a forward with a mask parameter, in order."""
     tried = [replace(base, style=None)] if base.optional else []
+    if base.mask_name is not None and meaning(base.mask_name) == "causal_on" and base.optional:
+        tried.append(replace(base, style="flag"))  # use_mask=False: a flag, set to True
     if base.mask_name is not None and base.mask_name.lower() in LENGTHS:
         return [*tried, replace(base, style="lengths")]
     batch_first = tried + [replace(base, style=s[0], dims=d) for d in SHAPES for s in STYLES]

@@ -154,6 +154,19 @@ def forward_params(module: Any) -> list[list[Any]] | None:
     return [[p.name, p.kind.name, p.default is not p.empty] for p in params]
 
 
+def norms(module: Any) -> dict[str, Any] | None:
+    """The module's normalisation layers (a class whose name says norm: ``RMSNorm``,
+    ``nn.LayerNorm``; Qwen-style ``q_norm``/``k_norm``), which the lesson's attention has not,
+    with the first line of ``forward`` that uses one; None when it has none."""
+    from attnlab.audit.positions import used_at
+
+    found = [n for n, m in module.named_modules() if n and "norm" in type(m).__name__.lower()]
+    if not found:
+        return None
+    tops = sorted({n.split(".")[0] for n in found})
+    return {"names": found[:6], "line": used_at(module, tops)}
+
+
 def own_mask(module: Any) -> bool:
     """The module holds a causal mask of its own: a buffer whose last two axes, of one length
     n ≥ 2, are triangular (``torch.tril`` of ones, or 0 / −∞ above the diagonal). Such a module
@@ -250,6 +263,7 @@ class Server:
             if rotary
             else None,
             "rotary_line": rotary_line(module),
+            "norms": norms(module),
         }
 
     def do_forward(

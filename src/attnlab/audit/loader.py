@@ -16,6 +16,7 @@ from torch import nn
 
 from attnlab.audit import construct
 from attnlab.audit.package import dotted_name, package_root
+from attnlab.audit.reasons import clip
 
 
 class LearnerError(Exception):
@@ -89,15 +90,6 @@ def guarded(where: str, path: Path) -> Iterator[None]:
                 )
             err.raised, err.line = type(exc).__name__, at
             raise err from None
-
-
-def clip(text: str, limit: int) -> str:
-    """``text`` whole when it has at most ``limit`` characters, else cut at a space before the
-    limit and said to be cut, so that no reason ends mid-word or leaves a quote open."""
-    if len(text) <= limit:
-        return text
-    cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
-    return f"{cut} … ({len(text) - len(cut):,} characters more)"
 
 
 #: The packages an audited file may import, beside the standard library: attnlab's own.

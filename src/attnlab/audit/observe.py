@@ -95,6 +95,8 @@ def forward(module: nn.Module, x: torch.Tensor, path: Path, call: dict | None = 
     kwargs: dict[str, object] = {}
     if call.get("inputs"):  # keyword-only inputs: forward(*, query, key, value)
         args, kwargs = [], {str(name): fed for name in call["inputs"]}
+    for flag in call.get("flags") or ():  # is_causal=False by default: a GPT passes True
+        kwargs[str(flag)] = True
     mask = call.get("mask")
     if mask is not None:
         if call.get("mask_at") is not None:

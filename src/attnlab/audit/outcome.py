@@ -10,6 +10,7 @@ import signal
 from typing import Any
 
 from attnlab.audit.keeper import STARTUP_LIMIT
+from attnlab.audit.reasons import clip
 from attnlab.audit.sandbox import FILE_BYTES, REASONS
 
 
@@ -45,7 +46,7 @@ def describe_death(returncode: int, stderr: str) -> dict[str, object]:
             f"your code crashed the process ({sig}: {hint})",
             "crash",
         )
-    last = " ".join(stderr.strip().splitlines()[-1:])[:200]
+    last = clip(" ".join(stderr.strip().splitlines()[-1:]), 200)
     # The learner's last words, shown as text: no escape sequence reaches the terminal.
     tail = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in last)
     return crash(
@@ -67,7 +68,7 @@ def result_of(outcome: dict[str, Any], timeout: float) -> dict[str, Any]:
     elif outcome.get("tasks") is not None:
         result = _too_many(outcome["tasks"])
     elif outcome["learner_died"] and "learner" not in outcome["ready"]:
-        last = " ".join(outcome["stderr"]["text"].strip().splitlines()[-1:])[:300]
+        last = clip(" ".join(outcome["stderr"]["text"].strip().splitlines()[-1:]), 300)
         result = internal(
             f"运行你的代码的进程没有启动：{last}",
             f"the process for your code did not start: {last}",
@@ -77,7 +78,7 @@ def result_of(outcome: dict[str, Any], timeout: float) -> dict[str, Any]:
     elif judged is not None:
         result = dict(judged)
     else:
-        last = " ".join(outcome["judge_stderr"].strip().splitlines()[-1:])[:300]
+        last = clip(" ".join(outcome["judge_stderr"].strip().splitlines()[-1:]), 300)
         result = internal(f"判定进程失败：{last}", f"the judging process failed: {last}")
     output = {"stdout": outcome["stdout"], "stderr": outcome["stderr"]}
     effects = (judged or {}).get("effects") or []

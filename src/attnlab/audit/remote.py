@@ -153,6 +153,8 @@ class RemoteTarget:
         self.rotary: dict[str, Any] | None = None
         #: The first line of its forward that calls something rotary (read from the source).
         self.rotary_line: int | None = None
+        #: Its normalisation layers (``q_norm``, ``k_norm``...) and the line using them.
+        self.norms: dict[str, Any] | None = None
 
 
 def load_target(learner: Learner, path: Path, name: str, init: str | None = None) -> RemoteTarget:
@@ -337,6 +339,11 @@ def build(
         names = [str(n)[:60] for n in rotary["names"][:6]]
         line = rotary.get("line")
         target.rotary = {"names": names, "line": line if type(line) is int else None}
+    norms = reply.get("norms")
+    if target.norms is None and isinstance(norms, dict) and isinstance(norms.get("names"), list):
+        line = norms.get("line")
+        names = [str(n)[:60] for n in norms["names"][:6]]
+        target.norms = {"names": names, "line": line if type(line) is int else None}
     inside = reply.get("rotary_line")
     if target.rotary_line is None and type(inside) is int:
         target.rotary_line = inside

@@ -164,6 +164,7 @@ def audit(
             "stage": stage_data(a),  # the first differing stage, for --figure
         }
         undecided_by_rotary(found, positions)
+        undecided_by_norms(found, a, target.norms)
         _grouped_output(found, grouped)
         return found
     except LearnerError as err:
@@ -192,6 +193,34 @@ def _grouped(
         item.update(status="FAIL", mistakes=[], section=SECTION[8])
         item["evidence"] = {k: found["evidence"][k] + see[k] for k in see}
     return found
+
+
+#: The items whose verdicts compare values a norm layer changes: NOT CHECKED beside one.
+NORM_ITEMS = (2, 3, 7, 8)
+
+
+def undecided_by_norms(result: dict[str, object], a: Any, norms: dict[str, Any] | None) -> None:
+    """A module with normalisation layers the lesson's attention has not (Qwen's
+    ``q_norm``/``k_norm``, a pre-norm) whose output differs from the reference, and no
+    catalogue mistake reproduces it: the items that compare values and the output check cannot
+    decide (a norm is not a bug), so they say NOT CHECKED with the layers and the line."""
+    if not norms or a.matches_ref or a.reproduced_by:
+        return
+    listed, line = ", ".join(norms["names"]), norms["line"]
+    at_zh, at_en = (f"（第 {line} 行）", f" (line {line})") if line else ("", "")
+    note = {
+        "zh": f"你的模块有归一化层 {listed}{at_zh}，课程的注意力没有：它们改变 q、k、v 的数值，"
+        "所以比较数值的检查（第 2、3、7、8 项和输出）无法判断；其余各项仍然检查",
+        "en": f"your module has normalisation layers {listed}{at_en}, which the lesson's "
+        "attention has not: they change the values of q, k, v, so the checks that compare "
+        "values (items 2, 3, 7, 8 and the output) cannot decide; the other items are checked",
+    }
+    for item in result["items"]:  # type: ignore[attr-defined]
+        if item["item"] in NORM_ITEMS and not (item["item"] == 2 and item["status"] == "PASS"):
+            item.update(status="NOT CHECKED", mistakes=[], section=None, evidence=note)
+    whole = result.get("overall")
+    if isinstance(whole, dict) and whole.get("status") != "PASS":
+        whole.update(status="NOT CHECKED", finding="norm_layers", mistakes=[], evidence=note)
 
 
 def _grouped_output(result: dict[str, object], grouped: dict[str, object] | None) -> None:
