@@ -55,6 +55,24 @@ def _layers(module: torch.nn.Module, C: int, kv_width: int) -> dict[str, Project
     return got if shapes == want else None
 
 
+def _takes_kv(built: str, kind: str) -> bool:
+    names = "|".join(sorted(KV_HEADS, key=len, reverse=True))
+    return kind == "multihead" and bool(re.search(rf"\b(?:{names})=", built, re.IGNORECASE))
+
+
+def skipped(built: str, kind: str) -> dict[str, Any] | None:
+    """NOT CHECKED for a module that takes a K/V head count but already differs from the
+    reference with as many K/V heads as heads; None when it takes none."""
+    if not _takes_kv(built, kind):
+        return None
+    return _entry(
+        "NOT CHECKED",
+        "分组 K/V 头没有检查：K/V 头与头数相同时输出已经与参考不同（见上面各项）",
+        "the grouped K/V heads were not checked: with as many K/V heads as heads the output "
+        "already differs from the reference (see the items above)",
+    )
+
+
 def check(target: Any, built: str, path: Path, kind: str) -> dict[str, Any] | None:
     """The grouped K/V heads' check, or None when the module takes no K/V head count.
 
@@ -67,8 +85,7 @@ def check(target: Any, built: str, path: Path, kind: str) -> dict[str, Any] | No
     """
     from attnlab.audit.remote import build, forward
 
-    names = "|".join(sorted(KV_HEADS, key=len, reverse=True))
-    if kind != "multihead" or not re.search(rf"\b(?:{names})=", built, re.IGNORECASE):
+    if not _takes_kv(built, kind):
         return None
     C, H, _, KV = SIZES
     D, rep = C // H, H // KV

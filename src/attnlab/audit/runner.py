@@ -149,7 +149,7 @@ def audit(
             raise
         layouts = [s.layout.description for s in a.sides if s.layout is not None]
         items = judge(a)
-        grouped = _grouped(target, kind, path, items)
+        grouped = _grouped(target, kind, path, items, a.matches_ref)
         positions = _positions(a, target)
         found: dict[str, object] = {
             "status": "ok",
@@ -177,14 +177,19 @@ def audit(
 
 
 def _grouped(
-    target: Any, kind: str, path: Path, items: list[dict[str, object]]
+    target: Any, kind: str, path: Path, items: list[dict[str, object]], right: bool
 ) -> dict[str, object] | None:
-    """The grouped K/V heads' check (:mod:`~attnlab.audit.grouped`); its FAIL is item 8's."""
+    """The grouped K/V heads' check (:mod:`~attnlab.audit.grouped`); its FAIL is item 8's. It
+    runs only when the module is right with as many K/V heads as heads (``right``): otherwise
+    a difference with fewer would be the same bug again, blamed on the heads."""
     from attnlab.audit.context import SIZES
-    from attnlab.audit.grouped import check
+    from attnlab.audit.grouped import check, skipped
     from attnlab.audit.verdict import SECTION
 
-    found = check(target, target.built.get(SIZES[kind]["probe"]) or "", path, kind)
+    built = target.built.get(SIZES[kind]["probe"]) or ""
+    if not right:
+        return skipped(built, kind)
+    found = check(target, built, path, kind)
     if found is None or found["status"] != "FAIL":
         return found
     item = next(i for i in items if i["item"] == 8)
