@@ -216,3 +216,22 @@ def test_q_and_k_norms_leave_the_value_checks_undecided() -> None:
     said = result["overall"]["evidence"]["en"]
     assert f"normalisation layers q_norm, k_norm (line {line})" in said, said
     assert all(_item(result, n)["status"] == "PASS" for n in (1, 2, 4, 5, 9, 10))
+
+
+def test_without_an_annotation_a_subclass_config_comes_before_its_base(tmp_path: Path) -> None:
+    """``class LMConfig(PretrainedConfig)`` and its base both in the file: the base knows no
+    sizes, so building it instead would blame the learner for the auditor's choice."""
+    path = tmp_path / "cfg.py"
+    path.write_text(
+        "import math\nfrom torch import nn\n\n\nclass PretrainedConfig:\n"
+        "    def __init__(self, **kwargs):\n        self.__dict__.update(kwargs)\n\n\n"
+        "class LMConfig(PretrainedConfig):\n    def __init__(self, dim=64, n_heads=4, **kw):\n"
+        "        super().__init__(**kw)\n        self.dim, self.n_heads = dim, n_heads\n\n\n"
+        "class Attention(nn.Module):\n    def __init__(self, config):\n        super().__init__()\n"
+        "        self.c_attn = nn.Linear(config.dim, 3 * config.dim)\n"
+        "        self.n_heads = config.n_heads\n\n    def forward(self, x):\n"
+        "        return x\n",
+        encoding="utf-8",
+    )
+    result = _audit(path, "Attention")
+    assert "config=LMConfig(dim=4, n_heads=2" in result["call"]["build"], result["call"]
