@@ -10,6 +10,7 @@ import re
 import pytest
 import torch
 from fastapi.testclient import TestClient
+from published import row
 from web_support import ORIGIN
 
 from attnlab.core import example
@@ -110,3 +111,92 @@ def test_15b_names_both_conventions(client: TestClient, lang: str) -> None:
     page = _section(client, 15, lang)
     assert "[B, n_head, T, d_head]" in page and "CausalSelfAttention" in page
     assert "[B, T, d_head]" in page
+
+
+# --- shapes by axis names (core goal, section 9, section 7, section 16) --------------------------
+
+
+def _named(page: str, axes: str, shape: torch.Size | tuple[int, ...]) -> bool:
+    return f"[{axes}]=[{','.join(str(s) for s in shape)}]" in page
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_core_goal_and_section_9_name_every_axis(client: TestClient, lang: str) -> None:
+    st = numbers.stages()
+    b, t, c = st.x.shape
+    heads = c // st.q.size(-1)
+    for sid in (0, 9):
+        page = _section(client, sid, lang)
+        assert _named(page, "B,T,C", st.x.shape), sid
+        assert _named(page, "B,T,d_head", st.q.shape), sid
+        assert _named(page, "B,T,T", st.weights.shape), sid
+        assert _named(page, "B,n_head,T,T", (b, heads, t, t)), sid
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_section_7_writes_the_score_shapes(client: TestClient, lang: str) -> None:
+    html = client.get(f"/section/7?lang={lang}").text
+    assert r"Q:[B,T,d_k]\ @\ K^\top:[B,d_k,T]\rightarrow S:[B,T,T]" in html_lib.unescape(html)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_section_16_flow_writes_symbols_then_the_example_sizes(
+    client: TestClient, lang: str
+) -> None:
+    page = _section(client, 16, lang)
+    st = numbers.stages()
+    b, t, c = st.x.shape
+    assert "X [B,T,C]" in page and "Logits [B,T,V_vocab]" in page
+    assert not re.search(r"\[\d+,\d+,[A-Za-z]", page), "a shape that mixes sizes and symbols"
+    vocab = numbers.experiment().before.logits.size(-1)
+    assert _named(page, "B,T,C", (b, t, c)) and _named(page, "B,T,V_vocab", (b, t, vocab))
+
+
+# --- section 4: the one-hot x, the row it reads, k in √2 form -----------------------------------
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_section_4_shows_x_the_row_and_k_as_multiples_of_root_2(
+    client: TestClient, lang: str
+) -> None:
+    st = numbers.stages()
+    x = st.x[0, -1]
+    assert torch.equal(x, torch.nn.functional.one_hot(x.argmax(), x.numel()).to(x.dtype))
+    row = int(x.argmax())
+    design = example.W_K_DESIGN[row]
+    assert torch.allclose(st.k[0, -1], torch.tensor(design, dtype=st.k.dtype) * 2**0.5)
+    page = _section(client, 4, lang)
+    assert f"x=[{', '.join(str(int(v)) for v in x.tolist())}]" in page
+    assert f"k=[{design[0]}√2, {design[1]}√2]" in page
+    assert (f"W 下标为 {row} 的那一行" if lang == "zh" else f"picks row {row} of W") in page
+
+
+# --- section 5: why the exps have four decimals where the course prints three -------------------
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_section_5_explains_the_rounded_exp_sum(client: TestClient, lang: str) -> None:
+    scaled = numbers.tensor("scaled_scores")[0, -1]  # prompt A's final row
+    exps = scaled.exp()
+    rounded_sum = sum(round(float(e), 3) for e in exps)
+    exact = float(exps.sum())
+    assert f"{rounded_sum:.3f}" == row("exp_sum.A.final").text
+    assert [f"{round(float(e), 3):.3f}" for e in exps] == [
+        f"{v:.3f}" for v in row("exp.A.final").value
+    ]
+    assert f"{exact:.3f}" != f"{rounded_sum:.3f}", "the two roundings differ, as the note says"
+    page = _section(client, 5, lang)
+    for text in (*(f"{round(float(e), 3):.3f}" for e in exps), f"{rounded_sum:.3f}"):
+        assert text in page
+    assert f"{exact:.4f}" in page and f"{exact:.3f}" in page
+
+
+# --- section 10: the training target is the input moved one place on ---------------------------
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_section_10_names_the_target_sequence(client: TestClient, lang: str) -> None:
+    words = example.vocab(lang)
+    me, like, cat = words[0], words[1], words[4]  # IDs 0, 1, 4 of the course's vocabulary
+    page = _section(client, 10, lang)
+    assert f"[{me}, {like}]" in page and f"[{like}, {cat}]" in page

@@ -11,7 +11,7 @@ from attnlab.content.intro import CHAIN_SECTION, EXPERIMENT_SECTION
 from attnlab.content.numbers import LessonNumbers
 from attnlab.core import example
 from attnlab.lesson import numbers
-from attnlab.text.fmt import compact_shape, num, tiny, vec
+from attnlab.text.fmt import compact_shape, named_shape, num, tiny, vec
 from attnlab.text.i18n import pick
 
 
@@ -80,33 +80,41 @@ def _shift(lang: str) -> list[Block]:
 def axes(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     """Section 9: every axis of every shape, and the extra shape check."""
     st = n.stages
+    heads = n.sizes["C"] // n.sizes["d"]
     axes_rows = [
         (
             "X",
-            compact_shape(st.x.shape),
+            named_shape("B,T,C", st.x.shape),
             pick(lang, "批、Token 位置、模型特征", "batch, token position, model feature"),
         ),
         (
             "Q / K / V",
-            compact_shape(st.q.shape),
+            named_shape("B,T,d_head", st.q.shape),
             pick(lang, "批、Token 位置、Head 特征", "batch, token position, head feature"),
         ),
         (
             "K.transpose(-2,-1)",
-            compact_shape(st.k.transpose(-2, -1).shape),
+            named_shape("B,d_head,T", st.k.transpose(-2, -1).shape),
             pick(lang, "批、Head 特征、Key 位置", "batch, head feature, key position"),
         ),
         (
             pick(lang, "分数 / 权重", "Scores / Weights"),
-            compact_shape(st.weights.shape),
+            named_shape("B,T,T", st.weights.shape),
             pick(
                 lang, "批、Query 位置、Key/Value 位置", "batch, query position, key/value position"
             ),
         ),
         (
             pick(lang, "Head 输出", "Head output"),
-            compact_shape(st.output.shape),
+            named_shape("B,T,d_head", st.output.shape),
             pick(lang, "批、Query 位置、Head 特征", "batch, query position, head feature"),
+        ),
+        (
+            pick(lang, "多头的权重", "Weights of all heads"),
+            named_shape("B,n_head,T,T", (st.x.size(0), heads, st.x.size(1), st.x.size(1))),
+            pick(
+                lang, "批、Head、Query 位置、Key 位置", "batch, head, query position, key position"
+            ),
         ),
     ]
     index_rows = [

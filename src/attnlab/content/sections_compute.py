@@ -22,6 +22,10 @@ def projections(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block
     st, last, a0, b0 = n.stages, tok[0][-1], tok[0][0], tok[1][0]
     w_q, w_k, w_v = example.lesson_w_q(), example.lesson_w_k(), example.lesson_w_v()
     q, k, v = st.q[0, -1], st.k[0, -1], st.v[0, -1]
+    x = st.x[0, -1]  # [C], one-hot
+    row = int(x.argmax())
+    design = example.W_K_DESIGN[row]
+    k_root = "[" + ", ".join(f"{num(d, 1)}√2" for d in design) + "]"
     s = st.raw_scores
     blocks = [
         p(
@@ -40,9 +44,11 @@ def projections(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block
         p(
             pick(
                 lang,
-                f"“{last}”的输入是独热向量，乘任何 W 都只会取出对应的那一行：q={vec(q, item=tex)}，k={vec(k, item=tex)}，v={vec(v, item=tex)}。",
-                f"The input of “{last}” is one-hot, so multiplying it by any W just picks one row: "
-                f"q={vec(q, item=tex)}, k={vec(k, item=tex)}, v={vec(v, item=tex)}.",
+                f"“{last}”的输入是独热向量 x={vec(x, 0, item=tex)}，只有下标为 {row} 的分量是 1，所以乘任何 W 都只取出 W 下标为 {row} 的那一行"
+                f"（下标从 0 数起）：q={vec(q, item=tex)}，k={k_root}={vec(k, item=tex)}，v={vec(v, item=tex)}。",
+                f"The input of “{last}” is the one-hot x={vec(x, 0, item=tex)}: only index {row} holds a 1, so "
+                f"multiplying it by any W picks row {row} of W (indices count from 0): q={vec(q, item=tex)}, "
+                f"k={k_root}={vec(k, item=tex)}, v={vec(v, item=tex)}.",
             )
         ),
     ]
@@ -111,6 +117,7 @@ def softmax_rows(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Bloc
             "nothing in this row is masked.")),
         math(r"\alpha_{t,j}=\frac{\exp(\hat{s}_{t,j})}{\sum_{r}\exp(\hat{s}_{t,r})}"),
         pre("\n".join(text).rstrip()),
+        note(_rounding_note(f, lang)),
         figure("weights", lang, pick(lang, "两条提示的注意力权重（行：Query 位置，列：Key 位置）",
                     "Attention weights of both prompts (rows: query position, columns: key position)")),
         table(
@@ -124,6 +131,24 @@ def softmax_rows(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Bloc
                  "next-token probability."), key="two-softmax"),
         math(rf"P=\operatorname{{softmax}}(\widehat{{S}},\ \mathrm{{dim}}=-1),\qquad \widehat{{S}},P:[B,T,T]={compact_shape(st.weights.shape)}"),
     ]  # fmt: skip
+
+
+def _rounding_note(f: dict[str, torch.Tensor], lang: str) -> str:
+    """Why the exps above have four decimals where the course prints three (prompt A's row)."""
+    exps, total = f["exps"][0], float(f["sums"][0])
+    rounded = [round(float(e), 3) for e in exps]
+    added = sum(rounded)
+    listed = ", ".join(num(e) for e in rounded)
+    return pick(
+        lang,
+        f"上面的 exp 保留 4 位小数。课程页把每个 exp 先舍入到 3 位（{listed}），再把舍入后的数相加，"
+        f"所以写 {num(added)}；精确的和是 {num(total, 4)}，保留 3 位是 {num(total)}。"
+        f"两种写法的权重都是 {vec(f['weights'][0])}：舍入只影响最后一位，不影响结果。",
+        f"The exps above have four decimals. The course page rounds each exp to three ({listed}) and "
+        f"adds the rounded numbers, so it writes {num(added)}; the exact sum is {num(total, 4)}, "
+        f"{num(total)} at three decimals. Either way the weights are {vec(f['weights'][0])}: the "
+        "rounding moves the last digit, not the result.",
+    )
 
 
 def weighted_values(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
@@ -159,6 +184,7 @@ def full_chain(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]
             pick(lang, "逐行 Softmax → 权重 P", "row softmax → weights P"),
             pick(lang, "P @ V → Head 输出 O", "P @ V → head output O"),
         ]),
+        math(r"Q:[B,T,d_k]\ @\ K^\top:[B,d_k,T]\rightarrow S:[B,T,T],\qquad P:[B,T,T]\ @\ V:[B,T,d_v]\rightarrow O:[B,T,d_v]"),
         figure("chain_a", lang, pick(lang, "提示 A 的整条计算链，每一格都来自同一条代码路径",
                     "The whole chain for prompt A; every cell comes from the one code path")),
         p(pick(lang,

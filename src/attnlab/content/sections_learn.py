@@ -24,7 +24,7 @@ from attnlab.content.numbers import LessonNumbers
 from attnlab.core import example
 from attnlab.lesson import numbers
 from attnlab.lesson.experiment import ExperimentResult
-from attnlab.text.fmt import compact_shape, num, tex, tex_matrix, vec
+from attnlab.text.fmt import compact_shape, named_shape, num, tex, tex_matrix, vec
 from attnlab.text.i18n import pick
 
 P6 = 6  # section 16 shows six decimals, as the experiment's script does
@@ -101,7 +101,6 @@ def multi_head(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]
 def logits(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     """Section 16: from the head output to next-token logits, and one gradient step."""
     r, z, words = n.experiment, n.sizes, example.vocab(lang)
-    bt = compact_shape((z["B"], z["T"]))[:-1]
     targets = [words[int(i)] for i in example.lesson_targets()]
     wv = "W_V[{},{}]".format(*example.VALUE_GRAD_PARAM)
     rows = [
@@ -113,8 +112,10 @@ def logits(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
         for b in range(z["B"])
     ]
     return [
-        flow([f"X {bt},C]", f"Multi-Head Attention {bt},C]", pick(lang, f"残差 / FFN / 更多层 {bt},C]", f"Residual / FFN / more layers {bt},C]"),
-              "LM head W_vocab:[C,V_vocab]", f"Logits {bt},V_vocab]", pick(lang, "需要概率时，沿词表轴做 Softmax", "Softmax along the vocabulary axis when probabilities are needed")]),
+        flow(["X [B,T,C]", "Multi-Head Attention [B,T,C]", pick(lang, "残差 / FFN / 更多层 [B,T,C]", "Residual / FFN / more layers [B,T,C]"),
+              "LM head W_vocab:[C,V_vocab]", "Logits [B,T,V_vocab]", pick(lang, "需要概率时，沿词表轴做 Softmax", "Softmax along the vocabulary axis when probabilities are needed")]),
+        p(pick(lang, f"本课的例子里 B={z['B']}，T={z['T']}，C={z['C']}，V_vocab={z['V']}：X 是 {named_shape('B,T,C', (z['B'], z['T'], z['C']))}，Logits 是 {named_shape('B,T,V_vocab', (z['B'], z['T'], z['V']))}。",
+                   f"In the lesson's example B={z['B']}, T={z['T']}, C={z['C']} and V_vocab={z['V']}: X is {named_shape('B,T,C', (z['B'], z['T'], z['C']))} and the logits are {named_shape('B,T,V_vocab', (z['B'], z['T'], z['V']))}.")),
         math(r"H:[B,T,C]\ @\ W_{\mathrm{vocab}}:[C,V_{\mathrm{vocab}}]\rightarrow\mathrm{Logits}:[B,T,V_{\mathrm{vocab}}]"),
         p(pick(lang,
             "Attention 不直接输出哪个词。它产生上下文特征；两条提示的特征不同，LM Head 才能给出不同的 Logits。",

@@ -19,14 +19,16 @@ from attnlab.text.i18n import pick
 def why_mask(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
     """Section 10: training must not read the future."""
     st, a0, a1 = n.stages, tok[0][0], tok[0][1]
+    nxt = tok[1][0]  # the page's example continues 我 喜欢 with 猫 (you like → we)
     big, last = n.mask_t4.size(0), n.mask_t4.size(0) - 1
     seen = [str(j) for j in n.mask_t4[last].nonzero()[:, 0].tolist()]  # what the last row may read
     return [
         p(pick(lang,
-            f"训练时整条序列一次摆在面前。位置 t=0 只看到“{a0}”，它的任务是预测下一个词“{a1}”；"
+            f"训练时整条序列一次摆在面前：输入 [{a0}, {a1}]，目标是往后错一位的 [{a1}, {nxt}]。位置 t=0 只看到“{a0}”，它的任务是预测下一个词“{a1}”；"
             f"如果不加掩码，它可以直接读右边已经出现的“{a1}”——等于偷看答案。生成时未来的词还不存在，"
             "这种“能力”根本用不上，训练和生成就对不上了。",
-            f"In training the whole sequence is laid out at once. Position t=0 sees only “{a0}” and "
+            f"In training the whole sequence is laid out at once: the input [{a0}, {a1}] and the "
+            f"target, the same text moved one place on, [{a1}, {nxt}]. Position t=0 sees only “{a0}” and "
             f"must predict the next token, “{a1}”. Without a mask it could simply read the “{a1}” on "
             "its right, which is peeking at the answer. At generation time the future does not exist "
             "yet, so that skill is useless and training no longer matches generation.")),

@@ -9,7 +9,7 @@ from attnlab.content.blocks import Block, flow, math, note, p, table
 from attnlab.content.intro import MINIGPT_WEEKS, WEEK_AFTER, WEEK_BEFORE
 from attnlab.content.numbers import LessonNumbers
 from attnlab.core import example
-from attnlab.text.fmt import compact_shape, tex_matrix, vec
+from attnlab.text.fmt import compact_shape, named_shape, tex_matrix, vec
 from attnlab.text.i18n import pick
 
 
@@ -22,7 +22,8 @@ def core_goal(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
         for b, name in enumerate(example.prompt_names(z["B"]))
         for t in range(z["T"])
     ]
-    vocab_shape = compact_shape((z["B"], z["T"])).replace("]", ",V_vocab]")
+    vocab_shape = named_shape("B,T,V_vocab", (z["B"], z["T"], z["V"]))
+    heads_shape = named_shape("B,n_head,T,T", (z["B"], z["C"] // z["d"], z["T"], z["T"]))
     return [
         p(pick(lang,
             f"两个提示 A=[{a0},{last}] 和 B=[{b0},{last}] 的最后一个词一模一样。上周的 Bigram 只拿当前词"
@@ -44,21 +45,27 @@ def core_goal(n: LessonNumbers, lang: str, tok: list[list[str]]) -> list[Block]:
              "Token", pick(lang, "含义", "Meaning")],
             rows, pick(lang, "X 的四个格子", "The four slots of X"), key="slots"),
         flow([
-            pick(lang, f"输入 X {compact_shape(st.x.shape)}", f"Input X {compact_shape(st.x.shape)}"),
-            pick(lang, f"每个 Head 投影出 Q / K / V {compact_shape(st.q.shape)}",
-                 f"Each head projects Q / K / V {compact_shape(st.q.shape)}"),
-            pick(lang, f"QKᵀ 得到原始分数 {compact_shape(st.raw_scores.shape)}",
-                 f"QKᵀ gives raw scores {compact_shape(st.raw_scores.shape)}"),
+            pick(lang, f"输入 X {named_shape('B,T,C', st.x.shape)}", f"Input X {named_shape('B,T,C', st.x.shape)}"),
+            pick(lang, f"每个 Head 投影出 Q / K / V {named_shape('B,T,d_head', st.q.shape)}",
+                 f"Each head projects Q / K / V {named_shape('B,T,d_head', st.q.shape)}"),
+            pick(lang, f"QKᵀ 得到原始分数 {named_shape('B,T,T', st.raw_scores.shape)}",
+                 f"QKᵀ gives raw scores {named_shape('B,T,T', st.raw_scores.shape)}"),
             pick(lang, "除以 √d_k，再加因果掩码", "Divide by √d_k, apply the causal mask"),
-            pick(lang, f"沿 Key 位置轴 Softmax 得权重 {compact_shape(st.weights.shape)}",
-                 f"Softmax along the key-position axis: weights {compact_shape(st.weights.shape)}"),
-            pick(lang, f"权重 @ V 得 Head 输出 {compact_shape(st.output.shape)}",
-                 f"Weights @ V: head output {compact_shape(st.output.shape)}"),
-            pick(lang, f"多个 Head 拼接再乘 W_O，回到 {compact_shape(st.x.shape)}",
-                 f"Heads concatenated, times W_O: back to {compact_shape(st.x.shape)}"),
+            pick(lang, f"沿 Key 位置轴 Softmax 得权重 {named_shape('B,T,T', st.weights.shape)}；多个 Head 一起时是 {heads_shape}",
+                 f"Softmax along the key-position axis: weights {named_shape('B,T,T', st.weights.shape)}; with several heads together, {heads_shape}"),
+            pick(lang, f"权重 @ V 得 Head 输出 {named_shape('B,T,d_head', st.output.shape)}",
+                 f"Weights @ V: head output {named_shape('B,T,d_head', st.output.shape)}"),
+            pick(lang, f"多个 Head 拼接再乘 W_O，回到 {named_shape('B,T,C', st.x.shape)}",
+                 f"Heads concatenated, times W_O: back to {named_shape('B,T,C', st.x.shape)}"),
             pick(lang, f"之后的网络和 LM Head 给出 Logits {vocab_shape}",
                  f"Later layers and the LM head give logits {vocab_shape}"),
         ]),
+        p(pick(lang,
+            "同一个 [2,2,2] 可以是 Q（[B,T,d_head]），也可以是权重（[B,T,T]）：数字一样，轴的含义不同。"
+            "所以本课总把形状写成轴名，再写本例的大小。",
+            "The same [2,2,2] may be Q ([B,T,d_head]) or the weights ([B,T,T]): equal numbers, "
+            "different axes. So the lesson writes each shape by its axis names first, then its sizes "
+            "in this example.")),
         math(r"\operatorname{context}_t=\sum_{j\le t}\alpha_{t,j}\,v_j"),
         p(pick(lang,
             "读公式：位置 t 的上下文，是它能看到的每个位置 j（j ≤ t）的 Value 按权重 α 加起来。本课剩下的部分，"

@@ -200,6 +200,21 @@ def compact_shape(shape: Iterable[int]) -> str:
     return shape_text(shape, compact=True)
 
 
+def named_shape(axes: str, shape: Iterable[int]) -> str:
+    """``[B,T,C]=[2,2,4]``: a shape by its axis names, then its sizes in the lesson's example.
+
+    Example::
+
+        >>> named_shape("B,T,C", (2, 2, 4))
+        '[B,T,C]=[2,2,4]'
+    """
+    sizes = list(shape)
+    names = axes.split(",")
+    if len(names) != len(sizes):
+        raise ValueError(f"expected {len(names)} sizes for [{axes}], found {len(sizes)}: {sizes}")
+    return f"[{axes}]={compact_shape(sizes)}"
+
+
 def width(text: str) -> int:
     """Terminal columns taken by ``text``: two for a wide character, none for a combining mark
     (the hat of ``Ŝ``)."""
