@@ -37,6 +37,7 @@ from attnlab.grading.grade import Verdict
 from attnlab.grading.keys import Address
 from attnlab.inputs.text_limits import check_text
 from attnlab.text.errors import InputError
+from attnlab.text.forms import ascii_forms
 
 #: Verdict kinds that count as a try (the rest ask again).
 GRADED = ("right", "wrong")
@@ -193,7 +194,7 @@ def parse_numbers(text: str, where: str = "", infinity: bool = False) -> list[Ty
         InputError: for an empty answer, a part that is not a number (naming the part) or
             more than :data:`MAX_ANSWER_NUMBERS` numbers.
     """
-    cleaned = text.translate(_TRANSLATE).strip()
+    cleaned = ascii_forms(text).translate(_TRANSLATE).strip()
     times = _TIMES.sub("", cleaned).strip()
     if _ONE_TOKEN.fullmatch(times):  # "4x", "4 倍": a ratio is one number; "1 0x" is no ratio
         cleaned = times
@@ -236,7 +237,7 @@ def read_number(token: str, where: str = "", infinity: bool = False) -> Typed:
             f"{at}一个数最多 {MAX_NUMBER_CHARS} 个字符，这个有 {len(token):,} 个"
             f"（{token[:12]!r}...）",
         )
-    text = token.translate(_TRANSLATE).strip()
+    text = ascii_forms(token).translate(_TRANSLATE).strip()
     if not _NUMBER.fullmatch(text):
         example = "0.599 (or -inf)" if infinity else "0.599"
         raise AnswerError(

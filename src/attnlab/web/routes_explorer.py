@@ -23,6 +23,7 @@ from attnlab.inputs.explorer import (
     whole,
 )
 from attnlab.text.errors import InputError
+from attnlab.text.forms import ascii_forms
 from attnlab.text.i18n import error_message
 from attnlab.web import explorer
 from attnlab.web.common import csrf_protect, lang_of, page_context, remember_lang, settings
@@ -124,7 +125,7 @@ def _cells(form: Any, name: str, shape: tuple[int, ...]) -> Any:
     if not shape:
         raw = str(form.get(name, "")).strip()
         try:
-            return float(raw)
+            return float(ascii_forms(raw))
         except ValueError:
             return raw[:24]
     return [_cells(form, f"{name}[{i}]", shape[1:]) for i in range(shape[0])]

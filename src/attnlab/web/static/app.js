@@ -320,7 +320,13 @@ var attnlabPage = (function () {
   // The size menus change the page only with their Resize button (arrow keys move through
   // the options without reloading it).
   var NUMBER = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
-  function value(input) { return NUMBER.test(input.value) ? Number(input.value) : input.value; }
+  // Full-width digits and signs (１．５, typed by a Chinese input method) as ASCII, and 。 between
+  // digits as a decimal point, as the server's attnlab.grading.answers.ascii_forms reads them.
+  function ascii(text) {
+    return text.replace(/[\uff01-\uff5e]/g, function (c) { return String.fromCharCode(c.charCodeAt(0) - 0xfee0); })
+      .replace(/(\d)\u3002(?=\d)/g, "$1.").replace(/\u3002\s*$/, "");
+  }
+  function value(input) { var t = ascii(input.value); return NUMBER.test(t) ? Number(t) : input.value; }
   function matrix(name, rows, cols, prefix) {
     var out = [];
     for (var i = 0; i < rows; i++) {
@@ -387,7 +393,7 @@ var attnlabPage = (function () {
   function unreadable() {
     var cells = form.querySelectorAll("input[data-cell]");
     for (var i = 0; i < cells.length; i++) {
-      var text = cells[i].value.trim(), key = "";
+      var text = ascii(cells[i].value).trim(), key = "";
       if (!text) key = "empty";
       else if (!NUMBER.test(text)) key = "text";
       else if (!isFinite(Number(text))) key = "finite";
