@@ -14,8 +14,8 @@ from web_support import ORIGIN, post_form
 
 from attnlab.content import knowledge
 from attnlab.grading import answers
+from attnlab.inputs.text_limits import ascii_forms
 from attnlab.lesson import numbers
-from attnlab.text.forms import ascii_forms
 from attnlab.web.app import create_app
 from attnlab.web.explorer import preset_data
 

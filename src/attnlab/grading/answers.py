@@ -35,9 +35,8 @@ from typing import Any
 from attnlab.grading import grade, keys
 from attnlab.grading.grade import Verdict
 from attnlab.grading.keys import Address
-from attnlab.inputs.text_limits import check_text
+from attnlab.inputs.text_limits import ascii_forms, check_text
 from attnlab.text.errors import InputError
-from attnlab.text.forms import ascii_forms
 
 #: Verdict kinds that count as a try (the rest ask again).
 GRADED = ("right", "wrong")

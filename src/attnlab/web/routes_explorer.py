@@ -22,8 +22,8 @@ from attnlab.inputs.explorer import (
     matrix_name,
     whole,
 )
+from attnlab.inputs.text_limits import ascii_forms
 from attnlab.text.errors import InputError
-from attnlab.text.forms import ascii_forms
 from attnlab.text.i18n import error_message
 from attnlab.web import explorer
 from attnlab.web.common import csrf_protect, lang_of, page_context, remember_lang, settings

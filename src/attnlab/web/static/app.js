@@ -321,7 +321,7 @@ var attnlabPage = (function () {
   // the options without reloading it).
   var NUMBER = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
   // Full-width digits and signs (１．５, typed by a Chinese input method) as ASCII, and 。 between
-  // digits as a decimal point, as the server's attnlab.grading.answers.ascii_forms reads them.
+  // digits as a decimal point, as the server's attnlab.inputs.text_limits.ascii_forms reads them.
   function ascii(text) {
     return text.replace(/[\uff01-\uff5e]/g, function (c) { return String.fromCharCode(c.charCodeAt(0) - 0xfee0); })
       .replace(/(\d)\u3002(?=\d)/g, "$1.").replace(/\u3002\s*$/, "");
