@@ -216,3 +216,24 @@ def test_read_only_store_is_read_and_every_write_is_refused(tmp_path: Path, make
         answers = [a["answer"] for a in store.attempts()]
         assert answers == ["saved before", "saved by the server", "once fixed"]
         assert store.summary().completed == tuple(c["section"] for c in before["completed"])
+
+
+def test_a_side_file_deleted_while_it_is_looked_at_is_not_read_only(tmp_path, monkeypatch) -> None:
+    """Another connection's close deletes ``-shm`` between ``exists()`` and ``access()``: the
+    store is writable, not "read-only (progress.sqlite3-shm is read-only)"."""
+    from attnlab.progress import access
+
+    db = tmp_path / "progress.sqlite3"
+    db.write_bytes(b"")
+    shm = access.sidecar(db, "-shm")
+    shm.write_bytes(b"")
+    real = access._writable
+
+    def racing(path: Path) -> bool:
+        if path == shm:
+            shm.unlink()  # the last other connection closes now
+            return False  # access() on a vanished file
+        return real(path)
+
+    monkeypatch.setattr(access, "_writable", racing)
+    assert access.why_read_only(db) is None

@@ -67,7 +67,9 @@ def why_read_only(path: Path) -> tuple[str, str] | None:
     if not folder_ok:  # SQLite creates and deletes the -wal and -shm files next to it
         return (f"its folder {folder} is read-only", f"所在文件夹 {folder} 是只读的")
     for side in (sidecar(path, "-wal"), sidecar(path, "-shm")):
-        if side.exists() and not _writable(side):
+        # Another connection's close may delete the side file between the two looks: only one
+        # that is still there after access() refused it is read-only.
+        if side.exists() and not _writable(side) and side.exists():
             return f"{side.name} is read-only", f"{side.name} 是只读的"
     return None
 
