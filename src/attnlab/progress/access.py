@@ -67,11 +67,16 @@ def why_read_only(path: Path) -> tuple[str, str] | None:
     if not folder_ok:  # SQLite creates and deletes the -wal and -shm files next to it
         return (f"its folder {folder} is read-only", f"所在文件夹 {folder} 是只读的")
     for side in (sidecar(path, "-wal"), sidecar(path, "-shm")):
-        # Another connection's close may delete the side file between the two looks: only one
-        # that is still there after access() refused it is read-only.
-        if side.exists() and not _writable(side) and side.exists():
+        if _side_read_only(side):
             return f"{side.name} is read-only", f"{side.name} 是只读的"
     return None
+
+
+def _side_read_only(side: Path, looks: int = 5) -> bool:
+    """Whether the side file ``side`` exists and cannot be written. Other connections' opens
+    and closes create and delete it at any moment (so access() may look at a file that is gone
+    or just recreated): only a file refused at every one of ``looks`` looks is read-only."""
+    return all(side.exists() and not _writable(side) for _ in range(looks))
 
 
 def sidecar(path: Path, suffix: str) -> Path:
